@@ -1,0 +1,121 @@
+#include "mimorx/core/rng.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "support/gpu.hpp"
+
+namespace mimorx::rng {
+namespace {
+
+// Known-answer vectors of Philox4x32-10 published with Random123 (kat_vectors).
+TEST(Philox, KnownAnswers) {
+  U32x4 a = philox4x32_10(U32x4{{0, 0, 0, 0}}, 0, 0);
+  EXPECT_EQ(a.v[0], 0x6627e8d5u);
+  EXPECT_EQ(a.v[1], 0xe169c58du);
+  EXPECT_EQ(a.v[2], 0xbc57ac4cu);
+  EXPECT_EQ(a.v[3], 0x9b00dbd8u);
+  U32x4 b = philox4x32_10(U32x4{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+                          0xffffffffu, 0xffffffffu);
+  EXPECT_EQ(b.v[0], 0x408f276du);
+  EXPECT_EQ(b.v[1], 0x41c83b0eu);
+  EXPECT_EQ(b.v[2], 0xa20bc7c6u);
+  EXPECT_EQ(b.v[3], 0x6d5451fdu);
+  U32x4 c = philox4x32_10(U32x4{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+                          0xa4093822u, 0x299f31d0u);
+  EXPECT_EQ(c.v[0], 0xd16cfe09u);
+  EXPECT_EQ(c.v[1], 0x94fdccebu);
+  EXPECT_EQ(c.v[2], 0x5001e420u);
+  EXPECT_EQ(c.v[3], 0x24126ea1u);
+}
+
+TEST(Philox, LogAndSinCosAreAccurate) {
+  for (double x : {1e-7, 0.001, 0.3, 0.5, 0.70710678, 0.9999, 1.0}) {
+    EXPECT_NEAR(detail::log_open01(x), std::log(x), 1e-14 * std::max(1.0, std::abs(std::log(x))));
+  }
+  for (double t = 0; t <= 1.5707963267948966; t += 0.01) {
+    double s, c;
+    detail::sincos_quarter(t, &s, &c);
+    EXPECT_NEAR(s, std::sin(t), 1e-15);
+    EXPECT_NEAR(c, std::cos(t), 1e-15);
+  }
+}
+
+TEST(Philox, UniformInOpenIntervalWithRightMoments) {
+  const std::uint64_t seed = test::fresh_seed();
+  const int n = 1 << 20;
+  Buffer<float> u = Buffer<float>::host(n);
+  fill_uniform(Backend::cpu(), seed, 7, View<float>(u));
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_GT(u[i], 0.f);
+    ASSERT_LT(u[i], 1.f);
+    sum += u[i];
+    sum2 += double(u[i]) * u[i];
+  }
+  const double mean = sum / n, var = sum2 / n - mean * mean;
+  EXPECT_NEAR(mean, 0.5, 5 * std::sqrt(1.0 / 12 / n));
+  EXPECT_NEAR(var, 1.0 / 12, 0.002);
+}
+
+TEST(Philox, GaussianMomentsAndTail) {
+  const std::uint64_t seed = test::fresh_seed();
+  const int n = 1 << 20;
+  Buffer<float> z = Buffer<float>::host(n);
+  fill_gaussian(Backend::cpu(), seed, 3, View<float>(z));
+  double sum = 0, sum2 = 0, sum4 = 0;
+  int beyond2 = 0;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isfinite(z[i]));
+    sum += z[i];
+    sum2 += double(z[i]) * z[i];
+    sum4 += std::pow(double(z[i]), 4);
+    beyond2 += std::abs(z[i]) > 2.f;
+  }
+  EXPECT_NEAR(sum / n, 0.0, 5 / std::sqrt(double(n)));
+  EXPECT_NEAR(sum2 / n, 1.0, 5 * std::sqrt(2.0 / n));
+  EXPECT_NEAR(sum4 / n, 3.0, 5 * std::sqrt(96.0 / n));
+  const double p2 = 0.0455002638963584;  // P(|Z| > 2)
+  EXPECT_NEAR(double(beyond2) / n, p2, 5 * std::sqrt(p2 * (1 - p2) / n));
+}
+
+TEST(Philox, StreamsAndOffsetsAreConsistent) {
+  const std::uint64_t seed = test::fresh_seed();
+  Buffer<float> all = Buffer<float>::host(1000), part = Buffer<float>::host(300);
+  fill_gaussian(Backend::cpu(), seed, 11, View<float>(all));
+  fill_gaussian(Backend::cpu(), seed, 11, View<float>(part), 333);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(all[333 + i], part[i]) << i;
+  Buffer<float> other = Buffer<float>::host(1000);
+  fill_gaussian(Backend::cpu(), seed, 12, View<float>(other));
+  int same = 0;
+  for (int i = 0; i < 1000; ++i) same += all[i] == other[i];
+  EXPECT_LT(same, 5);
+}
+
+TEST(PhiloxGpu, BitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+  const std::uint64_t seed = test::fresh_seed();
+  const int n = (1 << 20) + 3;
+  for (int kind = 0; kind < 2; ++kind) {
+    Buffer<float> cpu = Buffer<float>::host(n), dev = Buffer<float>::device(n),
+                  back = Buffer<float>::host(n);
+    dev.fill_bytes(0xFF);
+    auto fill = kind == 0 ? fill_uniform : fill_gaussian;
+    fill(Backend::cpu(), seed, 5, View<float>(cpu), 17);
+    fill(Backend::cuda(0), seed, 5, View<float>(dev), 17);
+    back.copy_from(dev);
+    ASSERT_EQ(0, std::memcmp(cpu.data(), back.data(), n * sizeof(float))) << "kind " << kind;
+  }
+}
+
+TEST(PhiloxGpu, WrongResidencyIsRejected) {
+  Buffer<float> host = Buffer<float>::host(16);
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU available";
+  EXPECT_THROW(fill_uniform(Backend::cuda(0), 1, 1, View<float>(host)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace mimorx::rng
