@@ -1,0 +1,138 @@
+// Adapters from each detector plan to sim::Detector. A detector whose header is absent from
+// this source tree is simply not offered (the list is printed in the error message).
+#include <charconv>
+#include <functional>
+#include <map>
+
+#include "mimorx/core/error.hpp"
+#include "mimorx/sim/detector.hpp"
+
+#if __has_include("mimorx/detect/linear.hpp")
+#include "mimorx/detect/linear.hpp"
+#define MIMORX_SIM_HAS_LINEAR 1
+#endif
+#if __has_include("mimorx/detect/ml.hpp")
+#include "mimorx/detect/ml.hpp"
+#define MIMORX_SIM_HAS_ML 1
+#endif
+#if __has_include("mimorx/detect/sphere.hpp")
+#include "mimorx/detect/sphere.hpp"
+#define MIMORX_SIM_HAS_SPHERE 1
+#endif
+#if __has_include("mimorx/detect/nway.hpp")
+#include "mimorx/detect/nway.hpp"
+#define MIMORX_SIM_HAS_NWAY 1
+#endif
+#if __has_include("mimorx/detect/kbest.hpp")
+#include "mimorx/detect/kbest.hpp"
+#define MIMORX_SIM_HAS_KBEST 1
+#endif
+#if __has_include("mimorx/detect/lr_aided.hpp")
+#include "mimorx/detect/lr_aided.hpp"
+#define MIMORX_SIM_HAS_LR 1
+#endif
+
+namespace mimorx::sim {
+
+namespace {
+
+// Wraps a plan whose run(in, bits, llrs) matches the Detector contract.
+template <class Plan>
+class SoftHardAdapter final : public Detector {
+ public:
+  SoftHardAdapter(std::string name, Plan plan, bool soft)
+      : Detector(std::move(name)), plan_(std::move(plan)), soft_(soft) {}
+  void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs) override {
+    plan_.run(in, bits, llrs);
+  }
+  bool soft() const override { return soft_; }
+
+ private:
+  Plan plan_;
+  bool soft_;
+};
+
+[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  require(ec == std::errc() && p == value.data() + value.size() && v >= 1, "detector",
+          "'" + spec + "': " + what + " must be a positive integer");
+  return v;
+}
+
+using Factory = std::function<std::unique_ptr<Detector>(const std::string& spec,
+                                                        const std::string& param,
+                                                        const detect::MimoShape&,
+                                                        const Backend&, bool soft)>;
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> f = [] {
+    std::map<std::string, Factory> m;
+#ifdef MIMORX_SIM_HAS_LINEAR
+    for (auto [name, kind] : {std::pair{"zf", detect::LinearKind::zf},
+                              std::pair{"mmse", detect::LinearKind::mmse}}) {
+      m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
+                       const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+        detect::LinearConfig cfg;
+        cfg.shape = s;
+        cfg.kind = kind;
+        cfg.soft = soft;
+        return std::make_unique<SoftHardAdapter<detect::LinearPlan>>(spec, detect::LinearPlan(cfg, b), soft);
+      };
+    }
+#endif
+#ifdef MIMORX_SIM_HAS_ML
+    m["ml"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
+                 const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+      detect::MlConfig cfg;
+      cfg.shape = s;
+      cfg.soft = soft;
+      return std::make_unique<SoftHardAdapter<detect::MlPlan>>(spec, detect::MlPlan(cfg, b), soft);
+    };
+#endif
+#ifdef MIMORX_SIM_HAS_NWAY
+    m["nway"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+                   const Backend& b, bool) -> std::unique_ptr<Detector> {
+      detect::NwayConfig cfg;
+      cfg.shape = s;
+      cfg.n_ways = param.empty() ? 1 : parse_param(spec, param, "N");
+      return std::make_unique<SoftHardAdapter<detect::NwayPlan>>(spec, detect::NwayPlan(cfg, b), true);
+    };
+#endif
+#ifdef MIMORX_SIM_HAS_KBEST
+    m["kbest"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+                    const Backend& b, bool) -> std::unique_ptr<Detector> {
+      detect::KbestConfig cfg;
+      cfg.shape = s;
+      cfg.k = param.empty() ? 16 : parse_param(spec, param, "K");
+      return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b), true);
+    };
+#endif
+    return m;
+  }();
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> detector_names() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : factories()) names.push_back(k == "nway" ? "nway:N" : k == "kbest" ? "kbest:K" : k);
+  return names;
+}
+
+std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
+                                        const Backend& backend, bool soft) {
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  const auto it = factories().find(name);
+  if (it == factories().end()) {
+    std::string list;
+    for (const auto& n : detector_names()) list += (list.empty() ? "" : ", ") + n;
+    throw InvalidArgument("detector: '" + spec + "' is not available; this build offers " + list);
+  }
+  return it->second(spec, param, shape, backend, soft);
+}
+
+}  // namespace mimorx::sim

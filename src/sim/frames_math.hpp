@@ -1,0 +1,78 @@
+#pragma once
+// Per-element arithmetic of the simulator's frame generator, shared by the CPU and CUDA paths.
+// Every random value is addressed by (seed, stream, index) through Philox, with the index a
+// function of the global frame number: results do not depend on backend or batch size.
+#include <cstdint>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/core/rng.hpp"
+#include "mimorx/modem/modulation.hpp"
+
+namespace mimorx::sim::detail {
+
+// Philox stream ids of the simulator (the seed is the user's --seed).
+inline constexpr std::uint64_t kStreamBits = 0x5100000000000001ULL;
+inline constexpr std::uint64_t kStreamChannel = 0x5100000000000002ULL;
+inline constexpr std::uint64_t kStreamNoise = 0x5100000000000003ULL;
+
+MIMORX_HD std::uint8_t source_bit(std::uint64_t seed, std::uint64_t index) {
+  return std::uint8_t(rng::philox_block(seed, kStreamBits, index >> 2).v[index & 3] >> 31);
+}
+
+// Entry (i, j) of the i.i.d. Rayleigh channel of frame f: CN(0, 1), no normalisation by nt.
+MIMORX_HD cf32 rayleigh_entry(std::uint64_t seed, std::int64_t f, int nr, int nt, int i, int j) {
+  const std::uint64_t e = (std::uint64_t(f) * std::uint64_t(nr * nt) + std::uint64_t(j * nr + i)) * 2;
+  const float s = 0.70710678118654752f;
+  return {rng::gaussian_at(seed, kStreamChannel, e) * s,
+          rng::gaussian_at(seed, kStreamChannel, e + 1) * s};
+}
+
+// Noise sample i of frame f: CN(0, n0).
+MIMORX_HD cf32 noise_entry(std::uint64_t seed, std::int64_t f, int nr, int i, float n0) {
+  const std::uint64_t e = (std::uint64_t(f) * std::uint64_t(nr) + std::uint64_t(i)) * 2;
+  // sqrt(n0 / 2) computed by the caller would differ between libm and CUDA; do it in double
+  // with the correctly rounded square root of rng.hpp.
+  const float s = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
+  return {rng::gaussian_at(seed, kStreamNoise, e) * s, rng::gaussian_at(seed, kStreamNoise, e + 1) * s};
+}
+
+// Frame f's received vector y = H x + n, written with explicit operation order so both
+// backends round identically (-ffp-contract=off on the host, __fmul_rn/__fadd_rn on the GPU).
+MIMORX_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+MIMORX_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
+  return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)), add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
+}
+
+// Generates everything of one frame: bits (nt*m), H (nr x nt column-major), y (nr).
+MIMORX_HD void make_frame(std::uint64_t seed, std::int64_t f, int nt, int nr, Modulation mod,
+                          float n0, std::uint8_t* bits, cf32* h, cf32* y) {
+  const int m = bits_per_symbol(mod);
+  const std::uint64_t bit0 = std::uint64_t(f) * std::uint64_t(nt * m);
+  for (int k = 0; k < nt * m; ++k) bits[k] = source_bit(seed, bit0 + std::uint64_t(k));
+  for (int j = 0; j < nt; ++j) {
+    for (int i = 0; i < nr; ++i) h[j * nr + i] = rayleigh_entry(seed, f, nr, nt, i, j);
+  }
+  for (int i = 0; i < nr; ++i) {
+    cf32 acc = noise_entry(seed, f, nr, i, n0);
+    for (int j = 0; j < nt; ++j) {
+      const cf32 p = cmul_rn(h[j * nr + i], map_symbol(mod, bits + j * m));
+      acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+    }
+    y[i] = acc;
+  }
+}
+
+}  // namespace mimorx::sim::detail
