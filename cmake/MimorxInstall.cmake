@@ -1,7 +1,7 @@
 # `cmake --install` exports mimorx::mimorx so that find_package(mimorx) works.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
-set(targets mimorx mimorx_options)
+set(targets mimorx)
 foreach(c ${MIMORX_COMPONENTS})
   list(APPEND targets mimorx_${c})
 endforeach()
