@@ -41,30 +41,46 @@ void run_sim(const SimOptions& o) {
     json_file.open(o.json);
     mimorx::require(bool(json_file), "json", "cannot open '" + o.json + "' for writing");
   }
-  fmt::print("# mimorx sim: {}x{} {} detector={} backend={} frames/point={} seed={} (uncoded, "
-             "i.i.d. Rayleigh, SNR = Es/N0)\n",
-             c.shape.nt, c.shape.nr, mimorx::to_string(c.shape.mod), c.detector, backend.name(),
-             c.frames, c.seed);
-  fmt::print("{:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9} {:>8}\n", "snr_db", "ebn0_db", "ber",
-             "ser", "bit_errors", "bits", "frames", "time_s");
-  auto results = mimorx::sim::run_uncoded(c, backend, snrs, [](const auto& r) {
-    fmt::print("{:8.2f} {:8.2f} {:12.4e} {:12.4e} {:12d} {:12d} {:9d} {:8.2f}\n", r.snr_db,
-               r.ebn0_db, r.ber(), r.ser(), r.bit_errors, r.bits, r.frames, r.seconds);
-    std::fflush(stdout);
-  });
+  auto results = mimorx::sim::run_uncoded(
+      c, backend, snrs,
+      [](const auto& r) {
+        fmt::print("{:8.2f} {:8.2f} {:12.4e} {:12.4e} {:12d} {:12d} {:9d} {:8.2f}\n", r.snr_db,
+                   r.ebn0_db, r.ber(), r.ser(), r.bit_errors, r.bits, r.frames, r.seconds);
+        std::fflush(stdout);
+      },
+      [&] {
+        fmt::print(
+            "# mimorx sim: {}x{} {} detector={} backend={} frames/point={} seed={} (uncoded, "
+            "i.i.d. Rayleigh, SNR = Es/N0)\n",
+            c.shape.nt, c.shape.nr, mimorx::to_string(c.shape.mod), c.detector, backend.name(),
+            c.frames, c.seed);
+        fmt::print("{:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9} {:>8}\n", "snr_db", "ebn0_db",
+                   "ber", "ser", "bit_errors", "bits", "frames", "time_s");
+      });
   if (json_file) {
     nlohmann::json j;
-    j["config"] = {{"mimo", o.mimo},       {"nt", c.shape.nt},         {"nr", c.shape.nr},
-                   {"mod", mimorx::to_string(c.shape.mod)}, {"detector", c.detector},
-                   {"backend", backend.name()},             {"frames", c.frames},
-                   {"seed", c.seed},       {"coding", "none"},         {"channel", "rayleigh"},
+    j["config"] = {{"mimo", o.mimo},
+                   {"nt", c.shape.nt},
+                   {"nr", c.shape.nr},
+                   {"mod", mimorx::to_string(c.shape.mod)},
+                   {"detector", c.detector},
+                   {"backend", backend.name()},
+                   {"frames", c.frames},
+                   {"seed", c.seed},
+                   {"coding", "none"},
+                   {"channel", "rayleigh"},
                    {"snr_definition", "Es/N0, Es=1 per transmit antenna, N0 per receive antenna"}};
     for (const auto& r : results) {
-      j["points"].push_back({{"snr_db", r.snr_db},     {"ebn0_db", r.ebn0_db},
-                             {"ber", r.ber()},         {"ser", r.ser()},
-                             {"bit_errors", r.bit_errors}, {"bits", r.bits},
-                             {"symbol_errors", r.symbol_errors}, {"symbols", r.symbols},
-                             {"frames", r.frames},     {"seconds", r.seconds}});
+      j["points"].push_back({{"snr_db", r.snr_db},
+                             {"ebn0_db", r.ebn0_db},
+                             {"ber", r.ber()},
+                             {"ser", r.ser()},
+                             {"bit_errors", r.bit_errors},
+                             {"bits", r.bits},
+                             {"symbol_errors", r.symbol_errors},
+                             {"symbols", r.symbols},
+                             {"frames", r.frames},
+                             {"seconds", r.seconds}});
     }
     json_file << j.dump(2) << "\n";
   }
@@ -73,14 +89,16 @@ void run_sim(const SimOptions& o) {
 void add_sim(CLI::App& app) {
   auto opts = std::make_shared<SimOptions>();
   auto* cmd = app.add_subcommand("sim", "Link-level BER/SER simulation over a MIMO channel");
-  cmd->add_option("--mimo", opts->mimo, "Antennas <nt>x<nr>, e.g. 4x4 or 2x4")->capture_default_str();
+  cmd->add_option("--mimo", opts->mimo, "Antennas <nt>x<nr>, e.g. 4x4 or 2x4")
+      ->capture_default_str();
   cmd->add_option("--mod", opts->mod, "bpsk, qpsk, 16qam, 64qam or 256qam")->capture_default_str();
   cmd->add_option("--detector", opts->detector,
                   "zf, mmse, ml, psd, nway:N, kbest:K, lr-zf, lr-mmse, lr-mmse-sic")
       ->capture_default_str();
   cmd->add_option("--snr", opts->snr, "Es/N0 in dB: a list 8,14 or a range start:step:stop")
       ->capture_default_str();
-  cmd->add_option("--frames", opts->frames, "Received vectors per SNR point")->capture_default_str();
+  cmd->add_option("--frames", opts->frames, "Received vectors per SNR point")
+      ->capture_default_str();
   cmd->add_option("--batch", opts->batch, "Vectors per detector call (0 = automatic)")
       ->capture_default_str();
   cmd->add_option("--min-errors", opts->min_errors,

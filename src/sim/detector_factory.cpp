@@ -52,7 +52,8 @@ class SoftHardAdapter final : public Detector {
   bool soft_;
 };
 
-[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
+[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
+                                 const std::string& what) {
   int v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && p == value.data() + value.size() && v >= 1, "detector",
@@ -60,24 +61,24 @@ class SoftHardAdapter final : public Detector {
   return v;
 }
 
-using Factory = std::function<std::unique_ptr<Detector>(const std::string& spec,
-                                                        const std::string& param,
-                                                        const detect::MimoShape&,
-                                                        const Backend&, bool soft)>;
+using Factory =
+    std::function<std::unique_ptr<Detector>(const std::string& spec, const std::string& param,
+                                            const detect::MimoShape&, const Backend&, bool soft)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> f = [] {
     std::map<std::string, Factory> m;
 #ifdef MIMORX_SIM_HAS_LINEAR
-    for (auto [name, kind] : {std::pair{"zf", detect::LinearKind::zf},
-                              std::pair{"mmse", detect::LinearKind::mmse}}) {
+    for (auto [name, kind] :
+         {std::pair{"zf", detect::LinearKind::zf}, std::pair{"mmse", detect::LinearKind::mmse}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, bool soft) -> std::unique_ptr<Detector> {
         detect::LinearConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
         cfg.soft = soft;
-        return std::make_unique<SoftHardAdapter<detect::LinearPlan>>(spec, detect::LinearPlan(cfg, b), soft);
+        return std::make_unique<SoftHardAdapter<detect::LinearPlan>>(
+            spec, detect::LinearPlan(cfg, b), soft);
       };
     }
 #endif
@@ -96,7 +97,8 @@ const std::map<std::string, Factory>& factories() {
       detect::NwayConfig cfg;
       cfg.shape = s;
       cfg.n_ways = param.empty() ? 1 : parse_param(spec, param, "N");
-      return std::make_unique<SoftHardAdapter<detect::NwayPlan>>(spec, detect::NwayPlan(cfg, b), true);
+      return std::make_unique<SoftHardAdapter<detect::NwayPlan>>(spec, detect::NwayPlan(cfg, b),
+                                                                 true);
     };
 #endif
 #ifdef MIMORX_SIM_HAS_KBEST
@@ -105,7 +107,8 @@ const std::map<std::string, Factory>& factories() {
       detect::KbestConfig cfg;
       cfg.shape = s;
       cfg.k = param.empty() ? 16 : parse_param(spec, param, "K");
-      return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b), true);
+      return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b),
+                                                                  true);
     };
 #endif
     return m;
@@ -117,7 +120,8 @@ const std::map<std::string, Factory>& factories() {
 
 std::vector<std::string> detector_names() {
   std::vector<std::string> names;
-  for (const auto& [k, v] : factories()) names.push_back(k == "nway" ? "nway:N" : k == "kbest" ? "kbest:K" : k);
+  for (const auto& [k, v] : factories())
+    names.push_back(k == "nway" ? "nway:N" : k == "kbest" ? "kbest:K" : k);
   return names;
 }
 

@@ -21,7 +21,8 @@ MIMORX_HD std::uint8_t source_bit(std::uint64_t seed, std::uint64_t index) {
 
 // Entry (i, j) of the i.i.d. Rayleigh channel of frame f: CN(0, 1), no normalisation by nt.
 MIMORX_HD cf32 rayleigh_entry(std::uint64_t seed, std::int64_t f, int nr, int nt, int i, int j) {
-  const std::uint64_t e = (std::uint64_t(f) * std::uint64_t(nr * nt) + std::uint64_t(j * nr + i)) * 2;
+  const std::uint64_t e =
+      (std::uint64_t(f) * std::uint64_t(nr * nt) + std::uint64_t(j * nr + i)) * 2;
   const float s = 0.70710678118654752f;
   return {rng::gaussian_at(seed, kStreamChannel, e) * s,
           rng::gaussian_at(seed, kStreamChannel, e + 1) * s};
@@ -33,7 +34,8 @@ MIMORX_HD cf32 noise_entry(std::uint64_t seed, std::int64_t f, int nr, int i, fl
   // sqrt(n0 / 2) computed by the caller would differ between libm and CUDA; do it in double
   // with the correctly rounded square root of rng.hpp.
   const float s = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
-  return {rng::gaussian_at(seed, kStreamNoise, e) * s, rng::gaussian_at(seed, kStreamNoise, e + 1) * s};
+  return {rng::gaussian_at(seed, kStreamNoise, e) * s,
+          rng::gaussian_at(seed, kStreamNoise, e + 1) * s};
 }
 
 // Frame f's received vector y = H x + n, written with explicit operation order so both
@@ -53,7 +55,8 @@ MIMORX_HD float add_rn(float a, float b) {
 #endif
 }
 MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
-  return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)), add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
+  return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)),
+          add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
 }
 
 // Generates everything of one frame: bits (nt*m), H (nr x nt column-major), y (nr).

@@ -22,7 +22,8 @@ std::int64_t auto_batch(const UncodedConfig& c, const Backend& b) {
 }  // namespace
 
 std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& backend,
-                                     const std::vector<double>& snr_db, const Progress& progress) {
+                                     const std::vector<double>& snr_db, const Progress& progress,
+                                     const Ready& ready) {
   const auto& s = c.shape;
   require(s.nt >= 1 && s.nt <= 8 && s.nr >= 1 && s.nr <= 8, "mimo",
           std::to_string(s.nt) + "x" + std::to_string(s.nr) +
@@ -46,6 +47,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   std::vector<std::uint8_t> sent_host(std::size_t(batch) * bpv), got_host(std::size_t(batch) * bpv);
   Buffer<float> no_llrs;
 
+  if (ready) ready();
   std::vector<PointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();

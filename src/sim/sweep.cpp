@@ -15,8 +15,9 @@ double to_number(const std::string& token, const std::string& whole) {
   const char* e = b + token.size();
   auto [p, ec] = std::from_chars(b, e, v);
   require(ec == std::errc() && p == e && std::isfinite(v), "snr",
-          "'" + token + "' in '" + whole + "' is not a number; use a list like 8,14 or a range "
-          "like 0:2:20");
+          "'" + token + "' in '" + whole +
+              "' is not a number; use a list like 8,14 or a range "
+              "like 0:2:20");
   return v;
 }
 }  // namespace

@@ -17,7 +17,9 @@ struct HostFrames {
   std::vector<std::uint8_t> bits;
   std::vector<cf32> h, y;
   HostFrames(std::int64_t n, int nt, int nr, Modulation mod)
-      : bits(std::size_t(n) * nt * bits_per_symbol(mod)), h(std::size_t(n) * nt * nr), y(std::size_t(n) * nr) {}
+      : bits(std::size_t(n) * nt * bits_per_symbol(mod)),
+        h(std::size_t(n) * nt * nr),
+        y(std::size_t(n) * nr) {}
   FrameBatch batch() { return {bits.data(), h.data(), y.data()}; }
 };
 
@@ -31,9 +33,9 @@ TEST(Frames, ChannelAndNoiseStatistics) {
   for (const auto& v : f.h) eh += norm2(v);
   for (auto b : f.bits) ones += b;
   for (const auto& v : f.y) ey += norm2(v);
-  EXPECT_NEAR(eh / f.h.size(), 1.0, 0.02);                 // E|h|^2 = 1
+  EXPECT_NEAR(eh / f.h.size(), 1.0, 0.02);  // E|h|^2 = 1
   EXPECT_NEAR(ones / f.bits.size(), 0.5, 0.01);
-  EXPECT_NEAR(ey / f.y.size(), nt * 1.0 + n0, 0.06);        // E|y_i|^2 = nt Es + N0
+  EXPECT_NEAR(ey / f.y.size(), nt * 1.0 + n0, 0.06);  // E|y_i|^2 = nt Es + N0
 }
 
 TEST(Frames, IndependentOfBatching) {
@@ -43,7 +45,8 @@ TEST(Frames, IndependentOfBatching) {
   make_frames_cpu(seed, 0, n, nt, nr, Modulation::qam64, 0.1f, all.batch());
   for (int first = 0; first < n; first += 300) {
     const int count = std::min(300, n - first);
-    FrameBatch b{part.bits.data() + first * nt * 6, part.h.data() + first * nt * nr, part.y.data() + first * nr};
+    FrameBatch b{part.bits.data() + first * nt * 6, part.h.data() + first * nt * nr,
+                 part.y.data() + first * nr};
     make_frames_cpu(seed, first, count, nt, nr, Modulation::qam64, 0.1f, b);
   }
   EXPECT_EQ(all.bits, part.bits);

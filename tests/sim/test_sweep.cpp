@@ -1,8 +1,7 @@
-#include "mimorx/sim/sweep.hpp"
-
 #include <gtest/gtest.h>
 
 #include "mimorx/core/error.hpp"
+#include "mimorx/sim/sweep.hpp"
 
 namespace mimorx::sim {
 namespace {

@@ -20,14 +20,14 @@ struct UncodedConfig {
   detect::MimoShape shape{2, 2, Modulation::qam16};
   std::string detector = "mmse";
   std::uint64_t seed = 1;
-  std::int64_t frames = 100000;       // received vectors per SNR point
-  std::int64_t batch = 0;             // vectors per detector call; 0 = automatic
-  std::int64_t min_bit_errors = 0;    // stop a point early once this many errors (0 = never)
+  std::int64_t frames = 100000;     // received vectors per SNR point
+  std::int64_t batch = 0;           // vectors per detector call; 0 = automatic
+  std::int64_t min_bit_errors = 0;  // stop a point early once this many errors (0 = never)
 };
 
 struct PointResult {
-  double snr_db = 0;     // Es/N0 in dB (Es = 1 per transmit antenna, N0 per receive antenna)
-  double ebn0_db = 0;    // Eb/N0 = Es/N0 / bits per symbol
+  double snr_db = 0;   // Es/N0 in dB (Es = 1 per transmit antenna, N0 per receive antenna)
+  double ebn0_db = 0;  // Eb/N0 = Es/N0 / bits per symbol
   std::int64_t bit_errors = 0, bits = 0;
   std::int64_t symbol_errors = 0, symbols = 0;
   std::int64_t frames = 0;
@@ -37,9 +37,12 @@ struct PointResult {
 };
 
 using Progress = std::function<void(const PointResult&)>;
+using Ready = std::function<void()>;
 
+// Validates everything (and builds the detector plan) before `ready` is called and the first
+// point is simulated, so that bad input fails before any output.
 std::vector<PointResult> run_uncoded(const UncodedConfig& config, const Backend& backend,
                                      const std::vector<double>& snr_db,
-                                     const Progress& progress = {});
+                                     const Progress& progress = {}, const Ready& ready = {});
 
 }  // namespace mimorx::sim

@@ -1,0 +1,61 @@
+// The command line as a user meets it: exit status 2 and one line for bad input; the sim's
+// JSON holds the documented fields.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli.hpp"
+
+namespace mimorx {
+namespace {
+
+int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, InfoWorks) {
+  const auto r = test::run_cli("info");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("backends: cpu"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadArgumentsExitTwoWithOneLine) {
+  for (const char* args : {"sim --snr 1:x", "sim --mod 8psk", "sim --mimo 9", "sim --detector nope",
+                           "sim --backend gpu0", "sim --frames 0", "sim --nonsense",
+                           "detect --in /no/such/file", "frobnicate"}) {
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("error"), std::string::npos) << args << ": " << r.out;
+  }
+}
+
+TEST(Cli, SimWritesDocumentedJson) {
+  const std::string path = ::testing::TempDir() + "mimorx_sim_test.json";
+  const auto r = test::run_cli(
+      "sim --mimo 2x2 --mod qpsk --detector mmse --snr 0,10 --frames 3000 "
+      "--backend cpu --seed 5 --json " +
+      path);
+  if (r.status == 2 && r.out.find("not available") != std::string::npos) {
+    GTEST_SKIP() << "mmse detector not in this build: " << r.out;
+  }
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream f(path);
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"snr_db", "ber", "ser", "bit_errors", "bits"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+    EXPECT_EQ(p["bits"].get<long>(), 3000L * 2 * 2);
+    EXPECT_NEAR(p["ber"].get<double>(),
+                double(p["bit_errors"].get<long>()) / p["bits"].get<double>(), 1e-12);
+  }
+  // More SNR, fewer errors.
+  EXPECT_GT(j["points"][0]["ber"].get<double>(), j["points"][1]["ber"].get<double>());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace mimorx
