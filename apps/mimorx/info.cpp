@@ -17,11 +17,12 @@ void add_info(CLI::App& app) {
       fmt::print("gpus: none visible\n");
     }
     for (const auto& d : devices) {
-      fmt::print("gpu {}: {} (sm_{}{}), {} SMs, {:.1f} GiB, L2 {:.0f} MiB, smem/block {} KiB, "
-                 "driver {} runtime {}\n",
-                 d.index, d.name, d.major, d.minor, d.sm_count,
-                 double(d.global_memory_bytes) / (1 << 30), double(d.l2_bytes) / (1 << 20),
-                 d.shared_memory_per_block_optin / 1024, d.driver_version, d.runtime_version);
+      fmt::print(
+          "gpu {}: {} (sm_{}{}), {} SMs, {:.1f} GiB, L2 {:.0f} MiB, smem/block {} KiB, "
+          "driver {} runtime {}\n",
+          d.index, d.name, d.major, d.minor, d.sm_count, double(d.global_memory_bytes) / (1 << 30),
+          double(d.l2_bytes) / (1 << 20), d.shared_memory_per_block_optin / 1024, d.driver_version,
+          d.runtime_version);
     }
   });
 }

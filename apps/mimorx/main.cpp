@@ -15,7 +15,8 @@ std::vector<Command>& commands() {
 }  // namespace mimorx::cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"mimorx " MIMORX_VERSION ": MIMO detection, lattice reduction and 5G NR LDPC on CPU and CUDA"};
+  CLI::App app{"mimorx " MIMORX_VERSION
+               ": MIMO detection, lattice reduction and 5G NR LDPC on CPU and CUDA"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mimorx ") + MIMORX_VERSION);
   auto& cmds = mimorx::cli::commands();
