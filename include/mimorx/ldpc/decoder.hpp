@@ -1,0 +1,94 @@
+#pragma once
+// 5G NR LDPC decoders (TS 38.212 base graphs lifted by Z) on the CPU and on CUDA.
+//
+//   bp  : flooding sum-product with the tanh rule (CPU only; the quality oracle).
+//   nms : layered normalized min-sum, R = alpha * min |q| (alpha default 0.75).
+//   oms : layered offset min-sum, R = max(min |q| - beta, 0).
+// Layered decoding processes the base-graph rows in order; one layer is the Z rows of a block
+// row, which share no variable, so they are updated in parallel (Z threads per codeword on CUDA,
+// after Li Rongchun et al., "High-throughput LDPC decoder for 5G New Radio on GPU", J. National
+// Univ. Defense Technology, 2024).
+//
+// quantized = true runs the two-level integer arithmetic (docs/ldpc.md): channel LLRs rounded to
+// llr_bits-bit integers in units of 1/llr_scale, APP and check-to-variable messages 8-bit
+// saturating, the NMS scaling in integer ((m * round(16 alpha)) >> 4, i.e. *3>>2 for 0.75). The
+// CPU and CUDA integer decoders are bit-exact; the CPU and CUDA float min-sum decoders use the
+// same operations without contraction and agree bit for bit as well (tests/ldpc/test_decoder.cpp).
+//
+// LLR input: num_codewords x n() floats, positive = bit 0. n() = (info columns + rows) * Z: the
+// whole mother codeword (68Z for BG1, 52Z for BG2) when all base rows are decoded, including the
+// 2Z punctured systematic columns, which carry 0. With `rows` < base rows only the first `rows`
+// check rows are decoded (rates above the mother rate, as in the paper) and only the columns they
+// touch are read.
+#include <cstdint>
+#include <memory>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/tensor.hpp"
+#include "mimorx/ldpc/base_graph.hpp"
+
+namespace mimorx::ldpc {
+
+enum class DecoderAlgo { bp, nms, oms };
+
+struct DecoderConfig {
+  BaseGraph bg;
+  int z;
+  DecoderAlgo algo = DecoderAlgo::nms;
+  int max_iters = 10;
+  float alpha = 0.75f;
+  float beta = 0.5f;
+  bool early_termination = true;
+  bool quantized = false;
+  // Extensions (defaults keep the full mother code and the documented quantisation).
+  int rows = 0;             // base rows decoded, 4..base rows; 0 = all (the mother code)
+  int llr_bits = 6;         // channel LLR width of the integer path, 2..8
+  float llr_scale = 2.0f;   // integer channel LLR = round(llr * llr_scale), saturated
+  int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
+  // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
+  // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
+  bool check_input = true;
+};
+
+class DecoderPlan {
+ public:
+  DecoderPlan(const DecoderConfig&, Backend);
+  ~DecoderPlan();
+  DecoderPlan(DecoderPlan&&) noexcept;
+  DecoderPlan& operator=(DecoderPlan&&) noexcept;
+  DecoderPlan(const DecoderPlan&) = delete;
+  DecoderPlan& operator=(const DecoderPlan&) = delete;
+
+  // llrs: num_codewords x n() floats (full mother codeword incl. the 2Z punctured columns, which
+  // carry 0), positive = bit 0. info_bits: num_codewords x k() unpacked 0/1.
+  // iterations (optional, size num_codewords): iterations run per word.
+  void decode(View<const float> llrs, int num_codewords, View<std::uint8_t> info_bits,
+              View<int> iterations = {}, Stream = {});
+  // packed_info_bits: ceil(k/8) bytes per codeword, bit i in byte i/8 at 0x80 >> (i%8).
+  void decode_packed(View<const float> llrs, int num_codewords,
+                     View<std::uint8_t> packed_info_bits, View<int> iterations = {}, Stream = {});
+  // Every decoded bit (num_codewords x n(), unpacked 0/1) and, optionally, one byte per word:
+  // 1 when the hard decision satisfies the decoded check rows.
+  void decode_codeword(View<const float> llrs, int num_codewords, View<std::uint8_t> bits,
+                       View<int> iterations = {}, View<std::uint8_t> syndrome_ok = {},
+                       Stream = {});
+
+  const DecoderConfig& config() const;
+  const Backend& backend() const;
+  int n() const;        // LLRs per codeword
+  int k() const;        // information bits per codeword
+  int rows() const;     // base rows decoded
+  int packed_bytes() const { return (k() + 7) / 8; }
+  // CUDA: codewords per thread block (Np) and thread blocks resident per SM; 0 on the CPU.
+  int codewords_per_block() const;
+  int blocks_per_sm() const;
+  // Check-to-variable edges per iteration per codeword (base edges of the decoded rows x Z).
+  std::int64_t edges() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mimorx::ldpc

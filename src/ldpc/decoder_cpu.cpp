@@ -1,0 +1,336 @@
+// The decoder plan: validation, the CPU reference decoders (flooding sum-product, layered
+// normalized / offset min-sum in float and in the integer arithmetic of decoder_quant.hpp), and
+// dispatch to the CUDA kernels (decoder_cuda.cu).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ldpc/decoder_cuda.hpp"
+#include "ldpc/decoder_quant.hpp"
+#include "mimorx/config.hpp"
+#include "mimorx/core/error.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+
+namespace mimorx::ldpc {
+namespace {
+
+using detail::DecEdge;
+using detail::DecodeTables;
+using detail::OutMode;
+
+struct Scratch {
+  std::vector<float> fapp;
+  std::vector<std::int8_t> iapp;
+  std::vector<detail::FloatRec> frec;
+  std::vector<detail::IntRec> irec;
+  std::vector<float> ch, tot, msg;  // BP
+};
+
+template <class T>
+bool syndrome_ok(const DecodeTables& t, const T* app) {
+  for (int l = 0; l < t.rows; ++l) {
+    const DecEdge* e = t.edges.data() + t.row_start[l];
+    const int deg = t.row_start[l + 1] - t.row_start[l];
+    for (int r = 0; r < t.z; ++r) {
+      if (detail::row_parity(app, e, deg, r, t.z)) return false;
+    }
+  }
+  return true;
+}
+
+// Layered min-sum on one codeword, in place on `app` (already loaded with the channel values).
+template <class A>
+int layered(const DecodeTables& t, const A& a, typename A::T* app,
+            std::vector<typename A::Rec>& rec) {
+  rec.assign(std::size_t(t.rows) * t.z, A::zero_rec());
+  for (int it = 1; it <= t.max_iters; ++it) {
+    for (int l = 0; l < t.rows; ++l) {
+      const DecEdge* e = t.edges.data() + t.row_start[l];
+      const int deg = t.row_start[l + 1] - t.row_start[l];
+      for (int r = 0; r < t.z; ++r) {
+        detail::layer_row(app, e, deg, r, t.z, rec[std::size_t(l) * t.z + r], a);
+      }
+    }
+    if (t.early_termination && syndrome_ok(t, app)) return it;
+  }
+  return t.max_iters;
+}
+
+// Flooding sum-product with the tanh rule: every check row computes all its messages from the
+// previous iteration's totals, then every variable sums them (Gallager / MacKay-Neal schedule).
+int flooding_bp(const DecodeTables& t, const float* llr, Scratch& s, std::vector<float>& out_tot) {
+  const int n = t.n_used;
+  const int z = t.z;
+  s.ch.assign(llr, llr + n);
+  s.tot.assign(llr, llr + n);
+  s.msg.assign(t.edges.size() * std::size_t(z), 0.f);
+  std::vector<float> next(n);
+  // A message is at most 2 atanh(1 - 2^-20) ~ 29: the product is clamped to keep atanh finite.
+  const float clamp = 1.f - 1.f / 1048576.f;
+  int iters = t.max_iters;
+  for (int it = 1; it <= t.max_iters; ++it) {
+    next = s.ch;
+    for (int l = 0; l < t.rows; ++l) {
+      const int e0 = t.row_start[l];
+      const int deg = t.row_start[l + 1] - e0;
+      for (int r = 0; r < z; ++r) {
+        float th[32], pre[33], suf[33];
+        int v[32];
+        for (int j = 0; j < deg; ++j) {
+          const DecEdge& e = t.edges[e0 + j];
+          v[j] = e.colz + detail::wrap_index(r, e.shift, z);
+          const float q = s.tot[v[j]] - s.msg[std::size_t(e0 + j) * z + r];
+          th[j] = std::tanh(0.5f * std::clamp(q, -60.f, 60.f));
+        }
+        pre[0] = 1.f;
+        for (int j = 0; j < deg; ++j) pre[j + 1] = pre[j] * th[j];
+        suf[deg] = 1.f;
+        for (int j = deg - 1; j >= 0; --j) suf[j] = suf[j + 1] * th[j];
+        for (int j = 0; j < deg; ++j) {
+          const float p = std::clamp(pre[j] * suf[j + 1], -clamp, clamp);
+          const float m = 2.f * std::atanh(p);
+          s.msg[std::size_t(e0 + j) * z + r] = m;
+          next[v[j]] += m;
+        }
+      }
+    }
+    s.tot.swap(next);
+    if (t.early_termination && syndrome_ok(t, s.tot.data())) {
+      iters = it;
+      break;
+    }
+  }
+  out_tot = s.tot;
+  return iters;
+}
+
+void write_outputs(const DecodeTables& t, OutMode mode, std::int64_t w, const auto* app,
+                   std::uint8_t* out) {
+  using T = std::remove_cvref_t<decltype(app[0])>;
+  if (mode == OutMode::info_unpacked) {
+    std::uint8_t* o = out + w * t.k;
+    for (int i = 0; i < t.k; ++i) o[i] = app[i] < T(0) ? 1 : 0;
+  } else if (mode == OutMode::codeword) {
+    std::uint8_t* o = out + w * t.n_used;
+    for (int i = 0; i < t.n_used; ++i) o[i] = app[i] < T(0) ? 1 : 0;
+  } else {
+    const int bytes = (t.k + 7) / 8;
+    std::uint8_t* o = out + w * bytes;
+    for (int b = 0; b < bytes; ++b) {
+      unsigned v = 0;
+      for (int j = 0; j < 8; ++j) {
+        const int i = 8 * b + j;
+        if (i < t.k && app[i] < T(0)) v |= 0x80u >> j;
+      }
+      o[b] = std::uint8_t(v);
+    }
+  }
+}
+
+}  // namespace
+
+struct DecoderPlan::Impl {
+  DecoderConfig cfg;
+  Backend backend;
+  DecodeTables t;
+  std::int64_t edge_count = 0;
+#if MIMORX_HAS_CUDA
+  std::unique_ptr<detail::CudaDecoder> cuda;
+#endif
+  Impl(const DecoderConfig& c, Backend b) : cfg(c), backend(b) {}
+
+  void run(View<const float> llrs, int num, OutMode mode, View<std::uint8_t> out,
+           View<int> iterations, View<std::uint8_t> synd, const Stream& stream);
+  void run_cpu(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
+               std::uint8_t* synd);
+};
+
+DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
+    : impl_(std::make_unique<Impl>(c, b)) {
+  require(c.bg == BaseGraph::bg1 || c.bg == BaseGraph::bg2, "bg",
+          "value " + std::to_string(int(c.bg)) + "; allowed 1 (BG1) or 2 (BG2)");
+  const LiftedGraph g(c.bg, c.z);  // throws InvalidArgument naming z
+  require(c.algo == DecoderAlgo::bp || c.algo == DecoderAlgo::nms || c.algo == DecoderAlgo::oms,
+          "algo", "value " + std::to_string(int(c.algo)) + "; allowed bp, nms, oms");
+  require(c.max_iters >= 1 && c.max_iters <= 1000, "max_iters",
+          std::to_string(c.max_iters) + "; allowed 1..1000");
+  require(std::isfinite(c.alpha) && c.alpha > 0.f && c.alpha <= 1.f, "alpha",
+          std::to_string(c.alpha) + "; the NMS scaling must be in (0, 1]");
+  require(std::isfinite(c.beta) && c.beta >= 0.f && c.beta < 100.f, "beta",
+          std::to_string(c.beta) + "; the OMS offset must be finite and in [0, 100)");
+  require(c.rows == 0 || (c.rows >= 4 && c.rows <= g.base_rows()), "rows",
+          std::to_string(c.rows) + "; allowed 0 (all) or 4.." + std::to_string(g.base_rows()) +
+              " (the 4 core rows are always needed)");
+  require(c.llr_bits >= 2 && c.llr_bits <= 8, "llr_bits",
+          std::to_string(c.llr_bits) + "; allowed 2..8");
+  require(std::isfinite(c.llr_scale) && c.llr_scale > 0.f && c.llr_scale < 1e6f, "llr_scale",
+          std::to_string(c.llr_scale) + "; must be finite and > 0");
+  require(c.codewords_per_block >= 0 && c.codewords_per_block <= 512, "codewords_per_block",
+          std::to_string(c.codewords_per_block) + "; allowed 0 (automatic) or 1..512");
+  if (c.algo == DecoderAlgo::bp && c.quantized) {
+    throw Unsupported("algo: bp has no quantised version; use nms or oms with quantized = true");
+  }
+  if (c.algo == DecoderAlgo::bp && b.is_cuda()) {
+    throw Unsupported("algo: bp (flooding sum-product) runs on the CPU only; use nms or oms on cuda");
+  }
+  DecodeTables& t = impl_->t;
+  t.z = c.z;
+  t.rows = c.rows == 0 ? g.base_rows() : c.rows;
+  t.n_used = (g.info_cols() + t.rows) * c.z;
+  t.k = g.k();
+  t.row_start.assign(g.row_start().begin(), g.row_start().begin() + t.rows + 1);
+  for (int e = 0; e < t.row_start[t.rows]; ++e) {
+    const Edge& ed = g.edges()[e];
+    t.edges.push_back(DecEdge{ed.col * c.z, ed.shift});
+  }
+  t.quantized = c.quantized;
+  t.offset = c.algo == DecoderAlgo::oms;
+  t.alpha = c.alpha;
+  t.beta = c.beta;
+  t.alpha16 = std::max(1, int(std::lround(c.alpha * 16.f)));
+  t.llr_scale = c.llr_scale;
+  t.llr_limit = (1 << (c.llr_bits - 1)) - 1;
+  t.beta_q = int(std::lround(c.beta * c.llr_scale));
+  t.max_iters = c.max_iters;
+  t.early_termination = c.early_termination;
+  t.np_override = c.codewords_per_block;
+  t.device = b.is_cuda() ? b.device() : 0;
+  impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
+  if (b.is_cuda()) {
+#if MIMORX_HAS_CUDA
+    impl_->cuda = std::make_unique<detail::CudaDecoder>(t);
+#else
+    throw Unsupported("backend: this build of mimorx has no CUDA backend");
+#endif
+  }
+}
+
+DecoderPlan::~DecoderPlan() = default;
+DecoderPlan::DecoderPlan(DecoderPlan&&) noexcept = default;
+DecoderPlan& DecoderPlan::operator=(DecoderPlan&&) noexcept = default;
+
+const DecoderConfig& DecoderPlan::config() const { return impl_->cfg; }
+const Backend& DecoderPlan::backend() const { return impl_->backend; }
+int DecoderPlan::n() const { return impl_->t.n_used; }
+int DecoderPlan::k() const { return impl_->t.k; }
+int DecoderPlan::rows() const { return impl_->t.rows; }
+std::int64_t DecoderPlan::edges() const { return impl_->edge_count; }
+int DecoderPlan::codewords_per_block() const {
+#if MIMORX_HAS_CUDA
+  if (impl_->cuda) return impl_->cuda->codewords_per_block();
+#endif
+  return 0;
+}
+int DecoderPlan::blocks_per_sm() const {
+#if MIMORX_HAS_CUDA
+  if (impl_->cuda) return impl_->cuda->blocks_per_sm();
+#endif
+  return 0;
+}
+
+void DecoderPlan::decode(View<const float> llrs, int num, View<std::uint8_t> info_bits,
+                         View<int> iterations, Stream stream) {
+  require_size(info_bits, std::int64_t(num) * k(), "info_bits");
+  impl_->run(llrs, num, OutMode::info_unpacked, info_bits, iterations, {}, stream);
+}
+
+void DecoderPlan::decode_packed(View<const float> llrs, int num, View<std::uint8_t> packed,
+                                View<int> iterations, Stream stream) {
+  require_size(packed, std::int64_t(num) * packed_bytes(), "packed_info_bits");
+  impl_->run(llrs, num, OutMode::info_packed, packed, iterations, {}, stream);
+}
+
+void DecoderPlan::decode_codeword(View<const float> llrs, int num, View<std::uint8_t> bits,
+                                  View<int> iterations, View<std::uint8_t> synd, Stream stream) {
+  require_size(bits, std::int64_t(num) * n(), "bits");
+  impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
+}
+
+void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode,
+                            View<std::uint8_t> out, View<int> iterations,
+                            View<std::uint8_t> synd, const Stream& stream) {
+  require(num >= 0, "num_codewords", std::to_string(num) + "; must be >= 0");
+  require_size(llrs, std::int64_t(num) * t.n_used, "llrs");
+  require(iterations.size == 0 || iterations.size == num, "iterations",
+          "has " + std::to_string(iterations.size) + " elements; give 0 or num_codewords (" +
+              std::to_string(num) + ")");
+  require(synd.size == 0 || synd.size == num, "syndrome_ok",
+          "has " + std::to_string(synd.size) + " elements; give 0 or num_codewords (" +
+              std::to_string(num) + ")");
+  const Memory mem = memory_of(backend);
+  require_memory(llrs.where, mem, "llrs");
+  require_memory(out.where, mem, "output bits");
+  if (iterations.size) require_memory(iterations.where, mem, "iterations");
+  if (synd.size) require_memory(synd.where, mem, "syndrome_ok");
+  if (num == 0) return;
+  if (backend.is_cpu()) {
+    const std::int64_t total = std::int64_t(num) * t.n_used;
+    for (std::int64_t i = 0; i < total; ++i) {
+      if (!std::isfinite(llrs.data[i])) {
+        throw InvalidArgument("llrs: value " + std::to_string(llrs.data[i]) + " at index " +
+                              std::to_string(i) + " (codeword " + std::to_string(i / t.n_used) +
+                              "); every LLR must be finite");
+      }
+    }
+    run_cpu(llrs.data, num, mode, out.data, iterations.size ? iterations.data : nullptr,
+            synd.size ? synd.data : nullptr);
+    return;
+  }
+#if MIMORX_HAS_CUDA
+  const bool ok = cuda->run(llrs.data, num, mode, out.data,
+                            iterations.size ? iterations.data : nullptr,
+                            synd.size ? synd.data : nullptr, stream.handle(), cfg.check_input);
+  require(ok, "llrs", "contains NaN or Inf; every LLR must be finite");
+#else
+  (void)stream;
+  throw Unsupported("backend: this build of mimorx has no CUDA backend");
+#endif
+}
+
+void DecoderPlan::Impl::run_cpu(const float* llrs, int num, OutMode mode, std::uint8_t* out,
+                                int* iterations, std::uint8_t* synd) {
+  const DecoderAlgo algo = cfg.algo;
+#pragma omp parallel
+  {
+    Scratch s;
+    std::vector<float> tot;
+#pragma omp for schedule(dynamic, 1)
+    for (int w = 0; w < num; ++w) {
+      const float* llr = llrs + std::int64_t(w) * t.n_used;
+      int it = 0;
+      bool ok = false;
+      if (algo == DecoderAlgo::bp) {
+        it = flooding_bp(t, llr, s, tot);
+        write_outputs(t, mode, w, tot.data(), out);
+        if (synd) ok = syndrome_ok(t, tot.data());
+      } else if (t.quantized) {
+        detail::IntArith a;
+        a.alpha16 = t.alpha16;
+        a.beta_q = t.beta_q;
+        a.offset = t.offset;
+        s.iapp.resize(t.n_used);
+        for (int i = 0; i < t.n_used; ++i) {
+          s.iapp[i] = std::int8_t(detail::quantize_llr(llr[i], t.llr_scale, t.llr_limit));
+        }
+        it = layered(t, a, s.iapp.data(), s.irec);
+        write_outputs(t, mode, w, s.iapp.data(), out);
+        if (synd) ok = syndrome_ok(t, s.iapp.data());
+      } else {
+        detail::FloatArith a;
+        a.alpha = t.alpha;
+        a.beta = t.beta;
+        a.offset = t.offset;
+        s.fapp.assign(llr, llr + t.n_used);
+        it = layered(t, a, s.fapp.data(), s.frec);
+        write_outputs(t, mode, w, s.fapp.data(), out);
+        if (synd) ok = syndrome_ok(t, s.fapp.data());
+      }
+      if (iterations) iterations[w] = it;
+      if (synd) synd[w] = ok ? 1 : 0;
+    }
+  }
+}
+
+}  // namespace mimorx::ldpc

@@ -1,0 +1,311 @@
+// CUDA layered min-sum after Li Rongchun et al. (J. NUDT 2024): a thread block holds Np
+// codewords; codeword w gets Z threads, thread r updates row r of every layer (the Z rows of a
+// block row share no variable, so they run in parallel; the row's edges run sequentially in the
+// thread). APP LLRs live in shared memory (int8 on the integer path, float otherwise), the
+// compressed check-to-variable records (decoder_quant.hpp) in shared memory when they fit and in
+// a per-block global workspace (L2-resident) otherwise, hard decisions leave packed 8 per byte.
+// The row arithmetic is the CPU reference's (layer_row in decoder_quant.hpp).
+#include <algorithm>
+#include <string>
+
+#include "core/cuda_check.hpp"
+#include "ldpc/decoder_cuda.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::ldpc::detail {
+namespace {
+
+struct KParams {
+  const float* llr;
+  int num, n_used, z, rows, nedges, k, np;
+  const DecEdge* edges;
+  const int* row_start;
+  void* c2v_global;  // per-block record workspace, or null when the records are in shared memory
+  OutMode mode;
+  std::uint8_t* out;
+  int* iterations;
+  std::uint8_t* syndrome_ok;
+  int max_iters;
+  bool early_termination;
+  float llr_scale;
+  int llr_limit;
+  int* bad_flag;
+};
+
+__host__ __device__ constexpr std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t(15); }
+
+__host__ __device__ inline std::size_t header_bytes(int nedges, int rows, int np) {
+  return align16(sizeof(DecEdge) * nedges + sizeof(int) * (rows + 1) + sizeof(int) * np);
+}
+
+template <class A>
+std::size_t smem_bytes(int nedges, int rows, int n_used, int z, int np, bool c2v_shared) {
+  std::size_t b = header_bytes(nedges, rows, np) + align16(sizeof(typename A::T) * n_used * np);
+  if (c2v_shared) b += sizeof(typename A::Rec) * std::size_t(rows) * z * np;
+  return b;
+}
+
+template <class A>
+__device__ __forceinline__ typename A::T channel_value(const A&, float x, const KParams&);
+template <>
+__device__ __forceinline__ std::int8_t channel_value(const IntArith&, float x, const KParams& p) {
+  return std::int8_t(quantize_llr(x, p.llr_scale, p.llr_limit));
+}
+template <>
+__device__ __forceinline__ float channel_value(const FloatArith&, float x, const KParams&) {
+  return x;
+}
+
+template <class A>
+__global__ void __launch_bounds__(1024) layered_kernel(KParams p, A a) {
+  using T = typename A::T;
+  using Rec = typename A::Rec;
+  extern __shared__ __align__(16) unsigned char smem[];
+  DecEdge* s_edges = reinterpret_cast<DecEdge*>(smem);
+  int* s_rs = reinterpret_cast<int*>(s_edges + p.nedges);
+  int* s_flag = s_rs + (p.rows + 1);
+  T* s_app = reinterpret_cast<T*>(smem + header_bytes(p.nedges, p.rows, p.np));
+  Rec* s_rec = reinterpret_cast<Rec*>(reinterpret_cast<unsigned char*>(s_app) +
+                                      align16(sizeof(T) * std::size_t(p.n_used) * p.np));
+  const int z = p.z;
+  const int r = threadIdx.x;
+  const int w = threadIdx.y;
+  const int tid = w * z + r;
+  const int nthreads = z * p.np;
+  for (int i = tid; i < p.nedges; i += nthreads) s_edges[i] = p.edges[i];
+  for (int i = tid; i <= p.rows; i += nthreads) s_rs[i] = p.row_start[i];
+  T* app = s_app + std::size_t(w) * p.n_used;
+  Rec* rec = p.c2v_global
+                 ? static_cast<Rec*>(p.c2v_global) +
+                       (std::size_t(blockIdx.x) * p.np + w) * std::size_t(p.rows) * z
+                 : s_rec + std::size_t(w) * p.rows * z;
+  int bad = 0;
+  for (int g = blockIdx.x; g * p.np < p.num; g += gridDim.x) {
+    const int cw = g * p.np + w;
+    const bool valid = cw < p.num;
+    const float* llr = p.llr + std::size_t(valid ? cw : 0) * p.n_used;
+    for (int i = r; i < p.n_used; i += z) {
+      float x = valid ? llr[i] : 0.f;
+      if (!isfinite(x)) {
+        bad = 1;
+        x = 0.f;
+      }
+      app[i] = channel_value(a, x, p);
+    }
+    for (int l = 0; l < p.rows; ++l) rec[l * z + r] = A::zero_rec();
+    bool done = !valid;
+    int iters = p.max_iters;
+    __syncthreads();
+    for (int it = 1; it <= p.max_iters; ++it) {
+      for (int l = 0; l < p.rows; ++l) {
+        if (!done) {
+          const int e0 = s_rs[l];
+          Rec rr = rec[l * z + r];
+          layer_row(app, s_edges + e0, s_rs[l + 1] - e0, r, z, rr, a);
+          rec[l * z + r] = rr;
+        }
+        __syncthreads();  // the next layer reads variables this layer's other rows wrote
+      }
+      if (p.early_termination) {
+        if (r == 0) s_flag[w] = 0;
+        __syncthreads();
+        int par = 0;
+        if (!done) {
+          for (int l = 0; l < p.rows && !par; ++l) {
+            const int e0 = s_rs[l];
+            par |= row_parity(app, s_edges + e0, s_rs[l + 1] - e0, r, z);
+          }
+        }
+        if (par) s_flag[w] = 1;
+        __syncthreads();
+        if (!done && s_flag[w] == 0) {
+          done = true;
+          iters = it;
+        }
+        if (__syncthreads_and(done ? 1 : 0)) break;
+      }
+    }
+    if (p.syndrome_ok) {
+      __syncthreads();
+      if (r == 0) s_flag[w] = 0;
+      __syncthreads();
+      int par = 0;
+      for (int l = 0; l < p.rows && !par; ++l) {
+        const int e0 = s_rs[l];
+        par |= row_parity(app, s_edges + e0, s_rs[l + 1] - e0, r, z);
+      }
+      if (par) s_flag[w] = 1;
+      __syncthreads();
+      if (valid && r == 0) p.syndrome_ok[cw] = s_flag[w] == 0 ? 1 : 0;
+    }
+    if (valid) {
+      if (r == 0 && p.iterations) p.iterations[cw] = iters;
+      if (p.mode == OutMode::info_packed) {
+        // One byte per thread, MSB first: eight shared-memory reads instead of a warp ballot,
+        // so that any k (k = 22Z or 10Z need not be a multiple of 8 or 32) is handled alike.
+        const int bytes = (p.k + 7) / 8;
+        std::uint8_t* o = p.out + std::size_t(cw) * bytes;
+        for (int b = r; b < bytes; b += z) {
+          unsigned v = 0;
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            const int i = 8 * b + j;
+            if (i < p.k && app[i] < T(0)) v |= 0x80u >> j;
+          }
+          o[b] = std::uint8_t(v);
+        }
+      } else {
+        const int len = p.mode == OutMode::codeword ? p.n_used : p.k;
+        std::uint8_t* o = p.out + std::size_t(cw) * len;
+        for (int i = r; i < len; i += z) o[i] = app[i] < T(0) ? 1 : 0;
+      }
+    }
+    __syncthreads();  // the next group overwrites app
+  }
+  if (bad && p.bad_flag) atomicOr(p.bad_flag, 1);
+}
+
+}  // namespace
+
+struct CudaDecoder::Impl {
+  DecodeTables t;
+  Buffer<DecEdge> edges;
+  Buffer<int> row_start;
+  Buffer<unsigned char> c2v;
+  Buffer<int> bad;
+  int np = 1, bps = 1, grid_max = 1, sms = 1;
+  bool c2v_shared = true;
+  std::size_t smem = 0;
+
+  template <class A>
+  void configure() {
+    MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
+    int optin = 0;
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                             t.device));
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, t.device));
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(layered_kernel<A>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    const int nedges = int(t.edges.size());
+    const int np_max = std::max(1, 1024 / t.z);
+    if (t.np_override) {
+      require(t.np_override * t.z <= 1024, "codewords_per_block",
+              std::to_string(t.np_override) + " x Z = " + std::to_string(t.np_override * t.z) +
+                  " threads; a block holds at most 1024 (Np <= " + std::to_string(np_max) + ")");
+    }
+    // Np maximises the codewords resident per SM, Np x blocks/SM, where blocks/SM is the CUDA
+    // occupancy calculator's min over threads (2048/SM), registers (64K/SM), shared memory
+    // (228 KB/SM, optin per block) and 32 blocks/SM; ties go to the smaller Np (fewer threads
+    // held at each barrier). Compressed C2V records stay in shared memory whenever one
+    // codeword's fit, else they go to a global workspace sized for the resident blocks.
+    int best = 0;
+    for (int pass = 0; pass < 2 && best == 0; ++pass) {
+      const bool shared = pass == 0;
+      for (int cand = 1; cand <= np_max; ++cand) {
+        if (t.np_override && cand != t.np_override) continue;
+        const std::size_t b = smem_bytes<A>(nedges, t.rows, t.n_used, t.z, cand, shared);
+        if (b > std::size_t(optin)) continue;
+        int nb = 0;
+        MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &nb, layered_kernel<A>, t.z * cand, b));
+        if (nb * cand > best) {
+          best = nb * cand;
+          np = cand;
+          bps = nb;
+          c2v_shared = shared;
+          smem = b;
+        }
+      }
+    }
+    if (best == 0) {
+      throw Unsupported("z: " + std::to_string(t.z) + " with " + std::to_string(t.rows) +
+                        " rows needs more shared memory than this GPU offers per block");
+    }
+    grid_max = bps * sms;
+    if (!c2v_shared) {
+      c2v = Buffer<unsigned char>::device(std::size_t(grid_max) * np * t.rows * t.z *
+                                              sizeof(typename A::Rec),
+                                          t.device);
+    }
+  }
+
+  template <class A>
+  void launch(const A& a, const KParams& p0, cudaStream_t s, int num) {
+    KParams p = p0;
+    p.np = np;
+    p.c2v_global = c2v_shared ? nullptr : c2v.data();
+    const int groups = (num + np - 1) / np;
+    const int grid = std::min(groups, grid_max);
+    layered_kernel<A><<<grid, dim3(t.z, np), smem, s>>>(p, a);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+};
+
+CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()) {
+  impl_->t = t;
+  MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
+  impl_->edges = Buffer<DecEdge>::device(t.edges.size(), t.device);
+  impl_->edges.copy_from_host(t.edges.data(), t.edges.size());
+  impl_->row_start = Buffer<int>::device(t.row_start.size(), t.device);
+  impl_->row_start.copy_from_host(t.row_start.data(), t.row_start.size());
+  impl_->bad = Buffer<int>::device(1, t.device);
+  if (t.quantized) {
+    impl_->configure<IntArith>();
+  } else {
+    impl_->configure<FloatArith>();
+  }
+}
+
+CudaDecoder::~CudaDecoder() = default;
+int CudaDecoder::codewords_per_block() const { return impl_->np; }
+int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
+
+bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* out,
+                      int* iterations, std::uint8_t* syndrome_ok, void* stream,
+                      bool check_input) {
+  const DecodeTables& t = impl_->t;
+  MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
+  cudaStream_t s = mimorx::detail::as_stream(stream);
+  if (check_input) MIMORX_CUDA_CHECK(cudaMemsetAsync(impl_->bad.data(), 0, sizeof(int), s));
+  KParams p{};
+  p.llr = llrs;
+  p.num = num;
+  p.n_used = t.n_used;
+  p.z = t.z;
+  p.rows = t.rows;
+  p.nedges = int(t.edges.size());
+  p.k = t.k;
+  p.edges = impl_->edges.data();
+  p.row_start = impl_->row_start.data();
+  p.mode = mode;
+  p.out = out;
+  p.iterations = iterations;
+  p.syndrome_ok = syndrome_ok;
+  p.max_iters = t.max_iters;
+  p.early_termination = t.early_termination;
+  p.llr_scale = t.llr_scale;
+  p.llr_limit = t.llr_limit;
+  p.bad_flag = check_input ? impl_->bad.data() : nullptr;
+  if (t.quantized) {
+    IntArith a;
+    a.alpha16 = t.alpha16;
+    a.beta_q = t.beta_q;
+    a.offset = t.offset;
+    impl_->launch(a, p, s, num);
+  } else {
+    FloatArith a;
+    a.alpha = t.alpha;
+    a.beta = t.beta;
+    a.offset = t.offset;
+    impl_->launch(a, p, s, num);
+  }
+  if (!check_input) return true;
+  int flag = 0;
+  MIMORX_CUDA_CHECK(cudaMemcpyAsync(&flag, impl_->bad.data(), sizeof(int),
+                                    cudaMemcpyDeviceToHost, s));
+  MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+  return flag == 0;
+}
+
+}  // namespace mimorx::ldpc::detail

@@ -1,0 +1,51 @@
+#pragma once
+// Internal interface between the decoder plan (decoder_cpu.cpp) and the CUDA kernels.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ldpc/decoder_quant.hpp"
+
+namespace mimorx::ldpc::detail {
+
+enum class OutMode { info_unpacked, info_packed, codeword };
+
+// Everything the kernels need, fixed when the plan is built.
+struct DecodeTables {
+  int z = 0;
+  int rows = 0;    // base rows decoded (layers)
+  int n_used = 0;  // LLRs per codeword
+  int k = 0;       // information bits
+  std::vector<DecEdge> edges;   // edges of the decoded rows, row by row
+  std::vector<int> row_start;   // CSR into edges, rows + 1 entries
+  bool quantized = false;
+  bool offset = false;          // OMS instead of NMS
+  float alpha = 0.75f, beta = 0.5f;
+  int alpha16 = 12, beta_q = 1;  // integer NMS/OMS parameters
+  float llr_scale = 2.f;
+  int llr_limit = 31;
+  int max_iters = 10;
+  bool early_termination = true;
+  int np_override = 0;
+  int device = 0;
+};
+
+class CudaDecoder {
+ public:
+  explicit CudaDecoder(const DecodeTables& t);
+  ~CudaDecoder();
+  CudaDecoder(const CudaDecoder&) = delete;
+  CudaDecoder& operator=(const CudaDecoder&) = delete;
+  // All pointers are device memory; iterations and syndrome_ok may be null. When check_input is
+  // set the call synchronises the stream and returns false if an LLR was NaN or infinite.
+  bool run(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
+           std::uint8_t* syndrome_ok, void* stream, bool check_input);
+  int codewords_per_block() const;
+  int blocks_per_sm() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mimorx::ldpc::detail

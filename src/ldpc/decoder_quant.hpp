@@ -1,0 +1,186 @@
+#pragma once
+// Arithmetic shared by the CPU layered decoders and the CUDA kernel (MIMORX_HD): one row of one
+// layer of layered min-sum, the syndrome of one row, the channel-LLR quantiser. The CPU
+// reference and the kernel call these same functions, so the integer path is bit-exact between
+// them, and the float path is too (every float operation is a single rounded operation: the
+// device code uses __fadd_rn/__fmul_rn so that nvcc cannot contract into FMAs; the host code is
+// built with -ffp-contract=off).
+//
+// Check-to-variable (C2V) messages are kept compressed per check row (the paper's "compressed
+// messages"): the two smallest |q| already scaled by alpha (NMS) or offset by beta (OMS), the
+// position of the smallest, the product of the signs and one sign bit per edge (degree <= 19 in
+// BG1, <= 10 in BG2, so 32 bits suffice). Message j of the row is then
+//   R_j = (-1)^(total ^ sign_j) * (j == idx ? min2 : min1).
+#include <cstdint>
+
+#include "mimorx/core/hd.hpp"
+
+namespace mimorx::ldpc::detail {
+
+// One non-zero Z x Z block of a decoded base row: variable of row r is colz + (r + shift) % Z.
+struct DecEdge {
+  int colz;   // column * Z
+  int shift;  // P(i, j) in [0, Z)
+};
+
+MIMORX_HD int wrap_index(int r, int shift, int z) {
+  const int t = r + shift;
+  return t >= z ? t - z : t;
+}
+
+// ---- integer arithmetic: int8 APP and messages, saturating at +-127 ----
+struct IntRec {
+  std::uint32_t meta;   // min1 (bits 0-7), min2 (8-15), idx (16-23), total sign (24)
+  std::uint32_t signs;  // sign of q_j at bit j
+};
+
+struct IntArith {
+  using T = std::int8_t;
+  using Rec = IntRec;
+  int alpha16 = 12;  // NMS: R = (m * alpha16) >> 4, 12 = 0.75 (the paper's *3>>2)
+  int beta_q = 1;    // OMS: R = max(m - beta_q, 0), beta in channel-LLR units
+  bool offset = false;
+
+  MIMORX_HD static int sat(int x) { return x > 127 ? 127 : (x < -127 ? -127 : x); }
+  MIMORX_HD static int big() { return 127; }
+  MIMORX_HD static int load(T v) { return int(v); }
+  MIMORX_HD static T store(int v) { return T(v); }
+  MIMORX_HD static int sub(int l, int r) { return sat(l - r); }
+  MIMORX_HD static int add(int q, int r) { return sat(q + r); }
+  MIMORX_HD static int mag(int q) { return q < 0 ? -q : q; }
+  MIMORX_HD static bool negative(int q) { return q < 0; }
+  MIMORX_HD int scale(int m) const {
+    if (offset) return m > beta_q ? m - beta_q : 0;
+    return (m * alpha16) >> 4;
+  }
+  MIMORX_HD static Rec zero_rec() { return Rec{0u, 0u}; }
+  MIMORX_HD static Rec make_rec(int n1, int n2, int idx, std::uint32_t total,
+                                std::uint32_t signs) {
+    return Rec{std::uint32_t(n1) | (std::uint32_t(n2) << 8) | (std::uint32_t(idx) << 16) |
+                   (total << 24),
+               signs};
+  }
+  MIMORX_HD static int message(const Rec& rec, int j) {
+    const int idx = int((rec.meta >> 16) & 0xff);
+    const int m = j == idx ? int((rec.meta >> 8) & 0xff) : int(rec.meta & 0xff);
+    const std::uint32_t s = ((rec.meta >> 24) ^ (rec.signs >> j)) & 1u;
+    return s ? -m : m;
+  }
+};
+
+// ---- float arithmetic ----
+struct FloatRec {
+  float min1, min2;
+  std::uint32_t meta;  // idx (bits 0-7), total sign (8)
+  std::uint32_t signs;
+};
+
+MIMORX_HD float fadd(float a, float b) {
+#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+MIMORX_HD float fsub(float a, float b) {
+#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+MIMORX_HD float fmul(float a, float b) {
+#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+struct FloatArith {
+  using T = float;
+  using Rec = FloatRec;
+  float alpha = 0.75f;
+  float beta = 0.5f;
+  bool offset = false;
+
+  MIMORX_HD static float big() { return 3.0e38f; }
+  MIMORX_HD static float load(T v) { return v; }
+  MIMORX_HD static T store(float v) { return v; }
+  MIMORX_HD static float sub(float l, float r) { return fsub(l, r); }
+  MIMORX_HD static float add(float q, float r) { return fadd(q, r); }
+  MIMORX_HD static float mag(float q) { return q < 0.f ? -q : q; }
+  MIMORX_HD static bool negative(float q) { return q < 0.f; }
+  MIMORX_HD float scale(float m) const {
+    if (offset) return m > beta ? fsub(m, beta) : 0.f;
+    return fmul(m, alpha);
+  }
+  MIMORX_HD static Rec zero_rec() { return Rec{0.f, 0.f, 0u, 0u}; }
+  MIMORX_HD static Rec make_rec(float n1, float n2, int idx, std::uint32_t total,
+                                std::uint32_t signs) {
+    return Rec{n1, n2, std::uint32_t(idx) | (total << 8), signs};
+  }
+  MIMORX_HD static float message(const Rec& rec, int j) {
+    const int idx = int(rec.meta & 0xff);
+    const float m = j == idx ? rec.min2 : rec.min1;
+    const std::uint32_t s = ((rec.meta >> 8) ^ (rec.signs >> j)) & 1u;
+    return s ? -m : m;
+  }
+};
+
+// One row r of one layer (block row) of layered min-sum, in place on the APP array:
+//   q_j = L_v - R_j(old), R_j(new) = scale(min_{i != j} |q_i|) * prod_{i != j} sign q_i,
+//   L_v = q_j + R_j(new).
+// The first pass stores q_j in the APP slot: within a layer every variable belongs to exactly one
+// row (one shift per Z x Z block), so no other thread touches it before the second pass.
+template <class A>
+MIMORX_HD void layer_row(typename A::T* app, const DecEdge* e, int deg, int r, int z,
+                         typename A::Rec& rec, const A& a) {
+  auto m1 = A::big();
+  auto m2 = A::big();
+  int idx = 0;
+  std::uint32_t signs = 0, total = 0;
+  for (int j = 0; j < deg; ++j) {
+    const int v = e[j].colz + wrap_index(r, e[j].shift, z);
+    const auto q = A::sub(A::load(app[v]), A::message(rec, j));
+    app[v] = A::store(q);
+    const auto m = A::mag(q);
+    if (m < m1) {
+      m2 = m1;
+      m1 = m;
+      idx = j;
+    } else if (m < m2) {
+      m2 = m;
+    }
+    const std::uint32_t s = A::negative(q) ? 1u : 0u;
+    signs |= s << j;
+    total ^= s;
+  }
+  rec = A::make_rec(a.scale(m1), a.scale(m2), idx, total, signs);
+  for (int j = 0; j < deg; ++j) {
+    const int v = e[j].colz + wrap_index(r, e[j].shift, z);
+    app[v] = A::store(A::add(A::load(app[v]), A::message(rec, j)));
+  }
+}
+
+// Parity of the hard decisions (negative APP = bit 1) on row r of a layer: 0 when satisfied.
+template <class T>
+MIMORX_HD int row_parity(const T* app, const DecEdge* e, int deg, int r, int z) {
+  int p = 0;
+  for (int j = 0; j < deg; ++j) {
+    p ^= app[e[j].colz + wrap_index(r, e[j].shift, z)] < T(0) ? 1 : 0;
+  }
+  return p;
+}
+
+// Channel LLR -> integer in units of 1/scale, rounded half away from zero, saturated at
+// +-(2^(bits-1) - 1). The clamp comes before the rounding so huge values cannot overflow.
+MIMORX_HD int quantize_llr(float llr, float scale, int limit) {
+  const float t = fmul(llr, scale);
+  const float lim = float(limit);
+  if (t >= lim) return limit;
+  if (t <= -lim) return -limit;
+  return t >= 0.f ? int(fadd(t, 0.5f)) : -int(fadd(-t, 0.5f));
+}
+
+}  // namespace mimorx::ldpc::detail
