@@ -6,17 +6,7 @@ namespace mimorx::rng {
 
 namespace {
 template <class F>
-void fill(const Backend& backend, View<float> out, F&& element, void (*cuda_fill)(std::uint64_t, std::uint64_t, float*, std::int64_t, std::uint64_t, int),
-          std::uint64_t seed, std::uint64_t stream, std::uint64_t offset) {
-  require_memory(out.where, memory_of(backend), "out");
-  if (backend.is_cuda()) {
-#if MIMORX_HAS_CUDA
-    cuda_fill(seed, stream, out.data, out.size, offset, backend.device());
-#else
-    (void)cuda_fill;
-#endif
-    return;
-  }
+void fill_host(View<float> out, F&& element, std::uint64_t offset) {
 #pragma omp parallel for schedule(static) if (out.size > 65536)
   for (std::int64_t k = 0; k < out.size; ++k) out.data[k] = element(offset + std::uint64_t(k));
 }
@@ -24,24 +14,26 @@ void fill(const Backend& backend, View<float> out, F&& element, void (*cuda_fill
 
 void fill_uniform(const Backend& backend, std::uint64_t seed, std::uint64_t stream,
                   View<float> out, std::uint64_t offset) {
-  fill(backend, out, [&](std::uint64_t i) { return uniform_at(seed, stream, i); },
+  require_memory(out.where, memory_of(backend), "out");
+  if (backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
-       &detail::fill_uniform_cuda,
-#else
-       nullptr,
+    detail::fill_uniform_cuda(seed, stream, out.data, out.size, offset, backend.device());
 #endif
-       seed, stream, offset);
+    return;
+  }
+  fill_host(out, [&](std::uint64_t i) { return uniform_at(seed, stream, i); }, offset);
 }
 
 void fill_gaussian(const Backend& backend, std::uint64_t seed, std::uint64_t stream,
                    View<float> out, std::uint64_t offset) {
-  fill(backend, out, [&](std::uint64_t i) { return gaussian_at(seed, stream, i); },
+  require_memory(out.where, memory_of(backend), "out");
+  if (backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
-       &detail::fill_gaussian_cuda,
-#else
-       nullptr,
+    detail::fill_gaussian_cuda(seed, stream, out.data, out.size, offset, backend.device());
 #endif
-       seed, stream, offset);
+    return;
+  }
+  fill_host(out, [&](std::uint64_t i) { return gaussian_at(seed, stream, i); }, offset);
 }
 
 }  // namespace mimorx::rng
