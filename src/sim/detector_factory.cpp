@@ -52,8 +52,22 @@ class SoftHardAdapter final : public Detector {
   bool soft_;
 };
 
-[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
-                                 const std::string& what) {
+[[maybe_unused]]  // Hard-output plans whose run() takes extra optional outputs (metrics,
+                  // statistics).
+                  template <class Plan>
+                  class HardAdapter final : public Detector {
+ public:
+  HardAdapter(std::string name, Plan plan) : Detector(std::move(name)), plan_(std::move(plan)) {}
+  void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>) override {
+    plan_.run(in, bits);
+  }
+  bool soft() const override { return false; }
+
+ private:
+  Plan plan_;
+};
+
+int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
   int v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && p == value.data() + value.size() && v >= 1, "detector",
@@ -89,6 +103,16 @@ const std::map<std::string, Factory>& factories() {
       cfg.shape = s;
       cfg.soft = soft;
       return std::make_unique<SoftHardAdapter<detect::MlPlan>>(spec, detect::MlPlan(cfg, b), soft);
+    };
+#endif
+#ifdef MIMORX_SIM_HAS_SPHERE
+    m["psd"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
+                  const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+      require(!soft, "detector",
+              "'psd' gives hard decisions only; use ml, nway:N or kbest:K for LLRs");
+      detect::SphereConfig cfg;
+      cfg.shape = s;
+      return std::make_unique<HardAdapter<detect::SpherePlan>>(spec, detect::SpherePlan(cfg, b));
     };
 #endif
 #ifdef MIMORX_SIM_HAS_NWAY
