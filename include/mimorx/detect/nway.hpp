@@ -1,0 +1,73 @@
+#pragma once
+// Soft-output N-way parallel MIMO detector (Wu, Yin, Wang, Studer, Cavallaro, "GPU acceleration
+// of a configurable N-way MIMO detector for wireless systems", J. Signal Process. Syst. 2014).
+//
+// N greedy tree searches (SSFE passes) run in parallel, each on the channel with its columns
+// circularly rotated by a different amount (pass n detects transmit stream (nt-1+n) mod nt
+// first). Each pass enumerates all M points of its first complex symbol (M = QAM order) and
+// completes every path greedily by round-and-clip slicing, level by level, on the real-valued
+// (MRVD) model. The N*M candidate vectors are merged into max-log LLRs:
+//   LLR(b) = clip((min_{list, b=1} d - min_{list, b=0} d) / N0),  d = ||y - H x||^2,
+// positive = bit 0 (mimorx convention). The paper writes 1/(2 sigma^2) with sigma^2 the noise
+// variance per real dimension; with N0 = 2 sigma^2 both are the same scaling. A bit without a
+// counter-hypothesis in the list gets +-llr_clip. N = 1 is plain SSFE; N = nt expands every
+// symbol once (exact max-log for 2 x 2).
+//
+// Supported: nt in {2, 4, 8}, nr >= nt (nr <= 64), QPSK, 16-, 64-, 256-QAM (BPSK is not
+// separable into two PAM axes: Unsupported).
+#include <cstdint>
+#include <memory>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/tensor.hpp"
+#include "mimorx/detect/common.hpp"
+
+namespace mimorx::detect {
+
+struct NwayConfig {
+  MimoShape shape;
+  int n_ways = 1;        // N, 1..nt
+  float llr_clip = 8.f;  // |LLR| <= llr_clip; finite and > 0 (the paper uses 8 for N < 4)
+};
+
+class NwayPlan {
+ public:
+  // Validates the config (InvalidArgument / Unsupported naming the value and what is allowed).
+  NwayPlan(const NwayConfig& config, Backend backend);
+  ~NwayPlan();
+  NwayPlan(NwayPlan&&) noexcept;
+  NwayPlan& operator=(NwayPlan&&) noexcept;
+
+  // bits: V * nt * m hard decisions (0/1); llrs: V * nt * m LLRs, or empty for hard output
+  // only. Layout as in detect/common.hpp. Inputs and outputs on the plan's backend memory.
+  void run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+           const Stream& stream = Stream{});
+
+  // The same work in two steps, for timing (the benchmark): qr() runs the MRVD + MGS QR of the
+  // N rotated extended matrices [H | y] of every vector into the plan's workspace (Algorithm 1),
+  // search() the N*M greedy searches and the LLR merge (Algorithms 2 and 3) on that workspace.
+  // These check shapes and residency but do not scan device inputs for NaN/Inf (run() does).
+  void qr(const DetectInput& in, const Stream& stream = Stream{});
+  void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+              const Stream& stream = Stream{});
+  // After qr(): the candidate list, for tests. distances: V * N * M values d (the part of
+  // ||y - Hx||^2 inside the span of H), index (v * N + n) * M + k for pass n, candidate k;
+  // symbols: V * N * M * nt constellation indices (as modulation.hpp numbers them) in
+  // transmit-stream order.
+  void candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
+                  const Stream& stream = Stream{});
+
+  const NwayConfig& config() const;
+  const Backend& backend() const;
+  int candidates_per_pass() const;  // M
+  // Floats per (vector, pass) in the QR workspace: packed R (scaled by the QAM scale), Q^T y,
+  // 1 / diag(R).
+  int workspace_floats_per_problem() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mimorx::detect

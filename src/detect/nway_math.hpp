@@ -1,0 +1,265 @@
+#pragma once
+// Arithmetic shared by the CPU reference and the CUDA kernels of the N-way (SSFE) and K-best
+// detectors. Every rounding is explicit (fused multiply-adds written as ffma, products that are
+// later added written as fmul, which nvcc does not contract) so that the CPU and the GPU compute
+// bit-identical QR factors, distances and candidate lists.
+//
+// Real-valued model, modified real-valued decomposition (MRVD): complex column p of the (rotated)
+// channel becomes real columns 2p (real part of x_p) and 2p+1 (imaginary part); complex row i
+// becomes real rows 2i and 2i+1:
+//   [Re h  -Im h]
+//   [Im h   Re h]
+// The two real columns of one symbol are orthogonal with equal norms, also after projecting out
+// earlier pairs, so R has 2x2 diagonal blocks r I: the real and imaginary parts of a symbol
+// decouple once the symbols below it are fixed, and slicing each is exact for that symbol.
+#include <cmath>
+#include <cstdint>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/core/hd.hpp"
+#include "mimorx/modem/modulation.hpp"
+
+namespace mimorx::detect::nway {
+
+// ---- rounding-explicit float operations -------------------------------------------------
+MIMORX_HD float fmul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+MIMORX_HD float fadd(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+MIMORX_HD float fsub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+MIMORX_HD float ffma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+MIMORX_HD float fdiv(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+MIMORX_HD float fsqrt(float a) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+MIMORX_HD float fmin2(float a, float b) { return b < a ? b : a; }
+
+// ---- workspace layout per (vector, pass) problem -----------------------------------------
+// [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / R'_ll (D)],
+// D = 2 nt. With R' the search works on integer PAM amplitudes a (x = qam_scale * a).
+struct Layout {
+  int d = 0;        // 2 nt
+  int rcount = 0;   // D (D + 1) / 2
+  int es = 0;       // floats per problem
+  MIMORX_HD explicit Layout(int nt) : d(2 * nt), rcount(nt * (2 * nt + 1)), es(rcount + 4 * nt) {}
+  MIMORX_HD int row(int l) const { return l * d - (l * (l - 1)) / 2; }  // R'(l, l)
+  MIMORX_HD int r(int l, int c) const { return row(l) + (c - l); }
+  MIMORX_HD int yhat(int l) const { return rcount + l; }
+  MIMORX_HD int inv(int l) const { return rcount + d + l; }
+};
+template <int D>
+MIMORX_HD constexpr int packed_row(int l) {
+  return l * D - (l * (l - 1)) / 2;
+}
+
+// ---- PAM levels (ascending level i <-> integer amplitude 2i - (L-1)) ------------------------
+MIMORX_HD int level_amplitude(int levels, int i) { return 2 * i - (levels - 1); }
+
+// The axis bits c_0 .. c_(k-1) (bit j of the result is c_j) of level i of a 2^k-PAM axis under
+// the TS 38.211 mapping (modulation.hpp, pam_amplitude): |a| = 2^(k-1) -+ (2^(k-2) -+ ...).
+MIMORX_HD unsigned level_axis_bits(int k, int i) {
+  int a = 2 * i - ((1 << k) - 1);
+  unsigned c = 0;
+  if (a < 0) {
+    c = 1u;
+    a = -a;
+  }
+  for (int j = 1; j < k; ++j) {
+    const int h = 1 << (k - j);
+    if (a > h) {
+      c |= 1u << j;
+      a -= h;
+    } else {
+      a = h - a;
+    }
+  }
+  return c;
+}
+
+// Symbol bits (bit k of the result = b_k of 38.211) of the point with real level ir and
+// imaginary level ii: the real axis carries b0 b2 b4 ..., the imaginary axis b1 b3 b5 ...
+MIMORX_HD unsigned symbol_bits_of_levels(int k, int ir, int ii) {
+  const unsigned cr = level_axis_bits(k, ir), ci = level_axis_bits(k, ii);
+  unsigned b = 0;
+  for (int j = 0; j < k; ++j) b |= (((cr >> j) & 1u) << (2 * j)) | (((ci >> j) & 1u) << (2 * j + 1));
+  return b;
+}
+// Constellation index sum_k b_k << (m-1-k) of those bits (modulation.hpp's numbering).
+MIMORX_HD unsigned symbol_index_of_bits(int m, unsigned b) {
+  unsigned s = 0;
+  for (int j = 0; j < m; ++j) s |= ((b >> j) & 1u) << (m - 1 - j);
+  return s;
+}
+
+// Round-and-clip slicing (Algorithm 2): the level whose amplitude is nearest to ahat.
+MIMORX_HD int slice_level(float ahat, int levels) {
+  float t = fmul(fadd(ahat, float(levels - 1)), 0.5f);
+  t = t > 0.f ? t : 0.f;  // also maps NaN to level 0
+  t = t < float(levels - 1) ? t : float(levels - 1);
+  return int(fadd(t, 0.5f));  // t >= 0: truncation is floor
+}
+
+// ---- Algorithm 1: MGS on the extended real matrix V = [H~ | y~] ------------------------------
+// V is row-major with row stride `stride` (rows = 2 nr). Column k is normalised in place;
+// returns r_kk. A zero column gives r = 0 and q = 0 (the search then slices it to a fixed level).
+MIMORX_HD float mgs_normalize(float* v, int stride, int rows, int k) {
+  float s = 0.f;
+  for (int i = 0; i < rows; ++i) s = ffma(v[i * stride + k], v[i * stride + k], s);
+  const float r = fsqrt(s);
+  const float inv = r > 0.f ? fdiv(1.f, r) : 0.f;
+  for (int i = 0; i < rows; ++i) v[i * stride + k] = fmul(v[i * stride + k], inv);
+  return r;
+}
+// Projects column t on the unit column k: returns r_kt = q_k . v_t and sets v_t -= r_kt q_k.
+MIMORX_HD float mgs_project(float* v, int stride, int rows, int k, int t) {
+  float r = 0.f;
+  for (int i = 0; i < rows; ++i) r = ffma(v[i * stride + k], v[i * stride + t], r);
+  for (int i = 0; i < rows; ++i) v[i * stride + t] = ffma(-r, v[i * stride + k], v[i * stride + t]);
+  return r;
+}
+// Writes element (row i, column t) of V for pass n: complex column p = t / 2 of the rotated
+// channel is original column (p + n) mod nt. h is column-major nr x nt.
+MIMORX_HD void load_extended_column(const cf32* h, const cf32* y, int nr, int nt, int n, int t,
+                                    float* v, int stride) {
+  const int d = 2 * nt;
+  if (t < d) {
+    const int j = (t / 2 + n) % nt;
+    for (int i = 0; i < nr; ++i) {
+      const cf32 x = h[j * nr + i];
+      if ((t & 1) == 0) {
+        v[(2 * i) * stride + t] = x.re;
+        v[(2 * i + 1) * stride + t] = x.im;
+      } else {
+        v[(2 * i) * stride + t] = -x.im;
+        v[(2 * i + 1) * stride + t] = x.re;
+      }
+    }
+  } else {
+    for (int i = 0; i < nr; ++i) {
+      v[(2 * i) * stride + d] = y[i].re;
+      v[(2 * i + 1) * stride + d] = y[i].im;
+    }
+  }
+}
+// Output of one MGS step value: R(l, c) for c < D, or (Q^T y)_l for c == D.
+MIMORX_HD void store_r(const Layout& lay, float scale, int l, int c, float r, float* e) {
+  if (c == lay.d) {
+    e[lay.yhat(l)] = r;
+  } else {
+    const float rs = fmul(r, scale);
+    e[lay.r(l, c)] = rs;
+    if (c == l) e[lay.inv(l)] = rs > 0.f ? fdiv(1.f, rs) : 0.f;
+  }
+}
+
+// The whole of Algorithm 1 for one problem, sequentially, in exactly the order of operations
+// of the kernel (thread t owns column t; at step k thread k normalises column k, then projects
+// y, while threads t > k project their columns). v: scratch of 2nr x (2nt+1), row stride 2nt+1.
+MIMORX_HD void qr_problem(const cf32* h, const cf32* y, int nr, int nt, int n, float scale,
+                          float* v, float* e) {
+  const Layout lay(nt);
+  const int d = lay.d, stride = d + 1, rows = 2 * nr;
+  for (int t = 0; t <= d; ++t) load_extended_column(h, y, nr, nt, n, t, v, stride);
+  for (int k = 0; k < d; ++k) {
+    store_r(lay, scale, k, k, mgs_normalize(v, stride, rows, k), e);
+    for (int t = k + 1; t <= d; ++t) store_r(lay, scale, k, t, mgs_project(v, stride, rows, k, t), e);
+  }
+}
+
+// ---- Algorithm 2: one greedy path ----------------------------------------------------------
+// Candidate k of a pass: the first complex symbol (real levels D-1 = imaginary part and D-2 =
+// real part of the last rotated column) is fixed to point k (imaginary level k / L, real level
+// k % L); every lower level keeps only its best child by slicing. Returns the distance and the
+// level indices lev[0..D).
+template <int D, int L>
+MIMORX_HD float search_path(const float* e, int k, int* lev) {
+  constexpr int kRc = D * (D + 1) / 2;
+  const float* yh = e + kRc;
+  const float* inv = e + kRc + D;
+  float a[D];
+  lev[D - 1] = k / L;
+  lev[D - 2] = k % L;
+  a[D - 1] = float(2 * lev[D - 1] - (L - 1));
+  a[D - 2] = float(2 * lev[D - 2] - (L - 1));
+  float err = ffma(-e[packed_row<D>(D - 1)], a[D - 1], yh[D - 1]);
+  float dist = fmul(err, err);
+  float z = ffma(-e[packed_row<D>(D - 2) + 1], a[D - 1], yh[D - 2]);
+  err = ffma(-e[packed_row<D>(D - 2)], a[D - 2], z);
+  dist = ffma(err, err, dist);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int l = D - 3; l >= 0; --l) {
+    const float* row = e + packed_row<D>(l);
+    z = yh[l];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int c = D - 1; c > l; --c) z = ffma(-row[c - l], a[c], z);
+    const int i = slice_level(fmul(z, inv[l]), L);
+    lev[l] = i;
+    a[l] = float(2 * i - (L - 1));
+    err = ffma(-row[0], a[l], z);
+    dist = ffma(err, err, dist);
+  }
+  return dist;
+}
+
+// The bits of a path (bit t*m + k = b_k of transmit stream t), undoing the rotation of pass n.
+template <int NT>
+MIMORX_HD std::uint64_t path_bits(const int* lev, int n, int axis_k) {
+  const int m = 2 * axis_k;
+  std::uint64_t w = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int p = 0; p < NT; ++p) {
+    int t = p + n;
+    t = t >= NT ? t - NT : t;
+    w |= std::uint64_t(symbol_bits_of_levels(axis_k, lev[2 * p], lev[2 * p + 1])) << (t * m);
+  }
+  return w;
+}
+
+// ---- Algorithm 3: LLR from the hypothesis / counter-hypothesis minima ----------------------
+MIMORX_HD float llr_of_minima(float min0, float min1, float inv_n0, float clip) {
+  // min = +inf when the list has no path with that bit value: the difference is +-inf and the
+  // clip turns it into +-clip.
+  const float l = fmul(fsub(min1, min0), inv_n0);
+  return l > clip ? clip : (l < -clip ? -clip : l);
+}
+MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < min0 ? 1 : 0; }
+
+}  // namespace mimorx::detect::nway

@@ -1,0 +1,313 @@
+#include "mimorx/detect/nway.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "detect/nway_math.hpp"
+#include "detect/test_nway_support.hpp"
+#include "support/gpu.hpp"
+
+namespace mimorx::detect {
+namespace {
+
+using test::make_problem;
+using test::Problem;
+
+struct Out {
+  std::vector<std::uint8_t> bits;
+  std::vector<float> llrs;
+};
+
+Out run_cpu(const Problem& p, int n_ways, float clip = 8.f) {
+  NwayPlan plan(NwayConfig{p.shape, n_ways, clip}, Backend::cpu());
+  Out o;
+  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
+  o.llrs.assign(o.bits.size(), std::nanf(""));
+  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
+           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
+  return o;
+}
+
+TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
+  for (int k = 1; k <= 4; ++k) {
+    for (int c = 0; c < (1 << k); ++c) {
+      std::uint8_t b[4];
+      for (int j = 0; j < k; ++j) b[j] = std::uint8_t((c >> j) & 1);
+      const int a = pam_amplitude(k, b);
+      const int level = (a + (1 << k) - 1) / 2;
+      EXPECT_EQ(nway::level_amplitude(1 << k, level), a);
+      EXPECT_EQ(nway::level_axis_bits(k, level), unsigned(c)) << "k=" << k << " c=" << c;
+    }
+  }
+  // Symbol bits from the two levels map back to the same point.
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
+                         Modulation::qam256}) {
+    const int m = bits_per_symbol(mod), L = axis_levels(mod);
+    for (int ir = 0; ir < L; ++ir) {
+      for (int ii = 0; ii < L; ++ii) {
+        const unsigned w = nway::symbol_bits_of_levels(m / 2, ir, ii);
+        std::uint8_t b[8];
+        for (int j = 0; j < m; ++j) b[j] = std::uint8_t((w >> j) & 1);
+        const cf32 x = map_symbol(mod, b);
+        EXPECT_FLOAT_EQ(x.re, float(2 * ir - (L - 1)) * qam_scale(mod));
+        EXPECT_FLOAT_EQ(x.im, float(2 * ii - (L - 1)) * qam_scale(mod));
+      }
+    }
+  }
+}
+
+TEST(NwayMath, SliceIsNearestLevelWithClipping) {
+  for (int L : {2, 4, 8, 16}) {
+    for (float a = -20.f; a <= 20.f; a += 0.37f) {
+      int best = 0;
+      for (int i = 1; i < L; ++i) {
+        if (std::abs(a - float(2 * i - (L - 1))) < std::abs(a - float(2 * best - (L - 1)))) best = i;
+      }
+      EXPECT_EQ(nway::slice_level(a, L), best) << "L=" << L << " a=" << a;
+    }
+  }
+}
+
+// Algorithm 1 against Eigen's complex QR: MRVD gives R~ with 2x2 blocks equal to the real
+// form of the complex R (up to a unit phase per row), and Q^T y preserves ||P_H y||.
+TEST(NwayQr, MatchesComplexQrOfTheRotatedChannel) {
+  const auto seed = test::fresh_seed();
+  for (int nt : {2, 4, 8}) {
+    const MimoShape s{nt, nt + 1, Modulation::qam16};
+    const Problem p = make_problem(s, 6, 1, 10.0, seed + nt);
+    const nway::Layout lay(nt);
+    const float sc = qam_scale(s.mod);
+    std::vector<float> v(std::size_t(2 * s.nr) * (2 * nt + 1)), e(lay.es);
+    for (std::int64_t vec = 0; vec < p.vectors; ++vec) {
+      for (int n = 0; n < nt; ++n) {
+        nway::qr_problem(&p.h[vec * s.nr * nt], &p.y[vec * s.nr], s.nr, nt, n, sc, v.data(),
+                         e.data());
+        Eigen::MatrixXcd H(s.nr, nt);
+        for (int i = 0; i < s.nr; ++i) {
+          for (int c = 0; c < nt; ++c) {
+            const cf32 x = p.h[vec * s.nr * nt + ((c + n) % nt) * s.nr + i];
+            H(i, c) = {x.re, x.im};
+          }
+        }
+        Eigen::HouseholderQR<Eigen::MatrixXcd> qr(H);
+        const Eigen::MatrixXcd R = qr.matrixQR();
+        for (int a = 0; a < nt; ++a) {
+          const double ra = std::abs(R(a, a));
+          EXPECT_NEAR(e[lay.r(2 * a, 2 * a)] / sc, ra, 1e-4 * ra);
+          EXPECT_NEAR(e[lay.r(2 * a + 1, 2 * a + 1)] / sc, ra, 1e-4 * ra);
+          EXPECT_NEAR(e[lay.r(2 * a, 2 * a + 1)] / sc, 0.0, 1e-5);  // MRVD structure
+          EXPECT_NEAR(e[lay.inv(2 * a)] * e[lay.r(2 * a, 2 * a)], 1.0, 1e-6);
+          for (int b = a + 1; b < nt; ++b) {
+            // |R_ab| is phase-invariant: compare the norm of the 2x2 block's first column.
+            const double blk = std::hypot(e[lay.r(2 * a, 2 * b)], e[lay.r(2 * a + 1, 2 * b)]) / sc;
+            EXPECT_NEAR(blk, std::abs(R(a, b)), 1e-4 * (1 + std::abs(R(a, b))));
+          }
+        }
+        double zn = 0, yn = 0;
+        for (int l = 0; l < 2 * nt; ++l) zn += double(e[lay.yhat(l)]) * e[lay.yhat(l)];
+        Eigen::VectorXcd y(s.nr);
+        for (int i = 0; i < s.nr; ++i) y(i) = {p.y[vec * s.nr + i].re, p.y[vec * s.nr + i].im};
+        yn = (qr.householderQ().adjoint() * y).head(nt).squaredNorm();
+        EXPECT_NEAR(zn, yn, 1e-4 * (1 + yn));
+      }
+    }
+  }
+}
+
+// Every candidate's distance is ||y - H x||^2 minus the same constant (the energy of y outside
+// the span of H), the first symbol of pass n takes all M values, and pass n's list holds the
+// candidate whose other symbols are the greedy completion.
+TEST(NwayCandidates, DistancesAreTrueDistancesAndFirstSymbolIsEnumerated) {
+  const auto seed = test::fresh_seed();
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
+    const MimoShape s{4, 6, mod};
+    const Problem p = make_problem(s, 5, 1, 12.0, seed + int(mod));
+    const int nw = 4;
+    NwayPlan plan(NwayConfig{s, nw, 8.f}, Backend::cpu());
+    const int M = plan.candidates_per_pass(), m = bits_per_symbol(mod);
+    ASSERT_EQ(M, 1 << m);
+    std::vector<float> d(std::size_t(p.vectors) * nw * M);
+    std::vector<std::uint8_t> sym(d.size() * s.nt);
+    plan.qr(p.input());
+    plan.candidates(p.input(), View<float>(d.data(), std::int64_t(d.size()), Memory::host),
+                    View<std::uint8_t>(sym.data(), std::int64_t(sym.size()), Memory::host));
+    for (std::int64_t v = 0; v < p.vectors; ++v) {
+      double offset = 0;
+      bool first = true;
+      for (int n = 0; n < nw; ++n) {
+        std::vector<int> seen(M, 0);
+        for (int k = 0; k < M; ++k) {
+          const std::size_t c = (v * nw + n) * M + k;
+          double true_d = 0;
+          for (int i = 0; i < s.nr; ++i) {
+            std::complex<double> acc(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
+            for (int t = 0; t < s.nt; ++t) {
+              std::uint8_t b[8];
+              for (int j = 0; j < m; ++j) b[j] = std::uint8_t((sym[c * s.nt + t] >> (m - 1 - j)) & 1);
+              const cf32 x = map_symbol(mod, b);
+              const cf32 hh = p.h[v * s.nr * s.nt + t * s.nr + i];
+              acc -= std::complex<double>(hh.re, hh.im) * std::complex<double>(x.re, x.im);
+            }
+            true_d += std::norm(acc);
+          }
+          if (first) {
+            offset = true_d - d[c];
+            first = false;
+          }
+          EXPECT_NEAR(true_d - d[c], offset, 1e-4 * (1 + true_d)) << "v=" << v << " n=" << n;
+          // Pass n enumerates stream (nt - 1 + n) mod nt.
+          seen[sym[c * s.nt + (s.nt - 1 + n) % s.nt]]++;
+        }
+        for (int i = 0; i < M; ++i) EXPECT_EQ(seen[i], 1) << "pass " << n << " point " << i;
+      }
+    }
+  }
+}
+
+// With N = nt = 2 every symbol is fully enumerated once and the other one is sliced exactly
+// (MRVD), so the list holds the max-log minimisers: the LLRs are exact max-log ML.
+TEST(Nway, TwoByTwoWithTwoWaysIsExactMaxLog) {
+  const auto seed = test::fresh_seed();
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
+    for (int nr : {2, 3}) {
+      const MimoShape s{2, nr, mod};
+      const Problem p = make_problem(s, 300, 1, 8.0 + 3 * int(mod), seed + int(mod) + nr, true);
+      const float clip = 30.f;
+      std::vector<float> ref;
+      std::vector<std::uint8_t> hard;
+      test::naive_maxlog(p, clip, ref, hard);
+      const Out o = run_cpu(p, 2, clip);
+      int mismatched_bits = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_NEAR(o.llrs[i], ref[i], 2e-3f * std::max(1.f, std::abs(ref[i])))
+            << "mod " << to_string(mod) << " nr " << nr << " index " << i;
+        if (std::abs(ref[i]) > 1e-3f) mismatched_bits += o.bits[i] != hard[i];
+      }
+      EXPECT_EQ(mismatched_bits, 0);
+    }
+  }
+}
+
+TEST(Nway, FastOracleAgreesWithNaiveOracle) {
+  const auto seed = test::fresh_seed();
+  const Problem p = make_problem(MimoShape{3, 4, Modulation::qam16}, 12, 1, 14.0, seed);
+  std::vector<float> a, b;
+  std::vector<std::uint8_t> ha, hb;
+  test::naive_maxlog(p, 100.f, a, ha);
+  test::fast_maxlog(p, 100.f, b, hb);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6 * (1 + std::abs(a[i])));
+}
+
+TEST(Nway, ClippingAndSignsAndCoherenceBlocks) {
+  const auto seed = test::fresh_seed();
+  const MimoShape s{4, 4, Modulation::qam16};
+  // Noise tiny: every LLR saturates, sign = transmitted bit.
+  const Problem p = make_problem(s, 64, 4, 60.0, seed);
+  for (int nw = 1; nw <= 4; ++nw) {
+    const Out o = run_cpu(p, nw, 5.f);
+    for (std::size_t i = 0; i < o.llrs.size(); ++i) {
+      ASSERT_EQ(o.bits[i], p.tx_bits[i]);
+      ASSERT_EQ(o.llrs[i], p.tx_bits[i] ? -5.f : 5.f);
+    }
+  }
+  // N = 1 and N = 4 agree with the oracle's hard decisions at high SNR; N's LLR magnitudes
+  // never exceed the clip.
+  const Problem q = make_problem(s, 200, 2, 25.0, seed + 1);
+  const Out o1 = run_cpu(q, 1, 3.f);
+  for (float l : o1.llrs) ASSERT_LE(std::abs(l), 3.f);
+}
+
+TEST(Nway, HardOutputOnlyMatchesSoftRun) {
+  const auto seed = test::fresh_seed();
+  const Problem p = make_problem(MimoShape{4, 4, Modulation::qam64}, 50, 1, 20.0, seed);
+  const Out o = run_cpu(p, 3);
+  NwayPlan plan(NwayConfig{p.shape, 3, 8.f}, Backend::cpu());
+  std::vector<std::uint8_t> bits(o.bits.size());
+  plan.run(p.input(), View<std::uint8_t>(bits.data(), std::int64_t(bits.size()), Memory::host),
+           View<float>());
+  EXPECT_EQ(bits, o.bits);
+}
+
+TEST(Nway, RejectsBadConfigurationsAndInputs) {
+  const MimoShape s{4, 4, Modulation::qam16};
+  EXPECT_THROW(NwayPlan(NwayConfig{s, 0, 8.f}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(NwayPlan(NwayConfig{s, 5, 8.f}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(NwayPlan(NwayConfig{s, 1, 0.f}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(NwayPlan(NwayConfig{s, 1, std::nanf("")}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(NwayPlan(NwayConfig{MimoShape{4, 4, Modulation::bpsk}, 1, 8.f}, Backend::cpu()),
+               Unsupported);
+  EXPECT_THROW(NwayPlan(NwayConfig{MimoShape{3, 4, Modulation::qpsk}, 1, 8.f}, Backend::cpu()),
+               Unsupported);
+  EXPECT_THROW(NwayPlan(NwayConfig{MimoShape{4, 2, Modulation::qpsk}, 1, 8.f}, Backend::cpu()),
+               InvalidArgument);
+  try {
+    NwayPlan(NwayConfig{s, 7, 8.f}, Backend::cpu());
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("n_ways"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("7"), std::string::npos) << e.what();
+  }
+  const auto seed = test::fresh_seed();
+  Problem p = make_problem(s, 4, 1, 10.0, seed);
+  NwayPlan plan(NwayConfig{s, 2, 8.f}, Backend::cpu());
+  std::vector<std::uint8_t> bits(std::size_t(p.vectors) * p.nbits());
+  std::vector<float> llrs(bits.size());
+  auto bv = View<std::uint8_t>(bits.data(), std::int64_t(bits.size()), Memory::host);
+  auto lv = View<float>(llrs.data(), std::int64_t(llrs.size()), Memory::host);
+  EXPECT_THROW(plan.run(p.input(), View<std::uint8_t>(bits.data(), 3, Memory::host), lv),
+               InvalidArgument);
+  EXPECT_THROW(plan.run(p.input(), bv, View<float>(llrs.data(), 5, Memory::host)),
+               InvalidArgument);
+  p.y[3].re = std::nanf("");
+  EXPECT_THROW(plan.run(p.input(), bv, lv), InvalidArgument);
+  p.y[3].re = 0.5f;
+  p.n0[0] = -1.f;
+  EXPECT_THROW(plan.run(p.input(), bv, lv), InvalidArgument);
+  p.n0[0] = 0.1f;
+  EXPECT_NO_THROW(plan.run(p.input(), bv, lv));
+  EXPECT_THROW(plan.search(make_problem(s, 8, 1, 10.0, seed).input(), bv, lv), InvalidArgument);
+}
+
+// Statistics at 4x4 16-QAM, 15 dB: BER of N = 4 hard decisions vs exact ML, and the mean
+// absolute LLR error vs exact max-log for N = 1..4 (printed for docs/nway.md).
+TEST(NwaySlow, FourByFourSixteenQamAgainstMaxLogMl) {
+  const auto seed = test::fresh_seed();
+  const MimoShape s{4, 4, Modulation::qam16};
+  const Problem p = make_problem(s, 20000, 1, 15.0, seed);
+  const float clip = 8.f;
+  std::vector<float> ref;
+  std::vector<std::uint8_t> ml_hard;
+  test::fast_maxlog(p, clip, ref, ml_hard);
+  auto errors = [&](const std::vector<std::uint8_t>& b) {
+    std::int64_t e = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) e += b[i] != p.tx_bits[i];
+    return e;
+  };
+  const std::int64_t ml_err = errors(ml_hard);
+  const double nbits = double(ml_hard.size());
+  std::printf("[ figures  ] 4x4 16-QAM 15 dB, %lld vectors: ML BER %.3e (%lld errors)\n",
+              static_cast<long long>(p.vectors), ml_err / nbits, static_cast<long long>(ml_err));
+  double prev = 1e30;
+  for (int nw = 1; nw <= 4; ++nw) {
+    const Out o = run_cpu(p, nw, clip);
+    double mae = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) mae += std::abs(o.llrs[i] - ref[i]);
+    mae /= double(ref.size());
+    const std::int64_t e = errors(o.bits);
+    std::printf("[ figures  ] N=%d: BER %.3e (%lld errors, %.3f x ML), mean |LLR - maxlog ML| %.4f\n",
+                nw, e / nbits, static_cast<long long>(e), double(e) / double(ml_err), mae);
+    EXPECT_LT(mae, prev) << "N=" << nw;
+    prev = mae;
+    if (nw == 4) {
+      ASSERT_GT(ml_err, 100) << "too few ML errors for a 20% comparison";
+      EXPECT_LE(double(e), 1.2 * double(ml_err));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mimorx::detect

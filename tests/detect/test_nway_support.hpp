@@ -1,0 +1,235 @@
+#pragma once
+// Test inputs and independent max-log oracles for the N-way and K-best detectors.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/core/tensor.hpp"
+#include "mimorx/detect/common.hpp"
+#include "mimorx/modem/modulation.hpp"
+
+namespace mimorx::test {
+
+// y = H x + n, H i.i.d. CN(0,1), SNR = 10 log10(nt / N0) (mean received SNR per antenna).
+struct Problem {
+  detect::MimoShape shape;
+  std::int64_t vectors = 0;
+  int vpc = 1;
+  std::vector<cf32> h, y;
+  std::vector<float> n0;
+  std::vector<std::uint8_t> tx_bits;  // V * nt * m
+  int nbits() const { return shape.nt * bits_per_symbol(shape.mod); }
+  detect::DetectInput input() const {
+    detect::DetectInput in;
+    in.h = ConstMatrixBatch<cf32>(h.data(), vectors / vpc, shape.nr, shape.nt, Memory::host);
+    in.y = ConstMatrixBatch<cf32>(y.data(), vectors, shape.nr, 1, Memory::host);
+    in.noise_var = View<const float>(n0.data(), std::int64_t(n0.size()), Memory::host);
+    in.vectors_per_channel = vpc;
+    return in;
+  }
+};
+
+inline Problem make_problem(detect::MimoShape s, std::int64_t vectors, int vpc, double snr_db,
+                            std::uint64_t seed, bool per_vector_n0 = false) {
+  Problem p;
+  p.shape = s;
+  p.vectors = vectors;
+  p.vpc = vpc;
+  std::mt19937_64 g(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const float hs = std::sqrt(0.5f);
+  const std::int64_t nc = vectors / vpc;
+  p.h.resize(std::size_t(nc) * s.nr * s.nt);
+  for (auto& x : p.h) x = cf32(nd(g) * hs, nd(g) * hs);
+  const int m = bits_per_symbol(s.mod);
+  p.tx_bits.resize(std::size_t(vectors) * s.nt * m);
+  for (auto& b : p.tx_bits) b = std::uint8_t(g() & 1);
+  const float n0 = float(s.nt / std::pow(10.0, snr_db / 10.0));
+  p.n0.assign(per_vector_n0 ? std::size_t(vectors) : 1, n0);
+  if (per_vector_n0) {
+    std::uniform_real_distribution<float> u(0.5f, 2.f);
+    for (auto& v : p.n0) v = n0 * u(g);
+  }
+  p.y.resize(std::size_t(vectors) * s.nr);
+  for (std::int64_t v = 0; v < vectors; ++v) {
+    const cf32* hm = &p.h[std::size_t(v / vpc) * s.nr * s.nt];
+    const float nv = p.n0[per_vector_n0 ? v : 0];
+    for (int i = 0; i < s.nr; ++i) {
+      cf32 acc(0.f, 0.f);
+      for (int j = 0; j < s.nt; ++j) {
+        acc += hm[j * s.nr + i] * map_symbol(s.mod, &p.tx_bits[std::size_t(v * s.nt + j) * m]);
+      }
+      const float ns = std::sqrt(nv / 2);
+      p.y[std::size_t(v) * s.nr + i] = acc + cf32(nd(g) * ns, nd(g) * ns);
+    }
+  }
+  return p;
+}
+
+// Exact max-log by exhaustive enumeration of all M^nt vectors in double.
+inline void naive_maxlog(const Problem& p, float clip, std::vector<float>& llr,
+                         std::vector<std::uint8_t>& hard) {
+  const auto& s = p.shape;
+  const int m = bits_per_symbol(s.mod), M = 1 << m, nb = p.nbits();
+  std::vector<std::complex<double>> pts(M);
+  for (int i = 0; i < M; ++i) {
+    std::uint8_t b[8];
+    for (int k = 0; k < m; ++k) b[k] = std::uint8_t((i >> (m - 1 - k)) & 1);
+    const cf32 x = map_symbol(s.mod, b);
+    pts[i] = {x.re, x.im};
+  }
+  llr.assign(std::size_t(p.vectors) * nb, 0.f);
+  hard.assign(std::size_t(p.vectors) * nb, 0);
+  std::int64_t total = 1;
+  for (int j = 0; j < s.nt; ++j) total *= M;
+  for (std::int64_t v = 0; v < p.vectors; ++v) {
+    const cf32* hm = &p.h[std::size_t(v / p.vpc) * s.nr * s.nt];
+    std::vector<double> min0(nb, 1e300), min1(nb, 1e300);
+    std::vector<int> idx(s.nt);
+    for (std::int64_t c = 0; c < total; ++c) {
+      std::int64_t r = c;
+      for (int j = 0; j < s.nt; ++j) {
+        idx[j] = int(r % M);
+        r /= M;
+      }
+      double d = 0;
+      for (int i = 0; i < s.nr; ++i) {
+        const cf32 yy = p.y[std::size_t(v) * s.nr + i];
+        std::complex<double> acc(yy.re, yy.im);
+        for (int j = 0; j < s.nt; ++j) {
+          const cf32 hh = hm[j * s.nr + i];
+          acc -= std::complex<double>(hh.re, hh.im) * pts[idx[j]];
+        }
+        d += std::norm(acc);
+      }
+      for (int j = 0; j < s.nt; ++j) {
+        for (int k = 0; k < m; ++k) {
+          const int bit = (idx[j] >> (m - 1 - k)) & 1;
+          double& mm = bit ? min1[j * m + k] : min0[j * m + k];
+          mm = std::min(mm, d);
+        }
+      }
+    }
+    const double n0 = p.n0[p.n0.size() == 1 ? 0 : v];
+    for (int j = 0; j < nb; ++j) {
+      const double l = (min1[j] - min0[j]) / n0;
+      llr[v * nb + j] = float(std::clamp(l, -double(clip), double(clip)));
+      hard[v * nb + j] = min1[j] < min0[j] ? 1 : 0;
+    }
+  }
+}
+
+// Exact max-log for larger problems: complex QR (Eigen, double), depth-first enumeration of the
+// top nt-1 symbols; the bottom symbol's two axes are independent given the rest, so its best
+// level per axis (and per axis-bit value) is found by scanning the L levels.
+inline void fast_maxlog(const Problem& p, float clip, std::vector<float>& llr,
+                        std::vector<std::uint8_t>& hard) {
+  using C = std::complex<double>;
+  const auto& s = p.shape;
+  const int m = bits_per_symbol(s.mod), M = 1 << m, nb = p.nbits(), ka = m / 2, L = 1 << ka;
+  const double sc = qam_scale(s.mod);
+  std::vector<C> pts(M);
+  std::vector<int> bits_of(M);
+  for (int i = 0; i < M; ++i) {
+    std::uint8_t b[8];
+    for (int k = 0; k < m; ++k) b[k] = std::uint8_t((i >> (m - 1 - k)) & 1);
+    const cf32 x = map_symbol(s.mod, b);
+    pts[i] = {x.re, x.im};
+  }
+  // Axis level l (amplitude 2l-(L-1)) -> its axis bits, by searching the mapping.
+  std::vector<int> axis_bits_of(L);
+  for (int c = 0; c < L; ++c) {
+    std::uint8_t b[8];
+    for (int k = 0; k < ka; ++k) b[k] = std::uint8_t((c >> k) & 1);
+    const int a = pam_amplitude(ka, b);
+    axis_bits_of[(a + L - 1) / 2] = c;
+  }
+  llr.assign(std::size_t(p.vectors) * nb, 0.f);
+  hard.assign(std::size_t(p.vectors) * nb, 0);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t v = 0; v < p.vectors; ++v) {
+    const cf32* hm = &p.h[std::size_t(v / p.vpc) * s.nr * s.nt];
+    Eigen::MatrixXcd H(s.nr, s.nt);
+    Eigen::VectorXcd y(s.nr);
+    for (int i = 0; i < s.nr; ++i) {
+      for (int j = 0; j < s.nt; ++j) H(i, j) = C(hm[j * s.nr + i].re, hm[j * s.nr + i].im);
+      y(i) = C(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
+    }
+    Eigen::HouseholderQR<Eigen::MatrixXcd> qr(H);
+    const Eigen::MatrixXcd R = qr.matrixQR().topRows(s.nt).triangularView<Eigen::Upper>();
+    const Eigen::VectorXcd z = (qr.householderQ().adjoint() * y).head(s.nt);
+    std::vector<double> min0(nb, 1e300), min1(nb, 1e300);
+    std::vector<int> idx(s.nt, 0);
+    std::vector<double> part(s.nt + 1, 0.0);
+    // Iterative DFS over symbols nt-1 .. 1.
+    const int top = s.nt - 1;
+    std::vector<int> cur(s.nt, -1);
+    int lvl = top;
+    while (lvl <= top) {
+      if (lvl == 0) {
+        C u = z(0);
+        for (int j = 1; j < s.nt; ++j) u -= R(0, j) * pts[cur[j]];
+        const C r00 = R(0, 0);
+        const double g = std::norm(r00);
+        const C w = u / r00;
+        double cr[16], ci[16];
+        for (int l = 0; l < L; ++l) {
+          const double a = (2 * l - (L - 1)) * sc;
+          cr[l] = g * (w.real() - a) * (w.real() - a);
+          ci[l] = g * (w.imag() - a) * (w.imag() - a);
+        }
+        const double bre = *std::min_element(cr, cr + L), bim = *std::min_element(ci, ci + L);
+        const double best = part[1] + bre + bim;
+        for (int j = 1; j < s.nt; ++j) {
+          for (int k = 0; k < m; ++k) {
+            const int bit = (cur[j] >> (m - 1 - k)) & 1;
+            double& mm = bit ? min1[j * m + k] : min0[j * m + k];
+            mm = std::min(mm, best);
+          }
+        }
+        // Bottom symbol: bit 2q on the real axis, 2q+1 on the imaginary axis.
+        for (int q = 0; q < ka; ++q) {
+          for (int bv = 0; bv < 2; ++bv) {
+            double mr = 1e300, mi = 1e300;
+            for (int l = 0; l < L; ++l) {
+              if (((axis_bits_of[l] >> q) & 1) == bv) {
+                mr = std::min(mr, cr[l]);
+                mi = std::min(mi, ci[l]);
+              }
+            }
+            double& a = bv ? min1[2 * q] : min0[2 * q];
+            a = std::min(a, part[1] + mr + bim);
+            double& b = bv ? min1[2 * q + 1] : min0[2 * q + 1];
+            b = std::min(b, part[1] + bre + mi);
+          }
+        }
+        ++lvl;
+        continue;
+      }
+      if (++cur[lvl] >= M) {
+        cur[lvl] = -1;
+        ++lvl;
+        continue;
+      }
+      C u = z(lvl);
+      for (int j = lvl + 1; j < s.nt; ++j) u -= R(lvl, j) * pts[cur[j]];
+      u -= R(lvl, lvl) * pts[cur[lvl]];
+      part[lvl] = part[lvl + 1] + std::norm(u);
+      --lvl;
+    }
+    const double n0 = p.n0[p.n0.size() == 1 ? 0 : v];
+    for (int j = 0; j < nb; ++j) {
+      const double l = (min1[j] - min0[j]) / n0;
+      llr[v * nb + j] = float(std::clamp(l, -double(clip), double(clip)));
+      hard[v * nb + j] = min1[j] < min0[j] ? 1 : 0;
+    }
+  }
+}
+
+}  // namespace mimorx::test
