@@ -1,0 +1,126 @@
+#pragma once
+// LLL lattice reduction (Lenstra, Lenstra, Lovasz 1982) on the CPU and on CUDA.
+//
+// Convention: a basis is an n x m matrix B whose COLUMNS b_0..b_{m-1} are the basis vectors
+// (n = dimension of the space, m = number of vectors, 1 <= m <= n), column-major as every
+// mimorx matrix. fplll writes basis vectors as ROWS; `mimorx lll` transposes on input and output.
+// Reduction returns B' and an integer unimodular T (m x m) with B' = B T.
+//
+// B' is (delta, eta)-LLL reduced when, with B' = Q R (R upper triangular, mu_ij = r_ij / r_ii):
+//   size reduction  |mu_ij| <= eta (eta = 1/2 in exact arithmetic) for all i < j,
+//   Lovasz          delta r_{k-1,k-1}^2 <= r_{k-1,k}^2 + r_{k,k}^2 for all k,
+// delta in [0.25, 1) (default 0.75; complex LLL needs delta in (0.5, 1)).
+//
+// Methods (docs/lll.md):
+//   sequential  textbook LLL in the Schnorr-Euchner floating-point form, one basis at a time
+//               (the CPU reference; bases in parallel over OpenMP threads).
+//   all_swap    CR-AS-LLL (Jozsa et al., J. Supercomput. 70(2), 2014, Alg. 1/2): parallel size
+//               reduction of all columns, then Lovasz tests and swaps of all disjoint pairs of
+//               one parity (odd/even phases), GS coefficients updated by Givens rotations and
+//               recomputed when precision demands. CUDA: one thread block per basis
+//               (warps along the vectors). CPU: OpenMP, bases in parallel and threads within one
+//               basis for large m.
+//   block       CR-MB-LLL for large bases: the projected diagonal blocks of size l are reduced
+//               in parallel by all_swap without touching the rest, the GS coefficients are
+//               updated once per pass (GSC-Update), block boundaries alternate between two
+//               offsets until a full pass makes no swap.
+// A float basis is reduced in float32 arithmetic, a double basis in float64.
+// Nothing unreduced is ever reported as reduced: every basis ends with a fresh Gram-Schmidt
+// recomputation and a Lovasz check in the working precision; a failure is reported as
+// LllStatus::precision_loss (or thrown as NumericalError when no status view is given).
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/tensor.hpp"
+
+namespace mimorx::lattice {
+
+enum class LllMethod { automatic, sequential, all_swap, block };
+
+enum class LllStatus : std::int32_t {
+  reduced = 0,         // passed the final check in the working precision
+  not_converged = 1,   // the sweep limit was reached
+  precision_loss = 2,  // the recomputed Gram-Schmidt data contradict the reduction
+  singular = 3,        // a zero or non-finite Gram-Schmidt norm: dependent vectors or NaN/Inf
+};
+const char* to_string(LllStatus s);
+const char* to_string(LllMethod m);
+LllMethod parse_lll_method(const std::string& name);  // "auto", "sequential", "all-swap", "block"
+
+struct LllConfig {
+  int n = 0;  // rows (dimension of each vector)
+  int m = 0;  // columns (number of basis vectors), 1 <= m <= n
+  double delta = 0.75;
+  LllMethod method = LllMethod::automatic;
+  bool transform = false;  // also compute T with B' = B T
+  int block = 0;           // CR-MB-LLL block size l (even, >= 4); 0 = automatic (docs/lll.md)
+  int cpu_threads = 0;     // OpenMP threads for the CPU paths and the CPU+GPU scheduler; 0 = all
+  long max_sweeps = 0;     // safety bound on sweeps/iterations; 0 = automatic
+};
+
+// A plan for batches of bases of one shape. run() reduces `basis` in place.
+//   basis:     B bases, n x m each (float -> float32 arithmetic, double -> float64)
+//   transform: B matrices m x m (int64) when config.transform, else an empty batch
+//   status:    B statuses; when empty, run() throws NumericalError if any basis failed
+// Residency: host for Backend::cpu(); device for Backend::cuda(). The CUDA block method
+// runs the diagonal-block reductions on the GPU and the GSC-Update (QR) on the CPU threads,
+// each CPU thread owning one CUDA stream (docs/lll.md).
+class LllPlan {
+ public:
+  LllPlan(const LllConfig& config, Backend backend);
+  void run(MatrixBatch<double> basis, MatrixBatch<std::int64_t> transform,
+           View<LllStatus> status, const Stream& stream = Stream{});
+  void run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform,
+           View<LllStatus> status, const Stream& stream = Stream{});
+  const LllConfig& config() const { return cfg_; }
+  LllMethod method() const { return method_; }  // the method chosen for this shape/backend
+  int block() const { return block_; }          // l used by the block method
+  const Backend& backend() const { return backend_; }
+
+ private:
+  template <class F>
+  void run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
+                const Stream& stream);
+  LllConfig cfg_;
+  Backend backend_;
+  LllMethod method_;
+  int block_ = 0;
+};
+
+// The block size chosen automatically for m columns (measured, docs/lll.md).
+int automatic_block(int m);
+
+// ---- Convenience and reference entry points (host memory, one basis) ----
+
+struct LllStats {
+  LllStatus status = LllStatus::reduced;
+  std::int64_t swaps = 0;
+  std::int64_t iterations = 0;
+};
+
+// Textbook LLL, Schnorr-Euchner floating-point variant, float64. b: n x m column-major,
+// reduced in place; t (m x m, may be null) receives T. Throws InvalidArgument on NaN/Inf,
+// dependent vectors, m > n, delta outside [0.25, 1).
+LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta = 0.75);
+
+// Complex LLL (Gan, Luo, Mow, IEEE TSP 57(7), 2009): the same with complex mu_ij, size
+// reduction by rounding to the nearest Gaussian integer (real and imaginary parts separately),
+// Lovasz test on |r|^2; delta in (0.5, 1). t (may be null) receives T with Gaussian-integer
+// entries stored exactly as doubles. Throws as lll_reference.
+LllStats clll_reference(int n, int m, std::complex<double>* b, std::complex<double>* t,
+                        double delta = 0.75);
+
+// One host basis through a plan (convenience for the CLI and tests).
+struct LllResult {
+  std::vector<double> basis;             // n x m, column-major
+  std::vector<std::int64_t> transform;  // m x m when requested
+  LllStatus status = LllStatus::reduced;
+};
+LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta = 0.75,
+                     bool transform = true, LllMethod method = LllMethod::sequential);
+
+}  // namespace mimorx::lattice

@@ -1,0 +1,321 @@
+// CR-AS-LLL on CUDA (Jozsa et al., J. Supercomput. 70(2) 2014, Algorithm 2): one thread block
+// per basis, a 2-D block TB(Tx, Ty) whose Ty groups of Tx lanes each own one column (one
+// vector) and reduce along it with shuffles. The basis B, its Gram-Schmidt factor R and the
+// transform T live in shared memory for the whole reduction; global memory is touched once on
+// entry and once on exit.
+//
+// One iteration = SimpleSizeReduce of all columns (step j descending: every column k > j
+// against column j, in parallel over k) + one SimpleSwap phase (all pairs (k-1, k) of one
+// parity tested and swapped in parallel, then Givens rotations of the disjoint row pairs).
+// The R factor is updated by these rotations instead of being recomputed (the delayed GS
+// update); it is recomputed from B by modified Gram-Schmidt at the start, after a large
+// size-reduction multiplier, and for the final check once two phases in a row made no swap.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/cuda_check.hpp"
+#include "lattice/lll_internal.hpp"
+#include "lattice/lll_math.hpp"
+
+namespace mimorx::lattice::detail {
+namespace {
+
+// Sum over the Tx lanes of one group. The group width is a runtime value (it follows n), so
+// this is written with width-limited shuffles instead of cub::WarpReduce, whose logical warp
+// size is a template parameter.
+template <class F>
+__device__ __forceinline__ F group_sum(F v, int tx_width) {
+  for (int off = tx_width >> 1; off > 0; off >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, off, tx_width);
+  return v;
+}
+
+template <class F, bool kT>
+struct Basis {
+  int n, m, tx, ty, Tx, Ty, tid, nth;
+  F* B;
+  F* Q;
+  F* R;  // column-major m x m: R(i, j) = R[j * m + i]
+  long long* T;
+  int* flag;  // per-pair swap decisions
+  int* ctr;   // [0] singular, [1] big multiplier, [2] swaps of the phase, [3] violations
+
+  __device__ F& r(int i, int j) const { return R[j * m + i]; }
+
+  // Modified Gram-Schmidt, right-looking: step j normalises column j and projects it out of
+  // every later column (one group per column). Returns true when a column was dependent.
+  __device__ bool qr() const {
+    for (int i = tid; i < n * m; i += nth) Q[i] = B[i];
+    for (int i = tid; i < m * m; i += nth) R[i] = F(0);
+    __syncthreads();
+    for (int j = 0; j < m; ++j) {
+      const F* qj = Q + j * n;
+      for (int kk = j; kk < m; kk += Ty) {
+        const int k = kk + ty;
+        const bool act = k < m;
+        F nrm = 0, dot = 0, orig = 0;
+        for (int i = tx; i < n; i += Tx) {
+          const F a = qj[i];
+          nrm += a * a;
+          if (act) dot += a * Q[k * n + i];
+          if (k == j) orig += B[j * n + i] * B[j * n + i];
+        }
+        nrm = group_sum(nrm, Tx);
+        dot = group_sum(dot, Tx);
+        orig = group_sum(orig, Tx);
+        if (act && k == j) {
+          const F rjj = sqrt(nrm);
+          if (tx == 0) {
+            r(j, j) = rjj;
+            if (!(rjj > singular_fraction<F>() * sqrt(orig)) || !isfinite(rjj)) ctr[0] = 1;
+          }
+        } else if (act) {
+          const F rjk = dot / sqrt(nrm);
+          if (tx == 0) r(j, k) = rjk;
+          const F f = dot / nrm;
+          for (int i = tx; i < n; i += Tx) Q[k * n + i] -= f * qj[i];
+        }
+      }
+      __syncthreads();
+      if (ctr[0]) return true;
+    }
+    return false;
+  }
+
+  // SimpleSizeReduce of every column (Alg. 2, lines "size reduction"): column j is unchanged
+  // during step j, so all k > j proceed in parallel.
+  __device__ void size_reduce() const {
+    for (int j = m - 2; j >= 0; --j) {
+      const F rjj = r(j, j);
+      for (int kk = j + 1; kk < m; kk += Ty) {
+        const int k = kk + ty;
+        F q = 0;
+        if (k < m) q = round_nearest(r(j, k) / rjj);
+        __syncwarp();  // every lane has read r(j, k) before one of them overwrites it
+        if (q != F(0)) {
+          if (tx == 0 && fabs(q) > big_quotient<F>()) ctr[1] = 1;
+          for (int i = tx; i <= j; i += Tx) r(i, k) -= q * r(i, j);
+          for (int i = tx; i < n; i += Tx) B[k * n + i] -= q * B[j * n + i];
+          if (kT) {
+            const long long qi = (long long)q;
+            for (int i = tx; i < m; i += Tx) T[k * m + i] -= qi * T[j * m + i];
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+
+  // SimpleSwap of all pairs (k-1, k) with k = first, first + 2, ...; returns the swap count.
+  __device__ int swap_phase(int parity, F delta) const {
+    const int first = parity == 0 ? 1 : 2;
+    const int npairs = first < m ? (m - first + 1) / 2 : 0;
+    if (tid == 0) ctr[2] = 0;
+    __syncthreads();
+    for (int bb = 0; bb < npairs; bb += Ty) {
+      const int idx = bb + ty, k = first + 2 * idx;
+      const bool act = idx < npairs;
+      bool sw = false;
+      if (act) sw = lovasz_violated(delta, r(k - 1, k - 1), r(k - 1, k), r(k, k));
+      __syncwarp();
+      if (act && tx == 0) flag[k] = sw;
+      if (sw) {
+        for (int i = tx; i < n; i += Tx) {
+          const F a = B[(k - 1) * n + i];
+          B[(k - 1) * n + i] = B[k * n + i];
+          B[k * n + i] = a;
+        }
+        if (kT) {
+          for (int i = tx; i < m; i += Tx) {
+            const long long a = T[(k - 1) * m + i];
+            T[(k - 1) * m + i] = T[k * m + i];
+            T[k * m + i] = a;
+          }
+        }
+        for (int i = tx; i <= k; i += Tx) {
+          const F a = r(i, k - 1);
+          r(i, k - 1) = r(i, k);
+          r(i, k) = a;
+        }
+        if (tx == 0) atomicAdd(&ctr[2], 1);
+      }
+    }
+    __syncthreads();
+    // Givens rotations of rows (k-1, k): disjoint row pairs, so no two groups collide.
+    for (int bb = 0; bb < npairs; bb += Ty) {
+      const int idx = bb + ty, k = first + 2 * idx;
+      const bool sw = idx < npairs && flag[k];
+      F c = 0, s = 0;
+      if (sw) givens(r(k - 1, k - 1), r(k, k - 1), &c, &s);
+      __syncwarp();
+      if (sw) {
+        for (int j = k - 1 + tx; j < m; j += Tx) {
+          const F x = r(k - 1, j), y = r(k, j);
+          r(k - 1, j) = c * x + s * y;
+          r(k, j) = j == k - 1 ? F(0) : -s * x + c * y;
+        }
+      }
+    }
+    __syncthreads();
+    const int swaps = ctr[2];
+    __syncthreads();
+    return swaps;
+  }
+
+  __device__ int count_violations(F delta) const {
+    if (tid == 0) ctr[3] = 0;
+    __syncthreads();
+    for (int k = 1 + tid; k < m; k += nth)
+      if (lovasz_violated(delta, r(k - 1, k - 1), r(k - 1, k), r(k, k))) atomicAdd(&ctr[3], 1);
+    __syncthreads();
+    const int v = ctr[3];
+    __syncthreads();
+    return v;
+  }
+};
+
+template <class F, bool kT>
+__global__ void __launch_bounds__(512) all_swap_kernel(F* gb, long long* gt, int* gstatus, int n,
+                                                       int m, long long sb, long long st,
+                                                       F delta, long max_iter) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Basis<F, kT> w;
+  w.n = n;
+  w.m = m;
+  w.tx = threadIdx.x;
+  w.ty = threadIdx.y;
+  w.Tx = blockDim.x;
+  w.Ty = blockDim.y;
+  w.tid = w.ty * w.Tx + w.tx;
+  w.nth = w.Tx * w.Ty;
+  w.T = reinterpret_cast<long long*>(smem);
+  w.B = reinterpret_cast<F*>(smem + (kT ? sizeof(long long) * m * m : 0));
+  w.Q = w.B + n * m;
+  w.R = w.Q + n * m;
+  w.flag = reinterpret_cast<int*>(w.R + m * m);
+  w.ctr = w.flag + m;
+
+  F* gB = gb + blockIdx.x * sb;
+  for (int i = w.tid; i < n * m; i += w.nth) w.B[i] = gB[i];
+  if (kT)
+    for (int i = w.tid; i < m * m; i += w.nth) w.T[i] = (i % m) == (i / m) ? 1 : 0;
+  if (w.tid < 4) w.ctr[w.tid] = 0;
+  __syncthreads();
+
+  int status = int(LllStatus::not_converged);
+  if (w.qr()) {
+    status = int(LllStatus::singular);
+  } else {
+    int quiet = 0, checks = 0;
+    for (long iter = 0; iter < max_iter; ++iter) {
+      w.size_reduce();
+      const int big = w.ctr[1];
+      __syncthreads();
+      if (big) {
+        // An imprecise multiplier was rounded: recompute R from B and reduce again.
+        if (w.tid == 0) w.ctr[1] = 0;
+        if (w.qr()) {
+          status = int(LllStatus::singular);
+          break;
+        }
+        w.size_reduce();
+      }
+      const int swaps = w.swap_phase(int(iter & 1), delta);
+      quiet = swaps ? 0 : quiet + 1;
+      if (quiet >= 2) {
+        if (w.qr()) {
+          status = int(LllStatus::singular);
+          break;
+        }
+        w.size_reduce();
+        if (w.count_violations(delta) == 0) {
+          status = int(LllStatus::reduced);
+          break;
+        }
+        quiet = 0;
+        if (++checks > 16) {
+          status = int(LllStatus::precision_loss);
+          break;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  for (int i = w.tid; i < n * m; i += w.nth) gB[i] = w.B[i];
+  if (kT) {
+    long long* gT = gt + blockIdx.x * st;
+    for (int i = w.tid; i < m * m; i += w.nth) gT[i] = w.T[i];
+  }
+  if (w.tid == 0) gstatus[blockIdx.x] = status;
+}
+
+int pow2_at_least(int x) {
+  int p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+template <class F, bool kT>
+void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
+            std::int64_t sb, std::int64_t st, double delta, long max_iter, cudaStream_t s,
+            std::size_t smem) {
+  // TB(Tx, Ty): Tx lanes along a vector (up to a warp), Ty groups ~ one per column pair, at
+  // most 512 threads, a whole number of warps so that every shuffle has its 32 lanes.
+  const int Tx = std::clamp(pow2_at_least(n), 4, 32);
+  int Ty = std::clamp(std::max(1, m / 2), 1, 512 / Tx);
+  const int per_warp = 32 / Tx;
+  Ty = (Ty + per_warp - 1) / per_warp * per_warp;
+  auto kernel = all_swap_kernel<F, kT>;
+  MIMORX_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const dim3 block(Tx, Ty);
+  for (std::int64_t off = 0; off < batch; off += 2147483647LL) {
+    const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
+    kernel<<<grid, block, smem, s>>>(b + off * sb, reinterpret_cast<long long*>(t ? t + off * st : nullptr),
+                                     status + off, n, m, sb, st, F(delta), max_iter);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
+  const std::size_t f = dbl ? 8 : 4;
+  return (transform ? std::size_t(8) * m * m : 0) + f * (2 * std::size_t(n) * m + std::size_t(m) * m) +
+         4 * (std::size_t(m) + 4);
+}
+
+bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
+  int optin = 0;
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return all_swap_cuda_smem(n, m, transform, dbl) <= std::size_t(optin);
+}
+
+template <class F>
+void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
+                   std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
+                   void* stream, int device) {
+  if (batch == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const bool dbl = sizeof(F) == 8;
+  const std::size_t smem = all_swap_cuda_smem(n, m, t != nullptr, dbl);
+  if (!all_swap_cuda_fits(n, m, t != nullptr, dbl, device))
+    throw Unsupported("m, n: a " + std::to_string(n) + "x" + std::to_string(m) +
+                      " basis needs " + std::to_string(smem) +
+                      " bytes of shared memory, more than one block can have; use method block");
+  const auto s = mimorx::detail::as_stream(stream);
+  if (t) {
+    launch<F, true>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem);
+  } else {
+    launch<F, false>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem);
+  }
+}
+
+template void all_swap_cuda<float>(float*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
+                                   std::int64_t, std::int64_t, double, long, void*, int);
+template void all_swap_cuda<double>(double*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
+                                    std::int64_t, std::int64_t, double, long, void*, int);
+
+}  // namespace mimorx::lattice::detail

@@ -1,0 +1,45 @@
+#pragma once
+// Internal entry points of the lattice component (CPU reductions and the CUDA launcher).
+#include <cstdint>
+#include <functional>
+
+#include "mimorx/config.hpp"
+#include "mimorx/lattice/lll.hpp"
+
+namespace mimorx::lattice::detail {
+
+// CR-AS-LLL on one host basis (n x m, column-major), in the precision of F, with `threads`
+// OpenMP threads inside the basis. t (m x m) may be null.
+template <class F>
+LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta, long max_iter,
+                      int threads);
+
+// Reduces a batch of `count` upper-triangular l x l blocks (column-major, stride l*l) in place
+// and writes their transforms (stride l*l); returns the number of swaps made in all blocks.
+template <class F>
+using BlockReducer = std::function<std::int64_t(F* blocks, std::int64_t* transforms,
+                                                LllStatus* status, int count, int l)>;
+
+// CR-MB-LLL on one host basis; block reductions are delegated to `reduce`.
+template <class F>
+LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
+                   int threads, const BlockReducer<F>& reduce);
+
+long default_max_iter(int m);
+
+// The Schnorr-Euchner reference on one float64 basis without input checks (status reports
+// dependence); t (m x m, may be null) receives T as exact integers in double.
+LllStats se_lll_double(int n, int m, double* b, double* t, double delta);
+
+#if MIMORX_HAS_CUDA
+// CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
+template <class F>
+void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
+                   std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
+                   void* stream, int device);
+// Shared memory one basis needs, and whether the device can give it.
+std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl);
+bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device);
+#endif
+
+}  // namespace mimorx::lattice::detail

@@ -1,0 +1,52 @@
+#pragma once
+// Arithmetic shared by the CPU and CUDA LLL reductions, so that both round, test and rotate
+// in the same way.
+#include <cmath>
+
+#include "mimorx/core/hd.hpp"
+
+namespace mimorx::lattice::detail {
+
+#if !defined(__CUDA_ARCH__)
+using std::floor;
+using std::sqrt;
+#endif
+
+// Nearest integer, ties upwards: floor(x + 1/2). Ties cannot loop: mu = 1/2 becomes -1/2, which
+// rounds to 0 on the next visit.
+template <class F>
+MIMORX_HD F round_nearest(F x) {
+  return floor(x + F(0.5));
+}
+
+// The Lovasz condition for the pair (k-1, k) from the R factor (Eq. (2) of Jozsa et al.):
+// swap when delta r_{k-1,k-1}^2 > r_{k-1,k}^2 + r_{k,k}^2.
+template <class F>
+MIMORX_HD bool lovasz_violated(F delta, F r_prev_diag, F r_off, F r_diag) {
+  return delta * r_prev_diag * r_prev_diag > r_off * r_off + r_diag * r_diag;
+}
+
+// A size-reduction multiplier above this magnitude means the rounding used an imprecise mu
+// (half the mantissa gone): the Gram-Schmidt data are recomputed from B before going on
+// (Schnorr-Euchner's remedy).
+template <class F>
+MIMORX_HD F big_quotient() {
+  return sizeof(F) == 4 ? F(4096) : F(67108864);  // 2^12 for float32, 2^26 for float64
+}
+
+// A Gram-Schmidt norm r_jj at or below this fraction of ||b_j|| is treated as zero (the vectors
+// are dependent to working precision): 16 unit roundoffs.
+template <class F>
+MIMORX_HD F singular_fraction() {
+  return sizeof(F) == 4 ? F(16 * 5.96e-8) : F(16 * 1.11e-16);
+}
+
+// Givens rotation that zeros y in (x, y): (c, s) with c x + s y = r, -s x + c y = 0.
+template <class F>
+MIMORX_HD void givens(F x, F y, F* c, F* s) {
+  const F r = sqrt(x * x + y * y);
+  *c = x / r;
+  *s = y / r;
+}
+
+}  // namespace mimorx::lattice::detail

@@ -1,0 +1,510 @@
+// LllPlan: validation, method choice, the CR-MB-LLL block driver (CPU and CPU+GPU) and the
+// dispatch to the CPU and CUDA reductions.
+#include <omp.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "lattice/lll_internal.hpp"
+#include "lattice/lll_math.hpp"
+#include "mimorx/config.hpp"
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::lattice {
+
+int automatic_block(int m) {
+  // Measured on the 2-core build machine and on the H100 (docs/lll.md): blocks of 32 keep the
+  // per-block all-swap reductions cheap while passes stay few; 64 pays off above 512.
+  if (m <= 64) return m;
+  return m >= 512 ? 64 : 32;
+}
+
+namespace detail {
+namespace {
+
+// Size reduction of all columns against the float64 R (m x m, upper), applied to B and T.
+template <class F>
+bool size_reduce_global(int n, int m, Eigen::MatrixXd& R, F* b, std::int64_t* t, int threads) {
+  bool overflow = false;
+#pragma omp parallel num_threads(threads) if (threads > 1 && m >= 128)
+  for (int j = m - 2; j >= 0; --j) {
+    const double rjj = R(j, j);
+#pragma omp for schedule(static)
+    for (int k = j + 1; k < m; ++k) {
+      const double q = round_nearest(R(j, k) / rjj);
+      if (q == 0) continue;
+      for (int i = 0; i <= j; ++i) R(i, k) -= q * R(i, j);
+      F* bk = b + std::size_t(k) * n;
+      const F* bj = b + std::size_t(j) * n;
+      for (int i = 0; i < n; ++i) bk[i] -= F(q) * bj[i];
+      if (t) {
+        if (!(std::abs(q) < 4.0e18)) {
+#pragma omp atomic write
+          overflow = true;
+          continue;
+        }
+        const auto qi = std::int64_t(q);
+        std::int64_t* tk = t + std::size_t(k) * m;
+        const std::int64_t* tj = t + std::size_t(j) * m;
+        for (int i = 0; i < m; ++i) {
+          std::int64_t p = 0, s = 0;
+          if (__builtin_mul_overflow(qi, tj[i], &p) || __builtin_sub_overflow(tk[i], p, &s)) {
+#pragma omp atomic write
+            overflow = true;
+          }
+          tk[i] = s;
+        }
+      }
+    }
+  }
+  return !overflow;
+}
+
+// GSC-Update: the R factor of B in float64 (Householder QR); false when a column is zero to
+// working precision.
+template <class F>
+bool gs_update(int n, int m, const F* b, Eigen::MatrixXd& R) {
+  Eigen::MatrixXd B(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) B(i, j) = double(b[std::size_t(j) * n + i]);
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(B);
+  R = qr.matrixQR().topRows(m).triangularView<Eigen::Upper>();
+  for (int j = 0; j < m; ++j) {
+    const double nj = B.col(j).norm();
+    if (!(std::abs(R(j, j)) > double(singular_fraction<F>()) * nj) || !std::isfinite(R(j, j)))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <class F>
+LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
+                   int threads, const BlockReducer<F>& reduce) {
+  LllStats st;
+  if (t) {
+    std::fill(t, t + std::size_t(m) * m, 0);
+    for (int i = 0; i < m; ++i) t[std::size_t(i) * m + i] = 1;
+  }
+  // float32 blocks see R rounded to float: the final float64 check allows that rounding.
+  const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
+  Eigen::MatrixXd R;
+  std::vector<F> blocks;
+  std::vector<std::int64_t> U;
+  std::vector<LllStatus> bstat;
+  int quiet = 0, checks = 0;
+  for (long pass = 0;; ++pass) {
+    if (pass >= max_passes) {
+      st.status = LllStatus::not_converged;
+      return st;
+    }
+    st.iterations = pass + 1;
+    if (!gs_update(n, m, b, R)) {
+      st.status = LllStatus::singular;
+      return st;
+    }
+    if (!size_reduce_global(n, m, R, b, t, threads)) {
+      st.status = LllStatus::precision_loss;
+      return st;
+    }
+    if (quiet >= 2) {
+      // Both block offsets made no swap: every adjacent pair lay inside some block. Confirm on
+      // fresh float64 GS data of the size-reduced basis.
+      bool ok = true;
+      for (int k = 1; k < m && ok; ++k)
+        ok = !lovasz_violated(delta_check, R(k - 1, k - 1), R(k - 1, k), R(k, k));
+      if (ok) {
+        st.status = LllStatus::reduced;
+        return st;
+      }
+      quiet = 0;
+      if (++checks > 16) {
+        st.status = LllStatus::precision_loss;
+        return st;
+      }
+    }
+    // Partition [0, m) into blocks of l columns, shifted by l/2 on odd passes so that the
+    // boundaries of one pass lie inside blocks of the next (the boundary checks of CR-MB-LLL).
+    const int off = (pass & 1) ? l / 2 : 0;
+    std::vector<std::pair<int, int>> parts;  // (start, size)
+    if (off > 0) parts.push_back({0, off});
+    for (int s = off; s < m; s += l) parts.push_back({s, std::min(l, m - s)});
+    std::int64_t swaps = 0;
+    // Group blocks of equal size: one reducer call (one kernel launch) per size.
+    std::vector<int> sizes;
+    for (auto& p : parts)
+      if (p.second >= 2 && std::find(sizes.begin(), sizes.end(), p.second) == sizes.end())
+        sizes.push_back(p.second);
+    for (int sz : sizes) {
+      std::vector<int> starts;
+      for (auto& p : parts)
+        if (p.second == sz) starts.push_back(p.first);
+      const int cnt = int(starts.size());
+      const std::size_t bs = std::size_t(sz) * sz;
+      blocks.assign(bs * cnt, F(0));
+      U.assign(bs * cnt, 0);
+      bstat.assign(cnt, LllStatus::reduced);
+      for (int c = 0; c < cnt; ++c)
+        for (int j = 0; j < sz; ++j)
+          for (int i = 0; i <= j; ++i)
+            blocks[c * bs + std::size_t(j) * sz + i] = F(R(starts[c] + i, starts[c] + j));
+      swaps += reduce(blocks.data(), U.data(), bstat.data(), cnt, sz);
+      for (int c = 0; c < cnt; ++c) {
+        if (bstat[c] != LllStatus::reduced) {
+          st.status = bstat[c];
+          return st;
+        }
+      }
+      // B[:, s:s+sz] <- B[:, s:s+sz] U, T likewise (exact in int64, overflow checked).
+      bool overflow = false;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (int c = 0; c < cnt; ++c) {
+        const int s0 = starts[c];
+        const std::int64_t* u = &U[c * bs];
+        std::vector<double> tmp(std::size_t(n) * sz);
+        for (int j = 0; j < sz; ++j)
+          for (int kk = 0; kk < sz; ++kk) {
+            const double f = double(u[std::size_t(j) * sz + kk]);
+            if (f == 0) continue;
+            const F* src = b + std::size_t(s0 + kk) * n;
+            for (int i = 0; i < n; ++i) tmp[std::size_t(j) * n + i] += f * double(src[i]);
+          }
+        for (std::size_t i = 0; i < tmp.size(); ++i) b[std::size_t(s0) * n + i] = F(tmp[i]);
+        if (t) {
+          std::vector<std::int64_t> tt(std::size_t(m) * sz, 0);
+          bool ov = false;
+          for (int j = 0; j < sz; ++j)
+            for (int kk = 0; kk < sz; ++kk) {
+              const std::int64_t f = u[std::size_t(j) * sz + kk];
+              if (f == 0) continue;
+              const std::int64_t* src = t + std::size_t(s0 + kk) * m;
+              for (int i = 0; i < m; ++i) {
+                std::int64_t p;
+                ov |= __builtin_mul_overflow(f, src[i], &p);
+                ov |= __builtin_add_overflow(tt[std::size_t(j) * m + i], p,
+                                             &tt[std::size_t(j) * m + i]);
+              }
+            }
+          std::copy(tt.begin(), tt.end(), t + std::size_t(s0) * m);
+          if (ov) {
+#pragma omp atomic write
+            overflow = true;
+          }
+        }
+      }
+      if (overflow) {
+        st.status = LllStatus::precision_loss;
+        return st;
+      }
+    }
+    st.swaps += swaps;
+    quiet = swaps == 0 ? quiet + 1 : 0;
+  }
+}
+
+template LllStats block_lll<float>(int, int, float*, std::int64_t*, double, int, long, int,
+                                   const BlockReducer<float>&);
+template LllStats block_lll<double>(int, int, double*, std::int64_t*, double, int, long, int,
+                                    const BlockReducer<double>&);
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+
+LllPlan::LllPlan(const LllConfig& c, Backend backend) : cfg_(c), backend_(backend) {
+  require(c.n >= 1 && c.n <= 4096, "n", std::to_string(c.n) + " rows; allowed 1..4096");
+  require(c.m >= 1 && c.m <= c.n, "m",
+          std::to_string(c.m) + " basis vectors in dimension " + std::to_string(c.n) +
+              "; need 1 <= m <= n (more vectors than the dimension are linearly dependent)");
+  require(c.delta >= 0.25 && c.delta < 1.0, "delta",
+          std::to_string(c.delta) + "; LLL needs delta in [0.25, 1)");
+  require(c.block == 0 || (c.block >= 4 && c.block % 2 == 0 && c.block <= 64), "block",
+          std::to_string(c.block) + "; allowed 0 (automatic) or an even size 4..64");
+  require(c.cpu_threads >= 0, "cpu_threads", std::to_string(c.cpu_threads) + "; must be >= 0");
+  require(c.max_sweeps >= 0, "max_sweeps", std::to_string(c.max_sweeps) + "; must be >= 0");
+  method_ = c.method;
+  if (method_ == LllMethod::automatic) {
+    if (backend.is_cuda()) {
+      method_ = c.m <= 64 ? LllMethod::all_swap : LllMethod::block;
+    } else {
+      method_ = c.m < 128 ? LllMethod::sequential : LllMethod::block;
+    }
+  }
+  if (backend.is_cuda()) {
+#if MIMORX_HAS_CUDA
+    if (method_ == LllMethod::sequential)
+      throw Unsupported("method: 'sequential' runs on the CPU only; use all-swap or block on CUDA");
+    if (method_ == LllMethod::all_swap &&
+        !detail::all_swap_cuda_fits(c.n, c.m, c.transform, true, backend.device()))
+      throw Unsupported("m, n: a " + std::to_string(c.n) + "x" + std::to_string(c.m) +
+                        " basis does not fit one thread block's shared memory for all-swap; "
+                        "use method block");
+#else
+    throw Unsupported("backend: this build has no CUDA backend");
+#endif
+  }
+  block_ = c.block ? c.block : automatic_block(c.m);
+  block_ = std::min(block_, c.m);
+  if (block_ % 2) ++block_;
+  block_ = std::max(2, std::min(block_, 64));
+}
+
+void LllPlan::run(MatrixBatch<double> basis, MatrixBatch<std::int64_t> transform,
+                  View<LllStatus> status, const Stream& stream) {
+  run_impl(basis, transform, status, stream);
+}
+void LllPlan::run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform,
+                  View<LllStatus> status, const Stream& stream) {
+  run_impl(basis, transform, status, stream);
+}
+
+namespace {
+int threads_of(const LllConfig& c) { return c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads(); }
+
+template <class F>
+detail::BlockReducer<F> cpu_reducer(double delta, int threads) {
+  return [delta, threads](F* blocks, std::int64_t* u, LllStatus* stat, int count, int l) {
+    std::int64_t swaps = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic) reduction(+ : swaps) if (count > 1)
+    for (int c = 0; c < count; ++c) {
+      const std::size_t bs = std::size_t(l) * l;
+      const auto s = detail::all_swap_cpu<F>(l, l, blocks + c * bs, u + c * bs, delta,
+                                             detail::default_max_iter(l), 1);
+      stat[c] = s.status;
+      swaps += s.swaps;
+    }
+    return swaps;
+  };
+}
+
+#if MIMORX_HAS_CUDA
+// The GPU half of the CPU+GPU scheduler: one CPU thread's blocks reduced by the CR-AS-LLL kernel
+// on that thread's stream; buffers grow as needed and are reused across passes.
+template <class F>
+struct GpuReducer {
+  int device;
+  double delta;
+  Stream stream;
+  Buffer<F> hb, db;
+  Buffer<std::int64_t> hu, du;
+  Buffer<std::int32_t> hs, ds;
+  std::int64_t operator()(F* blocks, std::int64_t* u, LllStatus* stat, int count, int l) {
+    const std::size_t bs = std::size_t(l) * l, total = bs * count;
+    if (db.size() < total) {
+      hb = Buffer<F>::pinned(total);
+      db = Buffer<F>::device(total, device);
+      hu = Buffer<std::int64_t>::pinned(total);
+      du = Buffer<std::int64_t>::device(total, device);
+    }
+    if (ds.size() < std::size_t(count)) {
+      hs = Buffer<std::int32_t>::pinned(count);
+      ds = Buffer<std::int32_t>::device(count, device);
+    }
+    std::copy(blocks, blocks + total, hb.data());
+    mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host, total * sizeof(F),
+                       stream.handle());
+    detail::all_swap_cuda<F>(db.data(), du.data(), ds.data(), count, l, l, bs, bs, delta,
+                             detail::default_max_iter(l), stream.handle(), device);
+    mimorx::detail::copy_bytes(hu.data(), Memory::host, du.data(), Memory::device,
+                       total * sizeof(std::int64_t), stream.handle());
+    mimorx::detail::copy_bytes(hs.data(), Memory::host, ds.data(), Memory::device,
+                       count * sizeof(std::int32_t), stream.handle());
+    stream.synchronize();
+    std::copy(hu.data(), hu.data() + total, u);
+    for (int c = 0; c < count; ++c) stat[c] = LllStatus(hs[c]);
+    // Count blocks whose U is not upper triangular (they swapped).
+    std::int64_t swapped = 0;
+    for (int c = 0; c < count; ++c) {
+      const std::int64_t* uc = u + c * bs;
+      bool lower = false;
+      for (int j = 0; j < l && !lower; ++j)
+        for (int i = j + 1; i < l; ++i)
+          if (uc[std::size_t(j) * l + i] != 0) {
+            lower = true;
+            break;
+          }
+      swapped += lower;
+    }
+    return swapped;
+  }
+};
+#endif
+
+template <class F>
+bool all_finite(const F* p, std::int64_t n, std::int64_t* where) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) {
+      *where = i;
+      return false;
+    }
+  return true;
+}
+}  // namespace
+
+template <class F>
+void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform,
+                       View<LllStatus> status, const Stream& stream) {
+  const int n = cfg_.n, m = cfg_.m;
+  const std::int64_t nb = basis.batch;
+  require(basis.rows == n && basis.cols == m, "basis",
+          "matrices are " + std::to_string(basis.rows) + "x" + std::to_string(basis.cols) +
+              ", the plan was built for n x m = " + std::to_string(n) + "x" + std::to_string(m));
+  require(nb >= 0, "basis", "negative batch size");
+  require(basis.batch_stride >= std::int64_t(n) * m, "basis", "batch stride smaller than a matrix");
+  const Memory mem = memory_of(backend_);
+  require_memory(basis.where, mem, "basis");
+  if (cfg_.transform) {
+    require_shape(transform, nb, m, m, "transform");
+    require_memory(transform.where, mem, "transform");
+  }
+  require(status.size == 0 || status.size == nb, "status",
+          "has " + std::to_string(status.size) + " entries; give 0 or one per basis (" +
+              std::to_string(nb) + ")");
+  if (status.size) require_memory(status.where, Memory::host, "status");
+  if (nb == 0) return;
+  const long max_iter = cfg_.max_sweeps ? cfg_.max_sweeps : detail::default_max_iter(m);
+  const int threads = threads_of(cfg_);
+  std::vector<LllStatus> st(nb, LllStatus::reduced);
+  const std::int64_t tstride = cfg_.transform ? transform.batch_stride : 0;
+
+  if (mem == Memory::host) {
+    for (std::int64_t k = 0; k < nb; ++k) {
+      std::int64_t where = 0;
+      require(all_finite(basis.matrix(k), std::int64_t(n) * m, &where), "basis",
+              "basis " + std::to_string(k) + " entry (" + std::to_string(where % n) + ", " +
+                  std::to_string(where / n) + ") is NaN or Inf; every entry must be finite");
+    }
+    std::int64_t* tdata = cfg_.transform ? transform.data : nullptr;
+    if (method_ == LllMethod::sequential || method_ == LllMethod::all_swap) {
+      // Bases in parallel; a lone large basis gets the threads inside (two-level nesting).
+      const int outer = int(std::min<std::int64_t>(threads, nb));
+      const int inner = method_ == LllMethod::all_swap && m >= 96 ? std::max(1, threads / outer) : 1;
+      if (inner > 1) omp_set_max_active_levels(2);
+#pragma omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1)
+      for (std::int64_t k = 0; k < nb; ++k) {
+        F* bk = basis.matrix(k);
+        std::int64_t* tk = tdata ? tdata + k * tstride : nullptr;
+        if (method_ == LllMethod::all_swap) {
+          st[k] = detail::all_swap_cpu<F>(n, m, bk, tk, cfg_.delta, max_iter, inner).status;
+        } else {
+          // The reference always computes in float64; a float basis is converted both ways.
+          std::vector<double> bd(bk, bk + std::size_t(n) * m);
+          std::vector<double> td(tk ? std::size_t(m) * m : 0);
+          auto s = detail::se_lll_double(n, m, bd.data(), tk ? td.data() : nullptr, cfg_.delta);
+          for (std::size_t i = 0; i < bd.size(); ++i) bk[i] = F(bd[i]);
+          if (tk) {
+            for (std::size_t i = 0; i < td.size(); ++i) {
+              if (!(std::abs(td[i]) < 9.2e18)) s.status = LllStatus::precision_loss;
+              tk[i] = std::int64_t(td[i]);
+            }
+          }
+          st[k] = s.status;
+        }
+      }
+    } else {
+      const int outer = int(std::min<std::int64_t>(threads, nb));
+      const int inner = std::max(1, threads / outer);
+      if (outer > 1 && inner > 1) omp_set_max_active_levels(2);
+      const auto reducer = cpu_reducer<F>(cfg_.delta, inner);
+#pragma omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1)
+      for (std::int64_t k = 0; k < nb; ++k) {
+        st[k] = detail::block_lll<F>(n, m, basis.matrix(k), tdata ? tdata + k * tstride : nullptr,
+                                     cfg_.delta, block_, max_iter, inner, reducer)
+                    .status;
+      }
+    }
+  } else {
+#if MIMORX_HAS_CUDA
+    if (method_ == LllMethod::all_swap) {
+      Buffer<std::int32_t> ds = Buffer<std::int32_t>::device(nb, backend_.device());
+      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr, ds.data(),
+                               nb, n, m, basis.batch_stride, tstride, cfg_.delta, max_iter,
+                               stream.handle(), backend_.device());
+      std::vector<std::int32_t> hs(nb);
+      mimorx::detail::copy_bytes(hs.data(), Memory::host, ds.data(), Memory::device,
+                         nb * sizeof(std::int32_t), stream.handle());
+      stream.synchronize();
+      for (std::int64_t k = 0; k < nb; ++k) st[k] = LllStatus(hs[k]);
+    } else {
+      // CPU+GPU scheduler: CPU threads each own a CUDA stream and a share of the bases; the
+      // block reductions of a pass go to the GPU as one batched launch per block size, the
+      // GSC-Update and the products with U stay on the CPU thread.
+      stream.synchronize();
+      const int workers = int(std::min<std::int64_t>(threads, nb));
+#pragma omp parallel num_threads(workers)
+      {
+        GpuReducer<F> gr{backend_.device(), cfg_.delta, Stream::create(backend_.device()), {},
+                         {}, {}, {}, {}, {}};
+        detail::BlockReducer<F> reduce = [&gr](F* bl, std::int64_t* u, LllStatus* s, int c,
+                                               int l) { return gr(bl, u, s, c, l); };
+        std::vector<F> hb(std::size_t(n) * m);
+        std::vector<std::int64_t> ht(cfg_.transform ? std::size_t(m) * m : 0);
+#pragma omp for schedule(dynamic)
+        for (std::int64_t k = 0; k < nb; ++k) {
+          mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
+                             hb.size() * sizeof(F), gr.stream.handle());
+          gr.stream.synchronize();
+          st[k] = detail::block_lll<F>(n, m, hb.data(), ht.empty() ? nullptr : ht.data(),
+                                       cfg_.delta, block_, max_iter, 1, reduce)
+                      .status;
+          mimorx::detail::copy_bytes(basis.matrix(k), Memory::device, hb.data(), Memory::host,
+                             hb.size() * sizeof(F), gr.stream.handle());
+          if (!ht.empty())
+            mimorx::detail::copy_bytes(transform.data + k * tstride, Memory::device, ht.data(),
+                               Memory::host, ht.size() * sizeof(std::int64_t), gr.stream.handle());
+          gr.stream.synchronize();
+        }
+      }
+    }
+#else
+    (void)stream;
+    throw Unsupported("backend: this build has no CUDA backend");
+#endif
+  }
+  if (status.size) {
+    std::copy(st.begin(), st.end(), status.data);
+    return;
+  }
+  for (std::int64_t k = 0; k < nb; ++k) {
+    if (st[k] == LllStatus::reduced) continue;
+    const std::string msg = "basis " + std::to_string(k) + ": " + to_string(st[k]);
+    if (st[k] == LllStatus::singular)
+      throw InvalidArgument("basis: " + msg + "; LLL needs linearly independent finite vectors");
+    throw NumericalError("lll: " + msg +
+                         "; try float64 (precision double) or the sequential method");
+  }
+}
+
+template void LllPlan::run_impl<float>(MatrixBatch<float>, MatrixBatch<std::int64_t>,
+                                       View<LllStatus>, const Stream&);
+template void LllPlan::run_impl<double>(MatrixBatch<double>, MatrixBatch<std::int64_t>,
+                                        View<LllStatus>, const Stream&);
+
+LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, bool transform,
+                     LllMethod method) {
+  require(b.size() == std::size_t(n) * m, "basis",
+          "has " + std::to_string(b.size()) + " entries, expected n*m = " +
+              std::to_string(std::size_t(n) * m));
+  LllConfig c;
+  c.n = n;
+  c.m = m;
+  c.delta = delta;
+  c.transform = transform;
+  c.method = method;
+  LllPlan plan(c, Backend::cpu());
+  LllResult r;
+  r.basis = b;
+  r.transform.resize(transform ? std::size_t(m) * m : 0);
+  MatrixBatch<double> bb(r.basis.data(), 1, n, m, Memory::host);
+  MatrixBatch<std::int64_t> tb(transform ? r.transform.data() : nullptr, transform ? 1 : 0,
+                               transform ? m : 0, transform ? m : 0, Memory::host);
+  View<LllStatus> sv(&r.status, 1, Memory::host);
+  plan.run(bb, tb, sv);
+  return r;
+}
+
+}  // namespace mimorx::lattice

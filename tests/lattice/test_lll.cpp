@@ -1,0 +1,254 @@
+// LLL on the CPU: the reference, CR-AS-LLL (OpenMP) and CR-MB-LLL, each output passed through
+// the independent verification (long-double Gram-Schmidt, exact det T).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "lattice/lll_support.hpp"
+#include "mimorx/core/error.hpp"
+#include "mimorx/lattice/lll.hpp"
+#include "mimorx/lattice/quality.hpp"
+#include "support/gpu.hpp"
+
+using namespace mimorx;
+using namespace mimorx::lattice;
+
+TEST(LllQuality, RejectsANonReducedBasis) {
+  // b1 = b0 + small: mu = 1, not size-reduced; a long first vector breaks Lovasz.
+  const std::vector<double> b = {1, 0, 1, 1};
+  const auto q = check_lll(2, 2, b.data());
+  EXPECT_FALSE(q.size_reduced);
+  EXPECT_FALSE(q.reduced());
+  const std::vector<double> c = {10, 0, 0, 1};
+  const auto q2 = check_lll(2, 2, c.data());
+  EXPECT_TRUE(q2.size_reduced);
+  EXPECT_FALSE(q2.lovasz);
+  EXPECT_NEAR(q2.lovasz_ratio, 0.01, 1e-12);
+  const std::vector<double> d = {1, 0, 0, 10};
+  const auto q3 = check_lll(2, 2, d.data());
+  EXPECT_TRUE(q3.reduced());
+  EXPECT_NEAR(q3.orthogonality_defect, 1.0, 1e-12);
+  EXPECT_NEAR(q3.condition_number, 10.0, 1e-9);
+}
+
+TEST(LllQuality, ExactDeterminant) {
+  const std::vector<std::int64_t> a = {2, 1, 0, 1, 3, 1, 0, 1, 4};  // det = 18
+  double d = 0;
+  ASSERT_TRUE(exact_det(3, a.data(), &d));
+  EXPECT_EQ(d, 18.0);
+  const std::vector<std::int64_t> u = {1, 0, 0, 5, 1, 0, -7, 3, 1};  // unit upper: det 1
+  ASSERT_TRUE(exact_det(3, u.data(), &d));
+  EXPECT_EQ(d, 1.0);
+  const std::vector<std::int64_t> z = {0, 1, 1, 0};  // a permutation: det -1
+  ASSERT_TRUE(exact_det(2, z.data(), &d));
+  EXPECT_EQ(d, -1.0);
+}
+
+TEST(LllReference, RandomGaussianBases) {
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {2, 3, 4, 8, 16, 32, 48}) {
+    for (int rep = 0; rep < 4; ++rep) {
+      const int m = rep == 3 ? std::max(1, n - 1) : n;
+      auto b0 = test::gaussian_basis(g, n, m);
+      auto b = b0;
+      std::vector<std::int64_t> t(std::size_t(m) * m);
+      const auto st = lll_reference(n, m, b.data(), t.data(), 0.75);
+      ASSERT_EQ(st.status, LllStatus::reduced) << "n=" << n;
+      test::expect_reduced(n, m, b0, b, &t, 0.75, false, "reference");
+    }
+  }
+}
+
+TEST(LllReference, IntegerBasesStayIntegerAndDelta099) {
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {4, 10, 20}) {
+    for (double delta : {0.25, 0.75, 0.99}) {
+      auto b0 = test::integer_basis(g, n, n, 50);
+      auto b = b0;
+      std::vector<std::int64_t> t(std::size_t(n) * n);
+      ASSERT_EQ(lll_reference(n, n, b.data(), t.data(), delta).status, LllStatus::reduced);
+      for (double x : b) EXPECT_EQ(x, std::round(x));
+      test::expect_reduced(n, n, b0, b, &t, delta, false, "integer");
+    }
+  }
+}
+
+TEST(LllReference, KnapsackAndHugeDynamicRange) {
+  std::mt19937_64 g(test::fresh_seed());
+  {
+    const int m = 20;
+    auto b0 = test::knapsack_basis(g, m, 1e9);
+    auto b = b0;
+    std::vector<std::int64_t> t(m * m);
+    ASSERT_EQ(lll_reference(m, m, b.data(), t.data(), 0.99).status, LllStatus::reduced);
+    test::expect_reduced(m, m, b0, b, &t, 0.99, false, "knapsack");
+  }
+  // Entries 10^u, u uniform in [-6, 6], random signs: terminates and is reduced.
+  std::uniform_real_distribution<double> u(-6, 6);
+  for (int n : {4, 8, 16}) {
+    std::vector<double> b0(n * n);
+    for (auto& x : b0) x = std::pow(10.0, u(g)) * (g() & 1 ? 1 : -1);
+    auto b = b0;
+    std::vector<std::int64_t> t(n * n);
+    const auto st = lll_reference(n, n, b.data(), t.data(), 0.75);
+    ASSERT_EQ(st.status, LllStatus::reduced);
+    test::expect_reduced(n, n, b0, b, &t, 0.75, false, "dynamic range");
+  }
+}
+
+TEST(LllReference, DegenerateInputsAreClearErrors) {
+  std::vector<double> dep = {1, 2, 3, 2, 4, 6, 0, 1, 0};  // b1 = 2 b0
+  EXPECT_THROW(lll_reference(3, 3, dep.data(), nullptr), InvalidArgument);
+  std::vector<double> zero = {1, 2, 3, 0, 0, 0, 0, 1, 0};
+  EXPECT_THROW(lll_reference(3, 3, zero.data(), nullptr), InvalidArgument);
+  std::vector<double> nan = {1, 2, std::numeric_limits<double>::quiet_NaN(), 0, 1, 0, 0, 0, 1};
+  try {
+    lll_reference(3, 3, nan.data(), nullptr);
+    ADD_FAILURE() << "NaN accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("NaN"), std::string::npos) << e.what();
+  }
+  std::vector<double> wide(6, 1.0);
+  EXPECT_THROW(lll_reference(2, 3, wide.data(), nullptr), InvalidArgument);  // m > n
+  std::vector<double> ok = {1, 0, 0, 1};
+  EXPECT_THROW(lll_reference(2, 2, ok.data(), nullptr, 1.0), InvalidArgument);
+  EXPECT_THROW(lll_reference(2, 2, ok.data(), nullptr, 0.2), InvalidArgument);
+  std::vector<std::complex<double>> c = {{1, 0}, {0, 0}, {0, 0}, {1, 0}};
+  EXPECT_THROW(clll_reference(2, 2, c.data(), nullptr, 0.4), InvalidArgument);
+  LllConfig cfg{4, 4};
+  cfg.delta = 1.5;
+  EXPECT_THROW(LllPlan(cfg, Backend::cpu()), InvalidArgument);
+  cfg.delta = 0.75;
+  cfg.m = 5;
+  EXPECT_THROW(LllPlan(cfg, Backend::cpu()), InvalidArgument);
+}
+
+TEST(LllReference, ComplexLll) {
+  std::mt19937_64 g(test::fresh_seed());
+  std::normal_distribution<double> d;
+  for (int n : {2, 4, 8, 16}) {
+    for (int rep = 0; rep < 3; ++rep) {
+      std::vector<std::complex<double>> b0(n * n);
+      for (auto& x : b0) x = {d(g), d(g)};
+      auto b = b0;
+      std::vector<std::complex<double>> t(n * n);
+      ASSERT_EQ(clll_reference(n, n, b.data(), t.data(), 0.75).status, LllStatus::reduced);
+      const auto q = check_clll(n, n, b.data(), {0.75});
+      EXPECT_TRUE(q.reduced()) << q.message;
+      const auto tr = check_ctransform(n, n, b0.data(), b.data(), t.data());
+      EXPECT_TRUE(tr.ok()) << tr.message;
+      const auto q0 = check_clll(n, n, b0.data(), {0.75});
+      EXPECT_NEAR(q.log_volume, q0.log_volume, 1e-9 * std::max(1.0, std::abs(q0.log_volume)));
+    }
+  }
+}
+
+// All methods of the plan on the CPU, float32 and float64, batched.
+class LllPlanCpu : public ::testing::TestWithParam<LllMethod> {};
+
+TEST_P(LllPlanCpu, BatchesReduceInBothPrecisions) {
+  std::mt19937_64 g(test::fresh_seed());
+  const LllMethod method = GetParam();
+  for (int n : {4, 8, 16, 32, 64}) {
+    const int batch = n <= 16 ? 16 : 4;
+    LllConfig cfg;
+    cfg.n = cfg.m = n;
+    cfg.method = method;
+    cfg.transform = true;
+    cfg.block = method == LllMethod::block ? 8 : 0;
+    LllPlan plan(cfg, Backend::cpu());
+    std::vector<double> b0;
+    for (int k = 0; k < batch; ++k) {
+      auto b = test::gaussian_basis(g, n, n);
+      b0.insert(b0.end(), b.begin(), b.end());
+    }
+    const std::size_t nn = std::size_t(n) * n;
+    for (bool f32 : {false, true}) {
+      std::vector<std::int64_t> t(nn * batch);
+      std::vector<LllStatus> st(batch);
+      std::vector<double> bd = b0;
+      std::vector<float> bf(b0.begin(), b0.end());
+      MatrixBatch<std::int64_t> tb(t.data(), batch, n, n, Memory::host);
+      View<LllStatus> sv(st.data(), batch, Memory::host);
+      if (f32) {
+        plan.run(MatrixBatch<float>(bf.data(), batch, n, n, Memory::host), tb, sv);
+      } else {
+        plan.run(MatrixBatch<double>(bd.data(), batch, n, n, Memory::host), tb, sv);
+      }
+      for (int k = 0; k < batch; ++k) {
+        ASSERT_EQ(st[k], LllStatus::reduced) << to_string(method) << " n=" << n << " f32=" << f32;
+        std::vector<double> in(b0.begin() + k * nn, b0.begin() + (k + 1) * nn);
+        std::vector<std::int64_t> tk(t.begin() + k * nn, t.begin() + (k + 1) * nn);
+        // float32 input is the float-rounded original: compare against that.
+        if (f32) {
+          for (auto& x : in) x = double(float(x));
+          std::vector<float> out(bf.begin() + k * nn, bf.begin() + (k + 1) * nn);
+          test::expect_reduced(n, n, in, out, &tk, 0.75, true, to_string(method));
+        } else {
+          std::vector<double> out(bd.begin() + k * nn, bd.begin() + (k + 1) * nn);
+          test::expect_reduced(n, n, in, out, &tk, 0.75, false, to_string(method));
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, LllPlanCpu,
+                         ::testing::Values(LllMethod::sequential, LllMethod::all_swap,
+                                           LllMethod::block));
+
+TEST(LllPlanCpuLarge, BlockMethodOn128) {
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 128;
+  LllConfig cfg;
+  cfg.n = cfg.m = n;
+  cfg.method = LllMethod::block;
+  cfg.transform = true;
+  LllPlan plan(cfg, Backend::cpu());
+  EXPECT_EQ(plan.block(), 32);
+  auto b0 = test::gaussian_basis(g, n, n);
+  auto b = b0;
+  std::vector<std::int64_t> t(n * n);
+  LllStatus st;
+  plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
+           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), View<LllStatus>(&st, 1, Memory::host));
+  ASSERT_EQ(st, LllStatus::reduced);
+  test::expect_reduced(n, n, b0, b, &t, 0.75, false, "block 128");
+}
+
+TEST(LllPlanCpuErrors, StatusOrException) {
+  std::vector<double> dep = {1, 2, 3, 2, 4, 6, 0, 1, 0};
+  for (auto method : {LllMethod::sequential, LllMethod::all_swap, LllMethod::block}) {
+    LllConfig cfg{3, 3};
+    cfg.method = method;
+    cfg.block = method == LllMethod::block ? 4 : 0;
+    LllPlan plan(cfg, Backend::cpu());
+    auto b = dep;
+    LllStatus st = LllStatus::reduced;
+    plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {}, View<LllStatus>(&st, 1, Memory::host));
+    EXPECT_EQ(st, LllStatus::singular) << to_string(method);
+    b = dep;
+    EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {}, {}),
+                 InvalidArgument);
+    b = dep;
+    b[4] = std::numeric_limits<double>::infinity();
+    EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {}, {}),
+                 InvalidArgument);
+    b = dep;
+    EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 3, 2, Memory::host), {}, {}),
+                 InvalidArgument);
+  }
+  // A sweep limit that cannot suffice is reported, never hidden.
+  std::mt19937_64 g(test::fresh_seed());
+  LllConfig cfg{24, 24};
+  cfg.method = LllMethod::all_swap;
+  cfg.max_sweeps = 1;
+  LllPlan plan(cfg, Backend::cpu());
+  auto b = test::knapsack_basis(g, 24, 1e6);
+  EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 24, 24, Memory::host), {}, {}),
+               NumericalError);
+}
