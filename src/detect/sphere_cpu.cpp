@@ -1,0 +1,319 @@
+// SpherePlan: the Schnorr-Euchner reference on the CPU, the PSD kernel on CUDA, and the
+// sequential emulation of the PSD search used by the tests.
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detect/sphere_internal.hpp"
+#include "mimorx/config.hpp"
+#include "mimorx/core/error.hpp"
+#include "mimorx/detect/sphere.hpp"
+
+namespace mimorx::detect {
+
+namespace sphere {
+
+void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* r,
+                int* inv_perm) {
+  const int n = real_dim(mod, nt);
+  int perm[kMaxReal];
+  real_model(mod, h, nr, nt, q);
+  sorted_qr(q, 2 * nr, n, r, perm);
+  for (int k = 0; k < n; ++k) inv_perm[perm[k]] = k;
+}
+
+PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
+                     std::int64_t node_cap) {
+  PsdOutcome o;
+  float pm[kMaxReal + 1];
+  float b[kMaxReal];
+  int lo[kMaxReal], hi[kMaxReal];
+  std::uint64_t vec = 0;
+  pm[n] = 0.f;
+  int k = n - 1;
+  auto enter = [&](int kk) {
+    b[kk] = column_target(r, z, n, L, vec, kk);
+    lo[kk] = -1;
+    hi[kk] = nearest_level(b[kk], r[kk * n + kk], L);
+  };
+  enter(k);
+  for (;;) {
+    const float rkk = r[k * n + k];
+    // Next level of column k in increasing distance from the centre (Schnorr-Euchner zig-zag,
+    // clipped to the alphabet): the candidate nearer to the centre of lo-1 and hi+1.
+    int l;
+    if (lo[k] < 0) {
+      l = lo[k] = hi[k];
+    } else {
+      const bool can_lo = lo[k] > 0, can_hi = hi[k] < L - 1;
+      if (!can_lo && !can_hi) {
+        l = -1;
+      } else if (!can_hi) {
+        l = --lo[k];
+      } else if (!can_lo) {
+        l = ++hi[k];
+      } else {
+        l = increment(b[k], rkk, lo[k] - 1, L) <= increment(b[k], rkk, hi[k] + 1, L) ? --lo[k]
+                                                                                       : ++hi[k];
+      }
+    }
+    if (l < 0) {
+      if (++k == n) break;
+      continue;
+    }
+    const float m = pm[k + 1] + increment(b[k], rkk, l, L);
+    ++o.nodes;
+    if (!(m < d2)) {
+      // Candidates come in increasing distance: every later sibling is pruned too.
+      if (++k == n) break;
+    } else if (k == 0) {
+      d2 = m;
+      best = with_level(vec, 0, l);
+      ++o.leaves;
+      ++o.updates;
+      if (++k == n) break;  // the remaining siblings are farther than this leaf
+    } else {
+      vec = with_level(vec, k, l);
+      pm[k] = m;
+      enter(--k);
+    }
+    if (node_cap > 0 && o.nodes >= node_cap && d2 < inf_metric()) {
+      o.capped = 1;
+      break;
+    }
+  }
+  o.best = best;
+  o.d2 = d2;
+  return o;
+}
+
+namespace {
+std::atomic<int> g_team_override{0};
+}  // namespace
+void set_team_override(int team) { g_team_override = team; }
+int team_override() { return g_team_override; }
+
+namespace {
+// The PSD team emulated by one CPU thread: std::sort replaces the warp merge sort.
+struct HostTeam {
+  const PsdSchedule& s;
+  const float* r;
+  const float* z;
+  std::vector<std::pair<float, std::uint64_t>> buf[kMaxLevels];
+
+  float key(int x, int i) const { return buf[x][std::size_t(i)].first; }
+  std::pair<float, std::uint64_t> parent(int x, int i) const {
+    return x < 0 ? std::pair<float, std::uint64_t>{0.f, 0} : buf[x][std::size_t(i)];
+  }
+  float child(int x, int first, int y, std::int64_t c, float d2, std::uint64_t* v) const {
+    const int lp = x < 0 ? s.n + 1 : s.lvl[x];
+    const int d = lp - s.lvl[y];
+    const auto [pm, pv] = parent(x, first + int(c >> (d * s.log2q)));
+    const int off = int(c & (s.children_per_parent[y] - 1));
+    return child_metric(r, z, s.n, s.q, s.log2q, pv, pm, lp, s.lvl[y], off, d2, v);
+  }
+  int expand_sort(int x, int first, int np, int y, float d2) {
+    auto& out = buf[y];
+    out.clear();
+    const std::int64_t nch = np * s.children_per_parent[y];
+    int count = 0;
+    for (std::int64_t c = 0; c < nch; ++c) {
+      std::uint64_t v;
+      const float m = child(x, first, y, c, d2, &v);
+      out.emplace_back(m, v);
+      count += m < d2 ? 1 : 0;
+    }
+    std::sort(out.begin(), out.end());
+    return count;
+  }
+  void expand_leaves(int x, int first, int np, int y, float d2, float* m, std::uint64_t* v) {
+    std::pair<float, std::uint64_t> best{inf_metric(), 0};
+    const std::int64_t nch = np * s.children_per_parent[y];
+    for (std::int64_t c = 0; c < nch; ++c) {
+      std::uint64_t cv;
+      const float cm = child(x, first, y, c, d2, &cv);
+      best = std::min(best, std::pair<float, std::uint64_t>{cm, cv});
+    }
+    *m = best.first;
+    *v = best.second;
+  }
+};
+}  // namespace
+
+PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z, float d2,
+                           std::uint64_t best, std::int64_t node_cap) {
+  HostTeam team{s, r, z, {}};
+  PsdSearchParams p;
+  p.nlev = s.nlev;
+  p.lvl = s.lvl;
+  p.paths = s.paths;
+  p.nodes_per_parent = s.nodes_per_parent;
+  p.children_per_parent = s.children_per_parent;
+  p.node_cap = node_cap;
+  return psd_search(team, p, d2, best);
+}
+
+}  // namespace sphere
+
+struct SpherePlan::Workspace {
+  std::vector<float> q, r;
+  std::vector<int> inv_perm;
+#if MIMORX_HAS_CUDA
+  Buffer<float> dq, dr;
+  Buffer<int> dperm, counter;
+  std::int64_t channels = 0;
+#endif
+};
+
+namespace {
+constexpr std::size_t kCpuNominalShared = 48 * 1024;
+
+std::size_t shared_limit(const Backend& b) {
+  if (!b.is_cuda()) return kCpuNominalShared;
+  const auto devs = cuda_devices();
+  require(b.device() >= 0 && std::size_t(b.device()) < devs.size(), "backend",
+          "CUDA device " + std::to_string(b.device()) + " is not present");
+  return devs[std::size_t(b.device())].shared_memory_per_block_optin;
+}
+}  // namespace
+
+SpherePlan::SpherePlan(const SphereConfig& cfg, Backend backend)
+    : cfg_(cfg), backend_(backend), ws_(std::make_unique<Workspace>()) {
+  const MimoShape& s = cfg.shape;
+  require(s.nt >= 1 && s.nt <= 8, "nt",
+          std::to_string(s.nt) + " transmit antennas; the sphere detector supports 1..8");
+  require(s.nr >= s.nt && s.nr <= 64, "nr",
+          std::to_string(s.nr) + " receive antennas for nt = " + std::to_string(s.nt) +
+              "; the sphere detector needs nt <= nr <= 64");
+  const int b = bits_per_symbol(s.mod);
+  require(b == 1 || b == 2 || b == 4 || b == 6 || b == 8, "mod",
+          std::to_string(b) + " bits per symbol; allowed BPSK, QPSK, 16-, 64-, 256-QAM");
+  require(cfg.node_cap >= 0, "node_cap",
+          std::to_string(cfg.node_cap) + "; must be >= 0 (0 = no cap)");
+  const int n = sphere::real_dim(s.mod, s.nt);
+  const int q = axis_levels(s.mod);
+  const std::size_t limit = shared_limit(backend);
+  if (cfg.levels) {
+    validate_psd_levels(*cfg.levels, n, q, limit);
+    levels_ = *cfg.levels;
+  } else {
+    levels_ = choose_psd_levels(s, limit);
+    validate_psd_levels(levels_, n, q, limit);
+  }
+#if !MIMORX_HAS_CUDA
+  require(!backend.is_cuda(), "backend", "this build has no CUDA backend");
+#endif
+}
+
+SpherePlan::~SpherePlan() = default;
+SpherePlan::SpherePlan(SpherePlan&&) noexcept = default;
+SpherePlan& SpherePlan::operator=(SpherePlan&&) noexcept = default;
+
+void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> metrics,
+                     View<SearchStats> stats, View<cf32> symbols, const Stream& stream) {
+  const MimoShape& s = cfg_.shape;
+  validate(in, s, backend_);
+  const std::int64_t V = num_vectors(in);
+  const std::int64_t C = in.h.batch;
+  const int nt = s.nt, nr = s.nr, mb = bits_per_symbol(s.mod);
+  const Memory mem = memory_of(backend_);
+  require_size(bits, V * nt * mb, "bits");
+  require_memory(bits.where, mem, "bits");
+  if (metrics.data) {
+    require_size(metrics, V, "metrics");
+    require_memory(metrics.where, mem, "metrics");
+  }
+  if (stats.data) {
+    require_size(stats, V, "stats");
+    require_memory(stats.where, mem, "stats");
+  }
+  if (symbols.data) {
+    require_size(symbols, V * nt, "symbols");
+    require_memory(symbols.where, mem, "symbols");
+  }
+  if (V == 0) return;
+  const int n = sphere::real_dim(s.mod, nt);
+  const int m = 2 * nr;
+  const int L = axis_levels(s.mod);
+
+  if (backend_.is_cuda()) {
+#if MIMORX_HAS_CUDA
+    Workspace& w = *ws_;
+    if (w.channels < C) {
+      w.dq = Buffer<float>::device(std::size_t(C) * m * n, backend_.device());
+      w.dr = Buffer<float>::device(std::size_t(C) * n * n, backend_.device());
+      w.dperm = Buffer<int>::device(std::size_t(C) * n, backend_.device());
+      w.channels = C;
+    }
+    if (w.counter.empty()) w.counter = Buffer<int>::device(1, backend_.device());
+    sphere::PsdCudaArgs a;
+    a.mod = s.mod;
+    a.nt = nt;
+    a.nr = nr;
+    a.sched = sphere::make_schedule(levels_, n, L);
+    a.node_cap = cfg_.node_cap;
+    a.babai = cfg_.babai_initial_radius;
+    a.channels = C;
+    a.vectors = V;
+    a.vectors_per_channel = in.vectors_per_channel;
+    a.h = in.h.data;
+    a.h_stride = in.h.batch_stride;
+    a.y = in.y.data;
+    a.y_stride = in.y.batch_stride;
+    a.q = w.dq.data();
+    a.r = w.dr.data();
+    a.inv_perm = w.dperm.data();
+    a.counter = w.counter.data();
+    a.bits = bits.data;
+    a.metrics = metrics.data;
+    a.stats = stats.data;
+    a.symbols = symbols.data;
+    a.device = backend_.device();
+    a.team_override = sphere::team_override();
+    sphere::psd_run_cuda(a, stream.handle());
+    return;
+#else
+    throw Unsupported("backend: this build has no CUDA backend");
+#endif
+  }
+
+  (void)stream;
+  Workspace& w = *ws_;
+  w.q.resize(std::size_t(C) * m * n);
+  w.r.resize(std::size_t(C) * n * n);
+  w.inv_perm.resize(std::size_t(C) * n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < C; ++c) {
+    sphere::qr_channel(s.mod, in.h.matrix(c), nr, nt, &w.q[std::size_t(c * m * n)],
+                       &w.r[std::size_t(c * n * n)], &w.inv_perm[std::size_t(c * n)]);
+  }
+  const bool babai = cfg_.babai_initial_radius;
+  const std::int64_t cap = cfg_.node_cap;
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::int64_t v = 0; v < V; ++v) {
+    const std::int64_t c = v / in.vectors_per_channel;
+    const float* q = &w.q[std::size_t(c * m * n)];
+    const float* r = &w.r[std::size_t(c * n * n)];
+    const int* ip = &w.inv_perm[std::size_t(c * n)];
+    const cf32* y = in.y.matrix(v);
+    float z[sphere::kMaxReal];
+    for (int k = 0; k < n; ++k) z[k] = sphere::project(q, m, nr, y, k);
+    float d2 = sphere::inf_metric();
+    std::uint64_t best = 0;
+    if (babai) best = sphere::babai_point(r, z, n, L, &d2);
+    const sphere::PsdOutcome o = sphere::se_search(r, z, n, L, d2, best, cap);
+    cf32 x[8];
+    for (int t = 0; t < nt; ++t) {
+      sphere::write_stream(s.mod, nt, t, o.best, ip, &bits[(v * nt + t) * mb], &x[t]);
+      if (symbols.data) symbols[v * nt + t] = x[t];
+    }
+    if (metrics.data) metrics[v] = sphere::residual_metric(in.h.matrix(c), nr, nt, y, x);
+    if (stats.data) stats[v] = SearchStats{o.nodes, o.leaves, o.updates, o.capped};
+  }
+}
+
+}  // namespace mimorx::detect

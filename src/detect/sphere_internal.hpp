@@ -1,0 +1,70 @@
+#pragma once
+// Internal to mimorx_detect_sphere (and its tests/benchmarks): the derived PSD schedule, the
+// sequential CPU emulation of the PSD search, and the CUDA entry point.
+#include <cstdint>
+#include <vector>
+
+#include "detect/sphere_math.hpp"
+#include "mimorx/config.hpp"
+#include "mimorx/detect/sphere.hpp"
+
+namespace mimorx::detect::sphere {
+
+// The per-level numbers the search needs, derived from validated PsdLevels.
+struct PsdSchedule {
+  int n = 0, q = 0, log2q = 0;
+  int nlev = 0;
+  int lvl[kMaxLevels] = {};
+  int paths[kMaxLevels] = {};
+  int exp[kMaxLevels] = {};  // expanded nodes of level x at most (the paper's exp_lvl_x)
+  std::int64_t nodes_per_parent[kMaxLevels] = {};
+  std::int64_t children_per_parent[kMaxLevels] = {};
+  int capacity = 8;  // sort width: power of two >= every non-leaf exp_x, >= 8
+};
+PsdSchedule make_schedule(const PsdLevels& p, int n, int q);
+
+// Per channel: sorted QR of the real model. q: m x n, r: n x n, inv_perm: n (real column ->
+// tree column).
+void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* r, int* inv_perm);
+
+// The PSD search of one vector run sequentially on the CPU (tests compare it with the SE
+// decoder and the brute force; it exercises the level/paths/backtracking logic of the kernel).
+PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z, float d2,
+                           std::uint64_t best, std::int64_t node_cap);
+
+// Depth-first Schnorr-Euchner search of one vector.
+PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
+                     std::int64_t node_cap);
+
+// Benchmark knob: force the CUDA team width (8 or 32 threads per vector); 0 = automatic.
+void set_team_override(int team);
+int team_override();
+
+#if MIMORX_HAS_CUDA
+struct PsdCudaArgs {
+  Modulation mod;
+  int nt = 0, nr = 0;
+  PsdSchedule sched;
+  std::int64_t node_cap = 0;
+  bool babai = false;
+  std::int64_t channels = 0, vectors = 0;
+  int vectors_per_channel = 1;
+  const cf32* h = nullptr;
+  std::int64_t h_stride = 0;
+  const cf32* y = nullptr;
+  std::int64_t y_stride = 0;
+  float* q = nullptr;        // workspace: channels * m * n
+  float* r = nullptr;        // channels * n * n
+  int* inv_perm = nullptr;   // channels * n
+  int* counter = nullptr;    // one int, the work queue of the persistent teams
+  std::uint8_t* bits = nullptr;
+  float* metrics = nullptr;
+  SearchStats* stats = nullptr;
+  cf32* symbols = nullptr;
+  int device = 0;
+  int team_override = 0;  // 0: automatic; 8 or 32 (benchmark sweeps)
+};
+void psd_run_cuda(const PsdCudaArgs& a, void* stream);
+#endif
+
+}  // namespace mimorx::detect::sphere

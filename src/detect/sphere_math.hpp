@@ -1,0 +1,314 @@
+#pragma once
+// Arithmetic shared by the CPU sphere decoders and the CUDA PSD kernel (MIMORX_HD), so that
+// both compute the same real-valued model, the same sorted QR and the same partial distances.
+//
+// Real-valued model. Square QAM with L = sqrt(M) levels per axis: x_real = [Re x; Im x] and
+//   G = s [Re H, -Im H; Im H, Re H]  (2nr x 2nt), s = qam_scale,
+// so that each real symbol is an odd integer amplitude a = 2l - (L - 1), level l in [0, L).
+// BPSK: x = a s (1 + j), a = +-1, so G = s [Re H - Im H; Im H + Re H] (2nr x nt), L = 2.
+// Tree: after the sorted QR G P = Q R, column k of R is tree level k + 1 (level n is detected
+// first); a partial vector stores the level index of column k in bits 4k..4k+3 of a uint64.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/core/hd.hpp"
+#include "mimorx/modem/modulation.hpp"
+
+namespace mimorx::detect::sphere {
+
+inline constexpr int kMaxReal = 16;      // real dimension n (nt <= 8 complex streams)
+inline constexpr int kMaxLevels = 16;    // entries of PsdLevels::lvl
+inline constexpr int kMaxBuffer = 512;   // entries of one sorted PSD level buffer
+inline constexpr int kMaxLeafBatch = 1 << 16;  // children of one leaf expansion
+
+MIMORX_HD float inf_metric() { return std::numeric_limits<float>::infinity(); }
+
+MIMORX_HD int real_dim(Modulation mod, int nt) { return mod == Modulation::bpsk ? nt : 2 * nt; }
+MIMORX_HD int log2_levels(Modulation mod) { return mod == Modulation::bpsk ? 1 : axis_bits(mod); }
+
+// Integer amplitude of level l on an L-level axis.
+MIMORX_HD float amplitude(int l, int L) { return float(2 * l - (L - 1)); }
+
+MIMORX_HD int level_of(std::uint64_t vec, int k) { return int((vec >> (4 * k)) & 15u); }
+MIMORX_HD std::uint64_t with_level(std::uint64_t vec, int k, int l) {
+  return (vec & ~(std::uint64_t(15) << (4 * k))) | (std::uint64_t(l) << (4 * k));
+}
+
+// Real model matrix G (m = 2nr rows, n columns, column-major) of one complex channel.
+MIMORX_HD void real_model(Modulation mod, const cf32* h, int nr, int nt, float* g) {
+  const float s = qam_scale(mod);
+  const int m = 2 * nr;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < nr; ++i) {
+      const cf32 v = h[t * nr + i];
+      if (mod == Modulation::bpsk) {
+        g[t * m + i] = s * (v.re - v.im);
+        g[t * m + nr + i] = s * (v.im + v.re);
+      } else {
+        g[t * m + i] = s * v.re;
+        g[t * m + nr + i] = s * v.im;
+        g[(nt + t) * m + i] = -s * v.im;
+        g[(nt + t) * m + nr + i] = s * v.re;
+      }
+    }
+  }
+}
+
+// Sorted QR (Wuebben et al.'s SQRD: the column of least remaining norm goes first, so the
+// strongest streams are detected first, at the top of the tree, which shrinks the search).
+// a (m x n, column-major) is overwritten by Q; r gets R (n x n, column-major, upper); perm[k]
+// is the real column of G at tree column k. Modified Gram-Schmidt with one re-orthogonalisation
+// pass per column: plain MGS loses orthogonality in proportion to cond(G), and z = Q^T y then
+// misstates distances on ill-conditioned channels (tested with cond = 1e3).
+MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm) {
+  for (int j = 0; j < n; ++j) {
+    perm[j] = j;
+    for (int i = 0; i < n; ++i) r[j * n + i] = 0.f;
+  }
+  for (int k = 0; k < n; ++k) {
+    int best = k;
+    float best_norm = inf_metric();
+    for (int j = k; j < n; ++j) {
+      float s = 0.f;
+      for (int i = 0; i < m; ++i) s += a[j * m + i] * a[j * m + i];
+      if (s < best_norm) {
+        best_norm = s;
+        best = j;
+      }
+    }
+    if (best != k) {
+      for (int i = 0; i < m; ++i) {
+        const float t = a[k * m + i];
+        a[k * m + i] = a[best * m + i];
+        a[best * m + i] = t;
+      }
+      for (int i = 0; i < k; ++i) {
+        const float t = r[k * n + i];
+        r[k * n + i] = r[best * n + i];
+        r[best * n + i] = t;
+      }
+      const int t = perm[k];
+      perm[k] = perm[best];
+      perm[best] = t;
+    }
+    for (int i = 0; i < k; ++i) {
+      float c = 0.f;
+      for (int p = 0; p < m; ++p) c += a[i * m + p] * a[k * m + p];
+      for (int p = 0; p < m; ++p) a[k * m + p] -= c * a[i * m + p];
+      r[k * n + i] += c;
+    }
+    float s = 0.f;
+    for (int p = 0; p < m; ++p) s += a[k * m + p] * a[k * m + p];
+    const float nrm = std::sqrt(s);
+    r[k * n + k] = nrm;
+    const float inv = nrm > 0.f ? 1.f / nrm : 0.f;
+    for (int p = 0; p < m; ++p) a[k * m + p] *= inv;
+    for (int j = k + 1; j < n; ++j) {
+      float c = 0.f;
+      for (int p = 0; p < m; ++p) c += a[k * m + p] * a[j * m + p];
+      r[j * n + k] = c;
+      for (int p = 0; p < m; ++p) a[j * m + p] -= c * a[k * m + p];
+    }
+  }
+}
+
+// Real received vector [Re y; Im y] (both models stack rows the same way).
+MIMORX_HD float real_rx(const cf32* y, int nr, int i) { return i < nr ? y[i].re : y[i - nr].im; }
+
+// z_k = q_k^T y_real.
+MIMORX_HD float project(const float* q, int m, int nr, const cf32* y, int k) {
+  float s = 0.f;
+  for (int i = 0; i < m; ++i) s += q[k * m + i] * real_rx(y, nr, i);
+  return s;
+}
+
+// b_k = z_k - sum_{j>k} R_kj a_j: the target of column k given the symbols above it.
+MIMORX_HD float column_target(const float* r, const float* z, int n, int L, std::uint64_t vec,
+                              int k) {
+  float b = z[k];
+  for (int j = k + 1; j < n; ++j) b -= r[j * n + k] * amplitude(level_of(vec, j), L);
+  return b;
+}
+
+// Level nearest to the centre b / R_kk (the Babai choice), clamped to the alphabet.
+MIMORX_HD int nearest_level(float b, float rkk, int L) {
+  const float c = rkk > 0.f ? b / rkk : 0.f;
+  int l = int(std::floor((c + float(L - 1)) * 0.5f + 0.5f));
+  return l < 0 ? 0 : (l > L - 1 ? L - 1 : l);
+}
+
+// Partial distance increment of column k at level l: (b_k - R_kk a)^2.
+MIMORX_HD float increment(float b, float rkk, int l, int L) {
+  const float e = b - rkk * amplitude(l, L);
+  return e * e;
+}
+
+// A child of a PSD expansion: the parent (vec, metric) fixed above tree level lvl_parent gets
+// the levels of columns lvl_parent-2 .. lvl_child-1 from the base-L digits of `offset` (the
+// lowest column takes the lowest digit). Returns its metric, or +inf as soon as a partial
+// metric reaches d2 (pruned: metrics only grow towards the leaves).
+MIMORX_HD float child_metric(const float* r, const float* z, int n, int L, int log2L,
+                             std::uint64_t parent, float metric, int lvl_parent, int lvl_child,
+                             int offset, float d2, std::uint64_t* child) {
+  std::uint64_t vec = parent;
+  const int lo = lvl_child - 1;
+  for (int k = lvl_parent - 2; k >= lo; --k) {
+    const int l = (offset >> ((k - lo) * log2L)) & (L - 1);
+    vec = with_level(vec, k, l);
+    metric += increment(column_target(r, z, n, L, vec, k), r[k * n + k], l, L);
+    if (!(metric < d2)) {
+      *child = vec;
+      return inf_metric();
+    }
+  }
+  *child = vec;
+  return metric;
+}
+
+// The Babai (successive interference cancellation) point and its metric.
+MIMORX_HD std::uint64_t babai_point(const float* r, const float* z, int n, int L,
+                                    float* metric) {
+  std::uint64_t vec = 0;
+  float m = 0.f;
+  for (int k = n - 1; k >= 0; --k) {
+    const float b = column_target(r, z, n, L, vec, k);
+    const int l = nearest_level(b, r[k * n + k], L);
+    vec = with_level(vec, k, l);
+    m += increment(b, r[k * n + k], l, L);
+  }
+  *metric = m;
+  return vec;
+}
+
+// Axis bits c0..c(k-1) (38.211 order) of level l, by inverting pam_amplitude.
+MIMORX_HD void level_bits(int k, int l, std::uint8_t* c) {
+  const int want = 2 * l - ((1 << k) - 1);
+  for (int p = 0; p < (1 << k); ++p) {
+    std::uint8_t bits[4];
+    for (int j = 0; j < k; ++j) bits[j] = std::uint8_t((p >> (k - 1 - j)) & 1);
+    if (pam_amplitude(k, bits) == want) {
+      for (int j = 0; j < k; ++j) c[j] = bits[j];
+      return;
+    }
+  }
+}
+
+// Writes stream t's bits and symbol from the tree vector. inv_perm[c] = tree column of real
+// column c.
+MIMORX_HD void write_stream(Modulation mod, int nt, int t, std::uint64_t vec, const int* inv_perm,
+                            std::uint8_t* bits, cf32* sym) {
+  const float s = qam_scale(mod);
+  if (mod == Modulation::bpsk) {
+    const int l = level_of(vec, inv_perm[t]);
+    if (bits) bits[0] = std::uint8_t(l == 0 ? 1 : 0);
+    if (sym) *sym = cf32(amplitude(l, 2) * s, amplitude(l, 2) * s);
+    return;
+  }
+  const int k = axis_bits(mod);
+  const int L = 1 << k;
+  const int lre = level_of(vec, inv_perm[t]);
+  const int lim = level_of(vec, inv_perm[nt + t]);
+  if (bits) {
+    std::uint8_t cre[4], cim[4];
+    level_bits(k, lre, cre);
+    level_bits(k, lim, cim);
+    for (int j = 0; j < k; ++j) {
+      bits[2 * j] = cre[j];
+      bits[2 * j + 1] = cim[j];
+    }
+  }
+  if (sym) *sym = cf32(amplitude(lre, L) * s, amplitude(lim, L) * s);
+}
+
+// ||y - H x||^2 with the decided constellation points.
+MIMORX_HD float residual_metric(const cf32* h, int nr, int nt, const cf32* y, const cf32* x) {
+  float acc = 0.f;
+  for (int i = 0; i < nr; ++i) {
+    cf32 e = y[i];
+    for (int t = 0; t < nt; ++t) e -= h[t * nr + i] * x[t];
+    acc += norm2(e);
+  }
+  return acc;
+}
+
+// The PSD search of one received vector (Jozsa et al. 2013, Alg. 1), written once for the CUDA
+// team of threads and for its sequential CPU emulation used by the tests. `Team` provides:
+//   float key(int x, int i): metric of entry i of level x's sorted buffer;
+//   int expand_sort(int x, int first, int np, int y, float d2): expands entries first..first+np-1
+//       of level x (x = -1: the root) into level y's buffer, sorted by metric, pruned at d2;
+//       returns how many entries are < d2;
+//   void expand_leaves(int x, int first, int np, int y, float d2, float* m, uint64_t* v): the
+//       best leaf under those parents (m = +inf when all are pruned).
+struct PsdSearchParams {
+  int nlev = 0;
+  const int* lvl = nullptr;    // nlev entries
+  const int* paths = nullptr;  // nlev entries
+  const std::int64_t* nodes_per_parent = nullptr;  // Q + Q^2 + ... + Q^d of level x's jump
+  const std::int64_t* children_per_parent = nullptr;  // Q^d
+  std::int64_t node_cap = 0;
+};
+
+struct PsdOutcome {
+  std::uint64_t best = 0;
+  float d2 = 0.f;
+  std::int64_t nodes = 0;
+  std::int32_t leaves = 0;
+  std::int32_t updates = 0;
+  std::uint8_t capped = 0;
+};
+
+template <class Team>
+MIMORX_HD PsdOutcome psd_search(Team& team, const PsdSearchParams& p, float d2,
+                                std::uint64_t best) {
+  PsdOutcome o;
+  int pos[kMaxLevels];
+  int cnt[kMaxLevels];
+  bool root_done = false;
+  int x = -1;
+  for (;;) {
+    int first = 0;
+    int np = 0;
+    if (x < 0) {
+      if (root_done) break;
+      root_done = true;
+      np = 1;
+    } else {
+      // Sorted buffer: the first entry at or above d2 ends this level (the radius only shrinks).
+      while (np < p.paths[x] && pos[x] + np < cnt[x] && team.key(x, pos[x] + np) < d2) ++np;
+      if (np == 0) {
+        --x;
+        continue;
+      }
+      first = pos[x];
+      pos[x] += np;
+    }
+    const int y = x + 1;
+    o.nodes += np * p.nodes_per_parent[y];
+    if (y == p.nlev - 1) {
+      float m;
+      std::uint64_t v;
+      team.expand_leaves(x, first, np, y, d2, &m, &v);
+      o.leaves += std::int32_t(np * p.children_per_parent[y]);
+      if (m < d2) {
+        d2 = m;
+        best = v;
+        ++o.updates;
+      }
+    } else {
+      cnt[y] = team.expand_sort(x, first, np, y, d2);
+      pos[y] = 0;
+      x = y;
+    }
+    if (p.node_cap > 0 && o.nodes >= p.node_cap && d2 < inf_metric()) {
+      o.capped = 1;
+      break;
+    }
+  }
+  o.best = best;
+  o.d2 = d2;
+  return o;
+}
+
+}  // namespace mimorx::detect::sphere

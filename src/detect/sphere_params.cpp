@@ -1,0 +1,134 @@
+// PSD parameters: validation of explicit PsdLevels, the automatic choice, the derived schedule.
+#include <algorithm>
+#include <string>
+
+#include "detect/sphere_internal.hpp"
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::detect {
+
+namespace {
+std::string at(const char* name, std::size_t i) {
+  return std::string("levels.") + name + "[" + std::to_string(i) + "]";
+}
+int log2_exact(int q) {
+  int l = 0;
+  while ((1 << l) < q) ++l;
+  return l;
+}
+std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
+}  // namespace
+
+namespace sphere {
+PsdSchedule make_schedule(const PsdLevels& p, int n, int q) {
+  PsdSchedule s;
+  s.n = n;
+  s.q = q;
+  s.log2q = log2_exact(q);
+  s.nlev = int(p.lvl.size());
+  int prev_lvl = n + 1;
+  std::int64_t prev_paths = 1;
+  for (int x = 0; x < s.nlev; ++x) {
+    s.lvl[x] = p.lvl[x];
+    s.paths[x] = p.paths[x];
+    const int d = prev_lvl - p.lvl[x];
+    std::int64_t qd = 1, sum = 0;
+    for (int i = 0; i < d; ++i) {
+      qd *= q;
+      sum += qd;
+    }
+    s.children_per_parent[x] = qd;
+    s.nodes_per_parent[x] = sum;
+    s.exp[x] = int(prev_paths * qd);
+    if (x + 1 < s.nlev) {
+      while (s.capacity < s.exp[x]) s.capacity *= 2;
+    }
+    prev_lvl = p.lvl[x];
+    prev_paths = p.paths[x];
+  }
+  return s;
+}
+}  // namespace sphere
+
+std::size_t psd_team_shared_bytes(const PsdLevels& p, int n, int q) {
+  // Mirrors the kernel's layout (sphere_cuda.cu): the sort storage of cub::WarpMergeSort (a
+  // union of (capacity + 1) keys and values, uint64 values), R, z, the inverse permutation, and
+  // one (uint64 vector, float metric) entry per expanded node of every non-leaf level.
+  const sphere::PsdSchedule s = sphere::make_schedule(p, n, q);
+  std::size_t b = align16(8 * std::size_t(s.capacity + 1));
+  b += align16(4 * std::size_t(n * n + n + n));
+  for (int x = 0; x + 1 < s.nlev; ++x) b += align16(12 * std::size_t(s.exp[x]));
+  return b + 16;  // the argmin reduction's scratch
+}
+
+void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_limit_bytes) {
+  const std::size_t nl = p.lvl.size();
+  require(nl >= 1 && nl <= std::size_t(sphere::kMaxLevels), "levels.lvl",
+          "has " + std::to_string(nl) + " entries; allowed 1.." +
+              std::to_string(sphere::kMaxLevels));
+  require(p.paths.size() == nl, "levels.paths",
+          "has " + std::to_string(p.paths.size()) + " entries; give one per entry of lvl (" +
+              std::to_string(nl) + ")");
+  for (std::size_t i = 0; i < nl; ++i) {
+    require(p.lvl[i] >= 1 && p.lvl[i] <= n, at("lvl", i),
+            std::to_string(p.lvl[i]) + "; tree levels run from " + std::to_string(n) +
+                " (first detected) down to 1 (leaves)");
+    if (i > 0) {
+      require(p.lvl[i] < p.lvl[i - 1], at("lvl", i),
+              std::to_string(p.lvl[i]) + " is not below " + at("lvl", i - 1) + " = " +
+                  std::to_string(p.lvl[i - 1]) + "; levels must strictly decrease");
+    }
+    require(p.paths[i] >= 1, at("paths", i),
+            std::to_string(p.paths[i]) + "; paths must be >= 1");
+  }
+  require(p.lvl.back() == 1, at("lvl", nl - 1),
+          std::to_string(p.lvl.back()) + "; the last expansion level must be 1 (leaves)");
+  // exp_x = paths_{x-1} Q^(lvl_{x-1} - lvl_x), computed in double so that no value overflows.
+  double prev_paths = 1;
+  int prev_lvl = n + 1;
+  for (std::size_t i = 0; i < nl; ++i) {
+    double e = prev_paths;
+    for (int k = 0; k < prev_lvl - p.lvl[i]; ++k) e *= q;
+    const bool leaf = i + 1 == nl;
+    const double limit = leaf ? sphere::kMaxLeafBatch : sphere::kMaxBuffer;
+    require(e <= limit, i == 0 ? at("lvl", 0) : at("paths", i - 1),
+            "gives exp = " + std::to_string(std::int64_t(e)) + " expanded nodes at level " +
+                std::to_string(p.lvl[i]) + "; at most " + std::to_string(std::int64_t(limit)) +
+                (leaf ? " at the leaf level" : " in one sorted level buffer") +
+                " (fewer paths or closer levels)");
+    if (!leaf) {
+      require(p.paths[i] <= e, at("paths", i),
+              std::to_string(p.paths[i]) + " exceeds the " +
+                  std::to_string(std::int64_t(e)) + " nodes expanded at level " +
+                  std::to_string(p.lvl[i]));
+    }
+    prev_paths = p.paths[i];
+    prev_lvl = p.lvl[i];
+  }
+  const std::size_t bytes = psd_team_shared_bytes(p, n, q);
+  require(bytes <= shared_limit_bytes, "levels",
+          "need " + std::to_string(bytes) + " bytes of shared memory per vector; the device has " +
+              std::to_string(shared_limit_bytes) + " per block (fewer paths or closer levels)");
+}
+
+PsdLevels choose_psd_levels(const MimoShape& shape, std::size_t shared_limit_bytes) {
+  const int n = sphere::real_dim(shape.mod, shape.nt);
+  const int q = axis_levels(shape.mod);
+  const int lq = log2_exact(q);
+  // Jump d levels between expansions so that one parent has Q^d ~ 16 children, and carry
+  // `paths` parents so that a level expands ~32 nodes: one pass of a 32-thread team, or four
+  // items per thread of an 8-thread team (docs/psd.md has the measurements behind this).
+  const int d = std::max(1, 4 / lq);
+  int paths = std::max(1, 32 >> (lq * d));
+  PsdLevels p;
+  for (int l = n + 1 - d; l > 1; l -= d) p.lvl.push_back(l);
+  p.lvl.push_back(1);
+  p.paths.assign(p.lvl.size(), paths);
+  while (paths > 1 && psd_team_shared_bytes(p, n, q) > shared_limit_bytes) {
+    paths /= 2;
+    p.paths.assign(p.lvl.size(), paths);
+  }
+  return p;
+}
+
+}  // namespace mimorx::detect
