@@ -232,19 +232,16 @@ int DecoderPlan::blocks_per_sm() const {
 
 void DecoderPlan::decode(View<const float> llrs, int num, View<std::uint8_t> info_bits,
                          View<int> iterations, Stream stream) {
-  require_size(info_bits, std::int64_t(num) * k(), "info_bits");
   impl_->run(llrs, num, OutMode::info_unpacked, info_bits, iterations, {}, stream);
 }
 
 void DecoderPlan::decode_packed(View<const float> llrs, int num, View<std::uint8_t> packed,
                                 View<int> iterations, Stream stream) {
-  require_size(packed, std::int64_t(num) * packed_bytes(), "packed_info_bits");
   impl_->run(llrs, num, OutMode::info_packed, packed, iterations, {}, stream);
 }
 
 void DecoderPlan::decode_codeword(View<const float> llrs, int num, View<std::uint8_t> bits,
                                   View<int> iterations, View<std::uint8_t> synd, Stream stream) {
-  require_size(bits, std::int64_t(num) * n(), "bits");
   impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
 }
 
@@ -253,6 +250,13 @@ void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode,
                             View<std::uint8_t> synd, const Stream& stream) {
   require(num >= 0, "num_codewords", std::to_string(num) + "; must be >= 0");
   require_size(llrs, std::int64_t(num) * t.n_used, "llrs");
+  if (mode == OutMode::info_unpacked) {
+    require_size(out, std::int64_t(num) * t.k, "info_bits");
+  } else if (mode == OutMode::info_packed) {
+    require_size(out, std::int64_t(num) * ((t.k + 7) / 8), "packed_info_bits");
+  } else {
+    require_size(out, std::int64_t(num) * t.n_used, "bits");
+  }
   require(iterations.size == 0 || iterations.size == num, "iterations",
           "has " + std::to_string(iterations.size) + " elements; give 0 or num_codewords (" +
               std::to_string(num) + ")");
