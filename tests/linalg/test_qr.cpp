@@ -1,0 +1,435 @@
+#include "mimorx/linalg/qr.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "mimorx/core/rng.hpp"
+#include "support/gpu.hpp"
+
+namespace mimorx::linalg {
+namespace {
+
+using Cd = std::complex<double>;
+using MatC = Eigen::Matrix<Cd, Eigen::Dynamic, Eigen::Dynamic>;
+using MatR = Eigen::MatrixXd;
+
+// i.i.d. CN(0, 1) entries from the Philox stream (seed, stream).
+Buffer<cf32> gaussian_cf32(std::uint64_t seed, std::uint64_t stream, std::int64_t n) {
+  Buffer<cf32> b = Buffer<cf32>::host(std::size_t(n));
+  const float s = std::sqrt(0.5f);
+  for (std::int64_t i = 0; i < n; ++i)
+    b[i] = cf32(s * rng::gaussian_at(seed, stream, 2 * i), s * rng::gaussian_at(seed, stream, 2 * i + 1));
+  return b;
+}
+
+MatC to_eigen(const cf32* p, int rows, int cols) {
+  MatC m(rows, cols);
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) m(i, j) = Cd(p[j * rows + i].re, p[j * rows + i].im);
+  return m;
+}
+MatR to_eigen(const float* p, int rows, int cols) {
+  MatR m(rows, cols);
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) m(i, j) = p[j * rows + i];
+  return m;
+}
+template <class Mat>
+Mat permuted(const Mat& h, const int* perm) {
+  Mat p(h.rows(), h.cols());
+  for (int j = 0; j < h.cols(); ++j) p.col(j) = h.col(perm[j]);
+  return p;
+}
+bool is_permutation(const int* p, int n) {
+  std::vector<int> v(p, p + n);
+  std::sort(v.begin(), v.end());
+  for (int i = 0; i < n; ++i)
+    if (v[i] != i) return false;
+  return true;
+}
+
+// Holds a plan's outputs on the host for one configuration.
+struct Result {
+  Buffer<cf32> q, r, z;
+  Buffer<float> qr_, rr, zr;
+  Buffer<int> perm, status;
+};
+
+Result run_qr(const QrConfig& cfg, const Backend& be, const Buffer<cf32>& h_host, std::int64_t C,
+              const Buffer<cf32>* y_host = nullptr, int vpc = 1,
+              const Buffer<int>* order_host = nullptr) {
+  QrPlan plan(cfg, be);
+  const int m = plan.rows(), n = plan.cols();
+  const bool cplx = cfg.model == QrModel::complex;
+  const std::int64_t V = C * vpc;
+  const Memory mem = be.is_cuda() ? Memory::device : Memory::host;
+  Buffer<cf32> h(h_host.size(), mem);
+  h.copy_from(h_host);
+  Buffer<cf32> y;
+  if (y_host) {
+    y = Buffer<cf32>(y_host->size(), mem);
+    y.copy_from(*y_host);
+  }
+  Buffer<int> order;
+  if (order_host) {
+    order = Buffer<int>(order_host->size(), mem);
+    order.copy_from(*order_host);
+  }
+  Buffer<cf32> q(cplx ? C * m * n : 0, mem), r(cplx ? C * n * n : 0, mem),
+      z(cplx && y_host ? V * n : 0, mem);
+  Buffer<float> qr_(cplx ? 0 : C * m * n, mem), rr(cplx ? 0 : C * n * n, mem),
+      zr(!cplx && y_host ? V * n : 0, mem);
+  Buffer<int> perm(C * n, mem), status(C, mem);
+  QrInput in;
+  in.h = MatrixBatch<const cf32>(h.data(), C, cfg.nr, cfg.nt, h.where());
+  if (y_host) in.y = MatrixBatch<const cf32>(y.data(), V, cfg.nr, 1, y.where());
+  in.vectors_per_channel = vpc;
+  if (order_host) in.order = View<const int>(order);
+  QrOutput out;
+  if (cplx) {
+    out.q = MatrixBatch<cf32>::over(q, C, m, n);
+    out.r = MatrixBatch<cf32>::over(r, C, n, n);
+    if (y_host) out.z = MatrixBatch<cf32>::over(z, V, n, 1);
+  } else {
+    out.q_real = MatrixBatch<float>::over(qr_, C, m, n);
+    out.r_real = MatrixBatch<float>::over(rr, C, n, n);
+    if (y_host) out.z_real = MatrixBatch<float>::over(zr, V, n, 1);
+  }
+  out.perm = View<int>(perm);
+  out.status = View<int>(status);
+  plan.run(in, out);
+  auto host = [](auto& b) {
+    using T = std::remove_reference_t<decltype(b[0])>;
+    Buffer<T> hb = Buffer<T>::host(b.size());
+    if (b.size()) hb.copy_from(b);
+    return hb;
+  };
+  return Result{host(q), host(r), host(z), host(qr_), host(rr), host(zr), host(perm), host(status)};
+}
+
+struct Case {
+  int nr, nt;
+};
+const Case kCases[] = {{1, 1}, {2, 2}, {3, 1}, {4, 4}, {8, 4}, {6, 5}, {16, 8}, {8, 8}};
+
+// Complex model against Eigen's Householder QR in double precision.
+TEST(Qr, ComplexMatchesEigenHouseholder) {
+  const auto seed = test::fresh_seed();
+  for (const Case cs : kCases) {
+    const std::int64_t C = 200;
+    QrConfig cfg{.nr = cs.nr, .nt = cs.nt};
+    const auto h = gaussian_cf32(seed, 1 + cs.nr * 100 + cs.nt, C * cs.nr * cs.nt);
+    const Result res = run_qr(cfg, Backend::cpu(), h, C);
+    const int n = cs.nt, m = cs.nr;
+    for (std::int64_t c = 0; c < C; ++c) {
+      SCOPED_TRACE(testing::Message() << cs.nr << "x" << cs.nt << " channel " << c);
+      ASSERT_EQ(res.status[c], qr_ok);
+      for (int j = 0; j < n; ++j) ASSERT_EQ(res.perm[c * n + j], j);
+      const MatC H = to_eigen(h.data() + c * m * n, m, n);
+      const MatC Q = to_eigen(res.q.data() + c * m * n, m, n);
+      const MatC R = to_eigen(res.r.data() + c * n * n, n, n);
+      EXPECT_LT((Q * R - H).norm() / H.norm(), 1e-5);
+      EXPECT_LT((Q.adjoint() * Q - MatC::Identity(n, n)).cwiseAbs().maxCoeff(), 1e-5);
+      for (int j = 0; j < n; ++j) {
+        for (int i = j + 1; i < n; ++i) EXPECT_EQ(R(i, j), Cd(0));
+        EXPECT_EQ(R(j, j).imag(), 0.0);
+        EXPECT_GT(R(j, j).real(), 0.0);
+      }
+      // The QR with a positive real diagonal is unique: Eigen's R up to row phases.
+      Eigen::HouseholderQR<MatC> hh(H);
+      const MatC Re = hh.matrixQR().topRows(n).triangularView<Eigen::Upper>();
+      for (int i = 0; i < n; ++i) {
+        const Cd ph = Re(i, i) / std::abs(Re(i, i));
+        for (int j = i; j < n; ++j)
+          EXPECT_NEAR(std::abs(R(i, j) - std::conj(ph) * Re(i, j)), 0.0, 2e-5 * H.norm());
+      }
+    }
+  }
+}
+
+TEST(Qr, QhyMatchesEigenWithCoherence) {
+  const auto seed = test::fresh_seed();
+  const int nr = 6, nt = 4, vpc = 5;
+  const std::int64_t C = 50, V = C * vpc;
+  const auto h = gaussian_cf32(seed, 11, C * nr * nt);
+  const auto y = gaussian_cf32(seed, 12, V * nr);
+  for (QrModel model : {QrModel::complex, QrModel::rvd, QrModel::mrvd}) {
+    QrConfig cfg{.nr = nr, .nt = nt, .model = model, .want_q = true, .want_qhy = true};
+    const Result res = run_qr(cfg, Backend::cpu(), h, C, &y, vpc);
+    for (std::int64_t v = 0; v < V; ++v) {
+      const std::int64_t c = v / vpc;
+      if (model == QrModel::complex) {
+        const MatC Q = to_eigen(res.q.data() + c * nr * nt, nr, nt);
+        const MatC yv = to_eigen(y.data() + v * nr, nr, 1);
+        const MatC z = to_eigen(res.z.data() + v * nt, nt, 1);
+        EXPECT_LT((Q.adjoint() * yv - z).norm(), 1e-5 * (1 + yv.norm()));
+      } else {
+        const MatR Q = to_eigen(res.qr_.data() + c * 4 * nr * nt, 2 * nr, 2 * nt);
+        Buffer<float> yr = Buffer<float>::host(2 * nr);
+        to_real_model_y(model, MatrixBatch<const cf32>(y.data() + v * nr, 1, nr, 1, Memory::host),
+                        MatrixBatch<float>::over(yr, 1, 2 * nr, 1));
+        const MatR z = to_eigen(res.zr.data() + v * 2 * nt, 2 * nt, 1);
+        const MatR yv = to_eigen(yr.data(), 2 * nr, 1);
+        EXPECT_LT((Q.transpose() * yv - z).norm(), 1e-5 * (1 + yv.norm()));
+      }
+    }
+  }
+}
+
+// Real-valued models: Q_r R_r reproduces the real model matrix, Q_r is orthonormal, and for
+// MRVD without sorting R_r is the 2x2-block image of the complex R.
+TEST(Qr, RealModelsReproduceRealChannel) {
+  const auto seed = test::fresh_seed();
+  for (const Case cs : kCases) {
+    const std::int64_t C = 100;
+    const int m = 2 * cs.nr, n = 2 * cs.nt;
+    const auto h = gaussian_cf32(seed, 2000 + cs.nr * 100 + cs.nt, C * cs.nr * cs.nt);
+    const Result cres = run_qr(QrConfig{.nr = cs.nr, .nt = cs.nt}, Backend::cpu(), h, C);
+    for (QrModel model : {QrModel::rvd, QrModel::mrvd}) {
+      for (bool sorted : {false, true}) {
+        QrConfig cfg{.nr = cs.nr, .nt = cs.nt, .model = model, .sorted = sorted};
+        const Result res = run_qr(cfg, Backend::cpu(), h, C);
+        Buffer<float> hr = Buffer<float>::host(C * m * n);
+        to_real_model(model, MatrixBatch<const cf32>(h.data(), C, cs.nr, cs.nt, Memory::host),
+                      MatrixBatch<float>::over(hr, C, m, n));
+        for (std::int64_t c = 0; c < C; ++c) {
+          SCOPED_TRACE(testing::Message() << cs.nr << "x" << cs.nt << " model " << int(model)
+                                          << " sorted " << sorted << " channel " << c);
+          ASSERT_EQ(res.status[c], qr_ok);
+          ASSERT_TRUE(is_permutation(res.perm.data() + c * n, n));
+          const MatR H = permuted(to_eigen(hr.data() + c * m * n, m, n), res.perm.data() + c * n);
+          const MatR Q = to_eigen(res.qr_.data() + c * m * n, m, n);
+          const MatR R = to_eigen(res.rr.data() + c * n * n, n, n);
+          EXPECT_LT((Q * R - H).norm() / H.norm(), 1e-5);
+          EXPECT_LT((Q.transpose() * Q - MatR::Identity(n, n)).cwiseAbs().maxCoeff(), 1e-5);
+          for (int j = 0; j < n; ++j) {
+            for (int i = j + 1; i < n; ++i) EXPECT_EQ(R(i, j), 0.0);
+            EXPECT_GT(R(j, j), 0.0);
+          }
+          if (model == QrModel::mrvd && !sorted) {
+            const MatC Rc = to_eigen(cres.r.data() + c * cs.nt * cs.nt, cs.nt, cs.nt);
+            for (int j = 0; j < cs.nt; ++j)
+              for (int i = 0; i <= j; ++i) {
+                const double tol = 2e-5 * H.norm();
+                EXPECT_NEAR(R(2 * i, 2 * j), Rc(i, j).real(), tol);
+                EXPECT_NEAR(R(2 * i + 1, 2 * j), Rc(i, j).imag(), tol);
+                EXPECT_NEAR(R(2 * i, 2 * j + 1), -Rc(i, j).imag(), tol);
+                EXPECT_NEAR(R(2 * i + 1, 2 * j + 1), Rc(i, j).real(), tol);
+              }
+          }
+        }
+      }
+    }
+  }
+}
+
+// SQRD: step k picks the remaining column of least norm after projecting out the columns
+// chosen before it (checked in double precision), so r_kk^2 equals that minimum.
+TEST(Qr, SortedPicksMinimumNormColumn) {
+  const auto seed = test::fresh_seed();
+  for (const Case cs : kCases) {
+    const std::int64_t C = 100;
+    const int m = cs.nr, n = cs.nt;
+    const auto h = gaussian_cf32(seed, 3000 + cs.nr * 100 + cs.nt, C * m * n);
+    const Result res = run_qr(QrConfig{.nr = m, .nt = n, .sorted = true}, Backend::cpu(), h, C);
+    int non_identity = 0;
+    for (std::int64_t c = 0; c < C; ++c) {
+      SCOPED_TRACE(testing::Message() << m << "x" << n << " channel " << c);
+      const int* p = res.perm.data() + c * n;
+      ASSERT_TRUE(is_permutation(p, n));
+      const MatC H = to_eigen(h.data() + c * m * n, m, n);
+      const MatC R = to_eigen(res.r.data() + c * n * n, n, n);
+      const MatC Q = to_eigen(res.q.data() + c * m * n, m, n);
+      EXPECT_LT((Q * R - permuted(H, p)).norm() / H.norm(), 1e-5);
+      for (int k = 0; k < n; ++k) {
+        // Orthonormal basis of the chosen columns, in double.
+        MatC B = permuted(H, p).leftCols(k);
+        MatC P = MatC::Identity(m, m);
+        if (k > 0) {
+          Eigen::HouseholderQR<MatC> qr(B);
+          const MatC Qk = qr.householderQ() * MatC::Identity(m, k);
+          P -= Qk * Qk.adjoint();
+        }
+        double best = std::numeric_limits<double>::infinity();
+        for (int l = k; l < n; ++l) best = std::min(best, (P * H.col(p[l])).squaredNorm());
+        const double rkk2 = std::norm(R(k, k));
+        EXPECT_NEAR(rkk2, best, 1e-4 * H.squaredNorm());
+      }
+      for (int j = 0; j < n; ++j) non_identity += p[j] != j;
+    }
+    if (n > 1) {
+      EXPECT_GT(non_identity, 0) << "sorting never changed the order";
+    }
+  }
+}
+
+TEST(Qr, RotationAndExplicitOrder) {
+  const auto seed = test::fresh_seed();
+  const int nr = 4, nt = 4;
+  const std::int64_t C = 64;
+  const auto h = gaussian_cf32(seed, 21, C * nr * nt);
+  for (QrModel model : {QrModel::complex, QrModel::mrvd}) {
+    const int n = model_cols(model, nt);
+    // Per-channel random orders.
+    Buffer<int> order = Buffer<int>::host(C * n);
+    for (std::int64_t c = 0; c < C; ++c) {
+      std::iota(order.data() + c * n, order.data() + (c + 1) * n, 0);
+      for (int j = n - 1; j > 0; --j) {
+        const int k = int(rng::uniform_at(seed, 22, c * n + j) * float(j + 1)) % (j + 1);
+        std::swap(order[c * n + j], order[c * n + k]);
+      }
+    }
+    for (int rot : {0, 1, n - 1}) {
+      const Result plain =
+          run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .rotation = rot}, Backend::cpu(), h, C);
+      const Result ord = run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .rotation = rot},
+                                Backend::cpu(), h, C, nullptr, 1, &order);
+      const Result sorted = run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .sorted = true},
+                                   Backend::cpu(), h, C);
+      const Result sorted_rot =
+          run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .sorted = true, .rotation = rot},
+                 Backend::cpu(), h, C);
+      for (std::int64_t c = 0; c < C; ++c) {
+        for (int j = 0; j < n; ++j) {
+          EXPECT_EQ(plain.perm[c * n + j], (j + rot) % n);
+          EXPECT_EQ(ord.perm[c * n + j], order[c * n + (j + rot) % n]);
+          EXPECT_EQ(sorted_rot.perm[c * n + j], sorted.perm[c * n + (j + rot) % n]);
+        }
+        // The decomposition is of the permuted matrix.
+        if (model == QrModel::complex) {
+          const MatC H = permuted(to_eigen(h.data() + c * nr * nt, nr, nt), ord.perm.data() + c * n);
+          const MatC Q = to_eigen(ord.q.data() + c * nr * nt, nr, nt);
+          const MatC R = to_eigen(ord.r.data() + c * nt * nt, nt, nt);
+          EXPECT_LT((Q * R - H).norm() / H.norm(), 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(Qr, BadInputIsRejected) {
+  EXPECT_THROW(QrPlan(QrConfig{.nr = 2, .nt = 4}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(QrPlan(QrConfig{.nr = 0, .nt = 0}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(QrPlan(QrConfig{.nr = 4, .nt = 4, .rotation = 4}, Backend::cpu()), InvalidArgument);
+  EXPECT_NO_THROW(QrPlan(QrConfig{.nr = 4, .nt = 4, .model = QrModel::rvd, .rotation = 7},
+                         Backend::cpu()));
+  try {
+    QrPlan(QrConfig{.nr = 2, .nt = 3}, Backend::cpu());
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("nr=2"), std::string::npos) << e.what();
+  }
+  const auto seed = test::fresh_seed();
+  const std::int64_t C = 8;
+  auto h = gaussian_cf32(seed, 31, C * 16);
+  QrPlan plan(QrConfig{.nr = 4, .nt = 4}, Backend::cpu());
+  Buffer<cf32> q = Buffer<cf32>::host(C * 16), r = Buffer<cf32>::host(C * 16);
+  QrOutput out{.q = MatrixBatch<cf32>::over(q, C, 4, 4), .r = MatrixBatch<cf32>::over(r, C, 4, 4)};
+  QrInput in{.h = MatrixBatch<const cf32>(h.data(), C, 4, 4, Memory::host)};
+  EXPECT_NO_THROW(plan.run(in, out));
+  // Wrong shapes and an order that is no permutation.
+  QrInput bad = in;
+  bad.h.cols = 3;
+  EXPECT_THROW(plan.run(bad, out), InvalidArgument);
+  Buffer<int> order = Buffer<int>::host(4);
+  order[0] = 0, order[1] = 1, order[2] = 1, order[3] = 3;
+  bad = in;
+  bad.order = View<const int>(order);
+  EXPECT_THROW(plan.run(bad, out), InvalidArgument);
+  // Rank deficiency: column 2 of channel 3 equals column 0 times a complex factor.
+  for (int i = 0; i < 4; ++i) h[3 * 16 + 2 * 4 + i] = h[3 * 16 + i] * cf32(0.5f, -2.f);
+  EXPECT_THROW(plan.run(in, out), NumericalError);
+  Buffer<int> status = Buffer<int>::host(C);
+  out.status = View<int>(status);
+  EXPECT_NO_THROW(plan.run(in, out));
+  for (std::int64_t c = 0; c < C; ++c) EXPECT_EQ(status[c], c == 3 ? qr_rank_deficient : qr_ok);
+  for (int i = 0; i < 16; ++i) EXPECT_TRUE(std::isfinite(q[3 * 16 + i].re));
+  // NaN: flagged, outputs zero, and without a status view an InvalidArgument naming h.
+  h[5 * 16 + 7].im = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NO_THROW(plan.run(in, out));
+  EXPECT_EQ(status[5], qr_non_finite);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(q[5 * 16 + i], cf32(0.f, 0.f));
+  out.status = {};
+  try {
+    plan.run(in, out);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("channel 3"), std::string::npos) << e.what();
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("channel 3"), std::string::npos) << e.what();
+  }
+  // Host memory given to a CUDA plan (only where CUDA exists).
+  if (cuda_available()) {
+    QrPlan gplan(QrConfig{.nr = 4, .nt = 4}, Backend::cuda());
+    EXPECT_THROW(gplan.run(in, out), InvalidArgument);
+  }
+}
+
+// CPU and CUDA run the same correctly rounded operations: results are identical.
+TEST(QrGpu, MatchesCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  for (const Case cs : {Case{4, 4}, Case{8, 4}, Case{2, 2}, Case{16, 8}, Case{16, 16}}) {
+    const std::int64_t C = 777;
+    const int vpc = 3;
+    const auto h = gaussian_cf32(seed, 4000 + cs.nr * 100 + cs.nt, C * cs.nr * cs.nt);
+    const auto y = gaussian_cf32(seed, 5000 + cs.nr * 100 + cs.nt, C * vpc * cs.nr);
+    for (QrModel model : {QrModel::complex, QrModel::rvd, QrModel::mrvd}) {
+      for (bool sorted : {false, true}) {
+        const int n = model_cols(model, cs.nt);
+        QrConfig cfg{.nr = cs.nr, .nt = cs.nt, .model = model, .sorted = sorted,
+                     .rotation = n > 1 ? 1 : 0, .want_q = true, .want_qhy = true};
+        SCOPED_TRACE(testing::Message() << cs.nr << "x" << cs.nt << " model " << int(model)
+                                        << " sorted " << sorted);
+        const Result a = run_qr(cfg, Backend::cpu(), h, C, &y, vpc);
+        const Result b = run_qr(cfg, Backend::cuda(), h, C, &y, vpc);
+        auto near = [](const auto& x, const auto& yb, std::size_t count) {
+          const float* p = reinterpret_cast<const float*>(x.data());
+          const float* q = reinterpret_cast<const float*>(yb.data());
+          const std::size_t k = count * sizeof(x[0]) / sizeof(float);
+          double worst = 0;
+          for (std::size_t i = 0; i < k; ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
+          return worst;
+        };
+        EXPECT_LE(near(a.q, b.q, a.q.size()), 1e-5);
+        EXPECT_LE(near(a.r, b.r, a.r.size()), 1e-5);
+        EXPECT_LE(near(a.z, b.z, a.z.size()), 1e-5);
+        EXPECT_LE(near(a.qr_, b.qr_, a.qr_.size()), 1e-5);
+        EXPECT_LE(near(a.rr, b.rr, a.rr.size()), 1e-5);
+        EXPECT_LE(near(a.zr, b.zr, a.zr.size()), 1e-5);
+        for (std::size_t i = 0; i < a.perm.size(); ++i) ASSERT_EQ(a.perm[i], b.perm[i]);
+        for (std::size_t i = 0; i < a.status.size(); ++i) ASSERT_EQ(a.status[i], b.status[i]);
+      }
+    }
+  }
+}
+
+TEST(QrGpu, FlagsBadChannels) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  const std::int64_t C = 100;
+  auto h = gaussian_cf32(seed, 41, C * 16);
+  for (int i = 0; i < 4; ++i) h[7 * 16 + 12 + i] = h[7 * 16 + 4 + i] * cf32(-1.5f, 0.25f);
+  h[9 * 16 + 1].re = std::numeric_limits<float>::infinity();
+  const Result b = run_qr(QrConfig{.nr = 4, .nt = 4}, Backend::cuda(), h, C);
+  for (std::int64_t c = 0; c < C; ++c)
+    EXPECT_EQ(b.status[c], c == 7 ? qr_rank_deficient : c == 9 ? qr_non_finite : qr_ok);
+  // Without a status view the GPU plan throws like the CPU one.
+  Buffer<cf32> hd = Buffer<cf32>::device(h.size());
+  hd.copy_from(h);
+  Buffer<cf32> q = Buffer<cf32>::device(C * 16), r = Buffer<cf32>::device(C * 16);
+  QrPlan plan(QrConfig{.nr = 4, .nt = 4}, Backend::cuda());
+  QrInput in{.h = MatrixBatch<const cf32>(hd.data(), C, 4, 4, Memory::device)};
+  QrOutput out{.q = MatrixBatch<cf32>::over(q, C, 4, 4), .r = MatrixBatch<cf32>::over(r, C, 4, 4)};
+  EXPECT_THROW(plan.run(in, out), Error);
+}
+
+}  // namespace
+}  // namespace mimorx::linalg
