@@ -35,7 +35,9 @@ inline QrGeometry qr_geometry(int nt, int nr) {
 }
 
 // Problem p = vector * n_ways + pass; vector v uses channel v / vectors_per_channel.
-__global__ void __launch_bounds__(256) mgs_qr_kernel(const cf32* h, std::int64_t h_stride,
+// static: this header is compiled into the N-way and the K-best components, which may be
+// linked together.
+static __global__ void __launch_bounds__(256) mgs_qr_kernel(const cf32* h, std::int64_t h_stride,
                                                      const cf32* y, std::int64_t y_stride,
                                                      std::int64_t problems, int vpc, int nt,
                                                      int nr, int n_ways, float scale, int ppb,
@@ -74,7 +76,7 @@ __global__ void __launch_bounds__(256) mgs_qr_kernel(const cf32* h, std::int64_t
   for (int i = threadIdx.x; i < count; i += blockDim.x) e_out[first * es + i] = et[i];
 }
 
-inline void launch_mgs_qr(const cf32* h, std::int64_t h_stride, const cf32* y,
+static void launch_mgs_qr(const cf32* h, std::int64_t h_stride, const cf32* y,
                           std::int64_t y_stride, std::int64_t vectors, int vpc, int nt, int nr,
                           int n_ways, float scale, float* e, cudaStream_t stream) {
   const std::int64_t problems = vectors * n_ways;

@@ -272,6 +272,118 @@ TEST(Nway, RejectsBadConfigurationsAndInputs) {
   EXPECT_THROW(plan.search(make_problem(s, 8, 1, 10.0, seed).input(), bv, lv), InvalidArgument);
 }
 
+
+// ---- CPU == CUDA ------------------------------------------------------------------------
+struct DeviceProblem {
+  Buffer<cf32> h, y;
+  Buffer<float> n0;
+  DetectInput in;
+  explicit DeviceProblem(const Problem& p) {
+    h = Buffer<cf32>::device(p.h.size());
+    y = Buffer<cf32>::device(p.y.size());
+    n0 = Buffer<float>::device(p.n0.size());
+    h.copy_from_host(p.h.data(), p.h.size());
+    y.copy_from_host(p.y.data(), p.y.size());
+    n0.copy_from_host(p.n0.data(), p.n0.size());
+    in.h = ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
+    in.y = ConstMatrixBatch<cf32>(y.data(), p.vectors, p.shape.nr, 1, Memory::device);
+    in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
+    in.vectors_per_channel = p.vpc;
+  }
+};
+
+template <class T>
+std::vector<T> to_host(const Buffer<T>& b) {
+  std::vector<T> v(b.size());
+  b.copy_to_host(v.data(), v.size());
+  return v;
+}
+
+TEST(NwayGpu, CandidateListsAndLlrsMatchCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
+                           Modulation::qam256}) {
+      const int M = 1 << bits_per_symbol(mod);
+      for (int nw = 1; nw <= nt; ++nw) {
+        if (nt == 8 && nw % 3 != 1 && nw != 8) continue;  // 1, 4, 7, 8
+        const std::int64_t V = (nt == 8 && M == 256) ? 24 : 4 * 37;
+        const int vpc = (nw % 2) ? 1 : 4;
+        const MimoShape s{nt, nt + (nw % 2), mod};
+        const Problem p =
+            make_problem(s, V, vpc, 6.0 + 2 * bits_per_symbol(mod), seed + 131 * cases, nw == 2);
+        ++cases;
+        NwayPlan cpu(NwayConfig{s, nw, 6.f}, Backend::cpu());
+        NwayPlan gpu(NwayConfig{s, nw, 6.f}, Backend::cuda());
+        // Candidate lists: identical (same arithmetic, explicit roundings).
+        const std::size_t nc = std::size_t(V) * nw * M;
+        std::vector<float> cd(nc);
+        std::vector<std::uint8_t> cs(nc * nt);
+        cpu.qr(p.input());
+        cpu.candidates(p.input(), View<float>(cd.data(), std::int64_t(nc), Memory::host),
+                       View<std::uint8_t>(cs.data(), std::int64_t(cs.size()), Memory::host));
+        DeviceProblem dp(p);
+        Buffer<float> gd = Buffer<float>::device(nc);
+        Buffer<std::uint8_t> gs = Buffer<std::uint8_t>::device(nc * nt);
+        gpu.qr(dp.in);
+        gpu.candidates(dp.in, View<float>(gd), View<std::uint8_t>(gs));
+        const auto hd = to_host(gd);
+        const auto hs = to_host(gs);
+        const std::string what = "nt " + std::to_string(nt) + " " + to_string(mod) + " N " +
+                                 std::to_string(nw);
+        ASSERT_EQ(hs, cs) << what;
+        for (std::size_t i = 0; i < nc; ++i) {
+          ASSERT_NEAR(hd[i], cd[i], 1e-4f * std::max(1.f, std::abs(cd[i]))) << what << " " << i;
+        }
+        // LLRs and hard bits.
+        const Out o = run_cpu(p, nw, 6.f);
+        Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+        Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+        gb.fill_bytes(0xEE);
+        gl.fill_bytes(0xFF);
+        gpu.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
+        const auto hb = to_host(gb);
+        const auto hl = to_host(gl);
+        ASSERT_EQ(hb, o.bits) << what;
+        for (std::size_t i = 0; i < hl.size(); ++i) {
+          ASSERT_NEAR(hl[i], o.llrs[i], 1e-4f * std::max(1.f, std::abs(o.llrs[i])))
+              << what << " " << i;
+        }
+        // Hard output only.
+        gb.fill_bytes(0xEE);
+        gpu.run(dp.in, View<std::uint8_t>(gb), View<float>());
+        ASSERT_EQ(to_host(gb), o.bits) << what;
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
+TEST(NwayGpu, RejectsHostMemoryAndLargeBatchesWork) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  const MimoShape s{4, 4, Modulation::qam16};
+  const Problem p = make_problem(s, 20000, 10, 15.0, seed);
+  NwayPlan gpu(NwayConfig{s, 4, 8.f}, Backend::cuda());
+  Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(std::size_t(p.vectors) * p.nbits());
+  Buffer<float> gl = Buffer<float>::device(gb.size());
+  EXPECT_THROW(gpu.run(p.input(), View<std::uint8_t>(gb), View<float>(gl)), InvalidArgument);
+  DeviceProblem dp(p);
+  gpu.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
+  const Out o = run_cpu(p, 4, 8.f);
+  EXPECT_EQ(to_host(gb), o.bits);
+  const auto hl = to_host(gl);
+  double maxerr = 0;
+  for (std::size_t i = 0; i < hl.size(); ++i) maxerr = std::max(maxerr, double(std::abs(hl[i] - o.llrs[i])));
+  EXPECT_LE(maxerr, 1e-4 * 8);
+  std::vector<std::uint8_t> hb(gb.size());
+  EXPECT_THROW(gpu.run(dp.in, View<std::uint8_t>(hb.data(), std::int64_t(hb.size()), Memory::host),
+                       View<float>(gl)),
+               InvalidArgument);
+}
+
 // Statistics at 4x4 16-QAM, 15 dB: BER of N = 4 hard decisions vs exact ML, and the mean
 // absolute LLR error vs exact max-log for N = 1..4 (printed for docs/nway.md).
 TEST(NwaySlow, FourByFourSixteenQamAgainstMaxLogMl) {

@@ -1,0 +1,57 @@
+#pragma once
+// Soft-output K-best detector: breadth-first search of the real-valued (MRVD) tree that keeps,
+// level by level, the K partial paths of smallest partial distance among the K * sqrt(M)
+// children of the kept paths (ties broken by child index, so the list is deterministic).
+// Max-log LLRs come from the final list:
+//   LLR(b) = clip((min_{list, b=1} d - min_{list, b=0} d) / N0), positive = bit 0,
+// and a bit with no counter-hypothesis in the list gets +-llr_clip.
+//
+// The QR is the N-way detector's Algorithm 1 (MRVD + modified Gram-Schmidt of [H | y]) with the
+// natural column order. Supported: nt in {2, 4, 8}, nt <= nr <= 64, QPSK to 256-QAM;
+// 1 <= k with k * sqrt(M) <= 4096 and 2 * k * 2nt <= 16384 (the block's sort and path
+// storage in shared memory), on both backends so that results never depend on the backend.
+#include <cstdint>
+#include <memory>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/tensor.hpp"
+#include "mimorx/detect/common.hpp"
+
+namespace mimorx::detect {
+
+struct KbestConfig {
+  MimoShape shape;
+  int k = 16;            // paths kept per level
+  float llr_clip = 8.f;  // finite, > 0
+};
+
+class KbestPlan {
+ public:
+  KbestPlan(const KbestConfig& config, Backend backend);
+  ~KbestPlan();
+  KbestPlan(KbestPlan&&) noexcept;
+  KbestPlan& operator=(KbestPlan&&) noexcept;
+
+  // bits: V * nt * m; llrs: V * nt * m or empty (hard output). Layout as in detect/common.hpp.
+  void run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+           const Stream& stream = Stream{});
+  // Timing split as in NwayPlan: qr() (no NaN scan of device inputs), then search().
+  void qr(const DetectInput& in, const Stream& stream = Stream{});
+  void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+              const Stream& stream = Stream{});
+  // After qr(): the final list of every vector, sorted by distance. distances: V * k (+inf
+  // where the tree has fewer than k leaves), symbols: V * k * nt constellation indices.
+  void candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
+                  const Stream& stream = Stream{});
+
+  const KbestConfig& config() const;
+  const Backend& backend() const;
+  static int max_k(const MimoShape& shape);  // the largest k this shape allows
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mimorx::detect

@@ -1,0 +1,231 @@
+#include "mimorx/detect/kbest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <set>
+#include <vector>
+
+#include "detect/test_nway_support.hpp"
+#include "support/gpu.hpp"
+
+namespace mimorx::detect {
+namespace {
+
+using test::make_problem;
+using test::Problem;
+
+struct Out {
+  std::vector<std::uint8_t> bits;
+  std::vector<float> llrs;
+};
+
+Out run_cpu(const Problem& p, int k, float clip = 8.f) {
+  KbestPlan plan(KbestConfig{p.shape, k, clip}, Backend::cpu());
+  Out o;
+  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
+  o.llrs.assign(o.bits.size(), std::nanf(""));
+  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
+           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
+  return o;
+}
+
+double true_distance(const Problem& p, std::int64_t v, const std::uint8_t* sym) {
+  const auto& s = p.shape;
+  const int m = bits_per_symbol(s.mod);
+  double d = 0;
+  for (int i = 0; i < s.nr; ++i) {
+    std::complex<double> acc(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
+    for (int t = 0; t < s.nt; ++t) {
+      std::uint8_t b[8];
+      for (int j = 0; j < m; ++j) b[j] = std::uint8_t((sym[t] >> (m - 1 - j)) & 1);
+      const cf32 x = map_symbol(s.mod, b);
+      const cf32 hh = p.h[(v / p.vpc) * s.nr * s.nt + t * s.nr + i];
+      acc -= std::complex<double>(hh.re, hh.im) * std::complex<double>(x.re, x.im);
+    }
+    d += std::norm(acc);
+  }
+  return d;
+}
+
+// With k = M^nt nothing is ever pruned: the final list is every leaf, sorted, and the LLRs are
+// exact max-log.
+TEST(Kbest, KeepingEveryLeafIsExactMaxLog) {
+  const auto seed = test::fresh_seed();
+  for (auto [nt, mod] : {std::pair{2, Modulation::qpsk}, std::pair{2, Modulation::qam16},
+                         std::pair{4, Modulation::qpsk}}) {
+    const MimoShape s{nt, nt + 1, mod};
+    const int leaves = int(std::pow(1 << bits_per_symbol(mod), nt));
+    const Problem p = make_problem(s, 60, 2, 10.0, seed + nt + int(mod), true);
+    std::vector<float> ref;
+    std::vector<std::uint8_t> hard;
+    test::naive_maxlog(p, 20.f, ref, hard);
+    const Out o = run_cpu(p, leaves, 20.f);
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_NEAR(o.llrs[i], ref[i], 2e-3f * std::max(1.f, std::abs(ref[i]))) << i;
+    }
+  }
+}
+
+TEST(Kbest, ListIsSortedDistinctAndHoldsTrueDistances) {
+  const auto seed = test::fresh_seed();
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
+    const MimoShape s{4, 5, mod};
+    const Problem p = make_problem(s, 8, 1, 15.0, seed + int(mod));
+    const int k = 24;
+    KbestPlan plan(KbestConfig{s, k, 8.f}, Backend::cpu());
+    std::vector<float> d(std::size_t(p.vectors) * k);
+    std::vector<std::uint8_t> sym(d.size() * s.nt);
+    plan.qr(p.input());
+    plan.candidates(p.input(), View<float>(d.data(), std::int64_t(d.size()), Memory::host),
+                    View<std::uint8_t>(sym.data(), std::int64_t(sym.size()), Memory::host));
+    for (std::int64_t v = 0; v < p.vectors; ++v) {
+      std::set<std::vector<std::uint8_t>> seen;
+      const double off = true_distance(p, v, &sym[v * k * s.nt]) - d[v * k];
+      for (int r = 0; r < k; ++r) {
+        const std::size_t c = v * k + r;
+        if (r > 0) {
+          EXPECT_LE(d[c - 1], d[c]);
+        }
+        EXPECT_NEAR(true_distance(p, v, &sym[c * s.nt]) - d[c], off, 1e-4 * (1 + d[c]));
+        seen.insert(std::vector<std::uint8_t>(&sym[c * s.nt], &sym[c * s.nt] + s.nt));
+      }
+      EXPECT_EQ(int(seen.size()), k);
+    }
+  }
+  // Fewer leaves than k: the tail is padded with +inf.
+  const Problem q = make_problem(MimoShape{2, 2, Modulation::qpsk}, 3, 1, 10.0, seed);
+  KbestPlan plan(KbestConfig{q.shape, 20, 8.f}, Backend::cpu());
+  std::vector<float> d(3 * 20);
+  std::vector<std::uint8_t> sym(d.size() * 2);
+  plan.qr(q.input());
+  plan.candidates(q.input(), View<float>(d.data(), 60, Memory::host),
+                  View<std::uint8_t>(sym.data(), 120, Memory::host));
+  for (int v = 0; v < 3; ++v) {
+    EXPECT_TRUE(std::isfinite(d[v * 20 + 15]));
+    for (int r = 16; r < 20; ++r) EXPECT_TRUE(std::isinf(d[v * 20 + r]));
+  }
+}
+
+TEST(Kbest, RejectsBadConfigurations) {
+  const MimoShape s{4, 4, Modulation::qam64};
+  EXPECT_THROW(KbestPlan(KbestConfig{s, 0, 8.f}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(KbestPlan(KbestConfig{s, KbestPlan::max_k(s) + 1, 8.f}, Backend::cpu()),
+               InvalidArgument);
+  EXPECT_NO_THROW(KbestPlan(KbestConfig{s, KbestPlan::max_k(s), 8.f}, Backend::cpu()));
+  EXPECT_THROW(KbestPlan(KbestConfig{s, 16, -1.f}, Backend::cpu()), InvalidArgument);
+  EXPECT_THROW(KbestPlan(KbestConfig{MimoShape{4, 4, Modulation::bpsk}, 16, 8.f}, Backend::cpu()),
+               Unsupported);
+  EXPECT_THROW(KbestPlan(KbestConfig{MimoShape{5, 5, Modulation::qpsk}, 16, 8.f}, Backend::cpu()),
+               Unsupported);
+  try {
+    KbestPlan(KbestConfig{s, 100000, 8.f}, Backend::cpu());
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("100000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KbestGpu, ListsAndLlrsMatchCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
+                           Modulation::qam256}) {
+      MimoShape s{nt, nt + 1, mod};
+      for (int k : {1, 5, 16, 64, 256, KbestPlan::max_k(s)}) {
+        if (k > KbestPlan::max_k(s)) continue;
+        const std::int64_t V = k >= 256 ? 12 : 40;
+        const Problem p = make_problem(s, V, 2, 5.0 + 2 * bits_per_symbol(mod), seed + cases, k == 5);
+        ++cases;
+        KbestPlan cpu(KbestConfig{s, k, 7.f}, Backend::cpu());
+        KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
+        Buffer<cf32> h = Buffer<cf32>::device(p.h.size()), y = Buffer<cf32>::device(p.y.size());
+        Buffer<float> n0 = Buffer<float>::device(p.n0.size());
+        h.copy_from_host(p.h.data(), p.h.size());
+        y.copy_from_host(p.y.data(), p.y.size());
+        n0.copy_from_host(p.n0.data(), p.n0.size());
+        DetectInput in;
+        in.h = ConstMatrixBatch<cf32>(h.data(), V / 2, s.nr, nt, Memory::device);
+        in.y = ConstMatrixBatch<cf32>(y.data(), V, s.nr, 1, Memory::device);
+        in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
+        in.vectors_per_channel = 2;
+        const std::string what =
+            "nt " + std::to_string(nt) + " " + to_string(mod) + " k " + std::to_string(k);
+        std::vector<float> cd(std::size_t(V) * k);
+        std::vector<std::uint8_t> cs(cd.size() * nt);
+        cpu.qr(p.input());
+        cpu.candidates(p.input(), View<float>(cd.data(), std::int64_t(cd.size()), Memory::host),
+                       View<std::uint8_t>(cs.data(), std::int64_t(cs.size()), Memory::host));
+        Buffer<float> gd = Buffer<float>::device(cd.size());
+        Buffer<std::uint8_t> gs = Buffer<std::uint8_t>::device(cs.size());
+        gpu.qr(in);
+        gpu.candidates(in, View<float>(gd), View<std::uint8_t>(gs));
+        std::vector<float> hd(cd.size());
+        std::vector<std::uint8_t> hs(cs.size());
+        gd.copy_to_host(hd.data(), hd.size());
+        gs.copy_to_host(hs.data(), hs.size());
+        ASSERT_EQ(hs, cs) << what;
+        for (std::size_t i = 0; i < cd.size(); ++i) {
+          if (std::isinf(cd[i])) {
+            ASSERT_TRUE(std::isinf(hd[i])) << what;
+          } else {
+            ASSERT_NEAR(hd[i], cd[i], 1e-4f * std::max(1.f, cd[i])) << what;
+          }
+        }
+        const Out o = run_cpu(p, k, 7.f);
+        Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+        Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+        gl.fill_bytes(0xFF);
+        gpu.run(in, View<std::uint8_t>(gb), View<float>(gl));
+        std::vector<std::uint8_t> hb(o.bits.size());
+        std::vector<float> hl(o.llrs.size());
+        gb.copy_to_host(hb.data(), hb.size());
+        gl.copy_to_host(hl.data(), hl.size());
+        ASSERT_EQ(hb, o.bits) << what;
+        for (std::size_t i = 0; i < hl.size(); ++i) {
+          ASSERT_NEAR(hl[i], o.llrs[i], 1e-4f * std::max(1.f, std::abs(o.llrs[i]))) << what;
+        }
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
+// 4x4 16-QAM at 15 dB (same set-up as the N-way statistics): BER and LLR error vs exact
+// max-log ML for growing k, printed for docs/kbest.md.
+TEST(KbestSlow, FourByFourSixteenQamAgainstMaxLogMl) {
+  const auto seed = test::fresh_seed();
+  const MimoShape s{4, 4, Modulation::qam16};
+  const Problem p = make_problem(s, 6000, 1, 15.0, seed);
+  std::vector<float> ref;
+  std::vector<std::uint8_t> ml_hard;
+  test::fast_maxlog(p, 8.f, ref, ml_hard);
+  std::int64_t ml_err = 0;
+  for (std::size_t i = 0; i < ml_hard.size(); ++i) ml_err += ml_hard[i] != p.tx_bits[i];
+  const double nb = double(ml_hard.size());
+  std::printf("[ figures  ] 4x4 16-QAM 15 dB, %lld vectors: ML BER %.3e\n",
+              static_cast<long long>(p.vectors), ml_err / nb);
+  double prev = 1e30;
+  for (int k : {4, 16, 64, 256}) {
+    const Out o = run_cpu(p, k);
+    double mae = 0;
+    std::int64_t e = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      mae += std::abs(o.llrs[i] - ref[i]);
+      e += o.bits[i] != p.tx_bits[i];
+    }
+    mae /= double(ref.size());
+    std::printf("[ figures  ] K=%d: BER %.3e (%.3f x ML), mean |LLR - maxlog ML| %.4f\n", k,
+                e / nb, double(e) / double(ml_err), mae);
+    EXPECT_LT(mae, prev) << "k=" << k;
+    prev = mae;
+  }
+}
+
+}  // namespace
+}  // namespace mimorx::detect
