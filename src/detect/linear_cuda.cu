@@ -1,0 +1,88 @@
+// ZF / MMSE on the GPU in two kernels:
+//  1. prepare: one thread per channel (or per vector slot, see LinearArgs) builds W and the
+//     per-stream noise terms with linear_prepare(), work arrays interleaved in shared memory;
+//  2. detect: one thread per received vector reads its slot's W (the vectors of a coherence
+//     block are consecutive threads, so the reads are broadcasts served by L1), equalises and
+//     demaps with linear_vector().
+// The channel-level work is thus done once per channel and reused across the block.
+#include <algorithm>
+#include <string>
+
+#include "core/cuda_check.hpp"
+#include "detect/linear_internal.hpp"
+#include "detect/linear_math.hpp"
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::detect::detail {
+namespace {
+
+__global__ void __launch_bounds__(128) prepare_kernel(LinearArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int es = int(blockDim.x);
+  const int t = int(threadIdx.x);
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + t;
+  const std::int64_t items = a.slot_per_vector ? a.vectors : a.channels;
+  if (i >= items) return;
+  std::int64_t c = i, first = i * a.vpc;
+  float n0 = a.n0[a.n0_per_vector ? first : 0];
+  if (a.slot_per_vector) {
+    c = i / a.vpc;
+    first = c * a.vpc;
+    n0 = a.n0[i];
+    if (i != first && n0 == a.n0[first]) return;  // shares the block's first slot
+  }
+  const int work = linear_work_cf32(a.mmse, a.nr, a.nt);
+  cf32* wk = reinterpret_cast<cf32*>(smem) + t;
+  float* nrm = reinterpret_cast<float*>(reinterpret_cast<cf32*>(smem) + std::size_t(work) * es) + t;
+  int* perm = reinterpret_cast<int*>(nrm - t + std::size_t(a.nt) * es) + t;
+  linear_prepare(a.mmse, a.h + c * a.h_stride, a.nr, a.nt, n0, wk, nrm, perm, es,
+                 a.w + i * a.nt * a.nr, a.d + i * a.nt);
+}
+
+__global__ void __launch_bounds__(256) detect_kernel(LinearArgs a) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= a.vectors) return;
+  const std::int64_t c = v / a.vpc;
+  const float n0 = a.n0[a.n0_per_vector ? v : 0];
+  std::int64_t slot = c;
+  if (a.slot_per_vector) slot = n0 == a.n0[c * a.vpc] ? c * a.vpc : v;
+  const std::int64_t per_vec = std::int64_t(a.nt) * bits_per_symbol(a.mod);
+  linear_vector(a.mmse, a.mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt, a.y + v * a.y_stride,
+                a.nr, a.nt, n0, a.bits ? a.bits + v * per_vec : nullptr,
+                a.llrs ? a.llrs + v * per_vec : nullptr);
+}
+
+}  // namespace
+
+void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  cudaStream_t stream = mimorx::detail::as_stream(stream_handle);
+  int optin = 0, sms = 0;
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::size_t per_thread = std::size_t(linear_work_cf32(a.mmse, a.nr, a.nt)) * sizeof(cf32) +
+                                 std::size_t(a.nt) * (sizeof(float) + sizeof(int));
+  int threads = int(std::min<std::size_t>(128, std::size_t(optin) / per_thread));
+  if (threads < 1) {
+    throw Unsupported("LinearPlan: " + std::to_string(a.nr) + "x" + std::to_string(a.nt) +
+                      " needs " + std::to_string(per_thread) +
+                      " bytes of shared memory per channel, more than this GPU's " +
+                      std::to_string(optin));
+  }
+  const std::int64_t items = a.slot_per_vector ? a.vectors : a.channels;
+  // Spread small batches over all SMs rather than filling a few blocks.
+  while (threads > 32 && (items + threads - 1) / threads < 2 * sms) threads /= 2;
+  if (threads >= 32) threads -= threads % 32;
+  const std::size_t bytes = per_thread * std::size_t(threads);
+  if (bytes > 48 * 1024) {
+    MIMORX_CUDA_CHECK(
+        cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  }
+  prepare_kernel<<<unsigned((items + threads - 1) / threads), unsigned(threads), bytes, stream>>>(a);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  const int dt = 256;
+  detect_kernel<<<unsigned((a.vectors + dt - 1) / dt), dt, 0, stream>>>(a);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mimorx::detect::detail
