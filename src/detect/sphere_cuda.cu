@@ -30,9 +30,7 @@ struct Layout {
     return align16(4 * std::size_t(n * n + 2 * n));
   }
   static __host__ __device__ std::size_t team_bytes(const PsdSchedule& s) {
-    std::size_t b = sort_bytes + mat_bytes(s.n);
-    for (int x = 0; x + 1 < s.nlev; ++x) b += align16(12 * std::size_t(s.exp[x]));
-    return b;
+    return sort_bytes + mat_bytes(s.n) + std::size_t(s.buf_bytes);
   }
 };
 
@@ -56,20 +54,25 @@ struct GpuTeam {
   const PsdSchedule* s;
   const float* r;
   const float* z;
-  float* keys[kMaxLevels];
-  std::uint64_t* vecs[kMaxLevels];
+  unsigned char* buf;  // level x: vectors at buf + buf_off[x], metrics after exp[x] of them
   unsigned mask;
   int lane;
 
-  __device__ float key(int x, int i) const { return keys[x][i]; }
+  __device__ float* keys(int x) const {
+    return reinterpret_cast<float*>(buf + s->buf_off[x] + 8 * s->exp[x]);
+  }
+  __device__ std::uint64_t* vecs(int x) const {
+    return reinterpret_cast<std::uint64_t*>(buf + s->buf_off[x]);
+  }
+  __device__ float key(int x, int i) const { return keys(x)[i]; }
 
   __device__ float child(int x, int first, int y, std::int64_t c, float d2,
                          std::uint64_t* v) const {
     const int lp = x < 0 ? s->n + 1 : s->lvl[x];
     const int d = lp - s->lvl[y];
     const int p = first + int(c >> (d * s->log2q));
-    const float pm = x < 0 ? 0.f : keys[x][p];
-    const std::uint64_t pv = x < 0 ? 0 : vecs[x][p];
+    const float pm = x < 0 ? 0.f : keys(x)[p];
+    const std::uint64_t pv = x < 0 ? 0 : vecs(x)[p];
     const int off = int(c & (s->children_per_parent[y] - 1));
     return child_metric(r, z, s->n, s->q, s->log2q, pv, pm, lp, s->lvl[y], off, d2, v);
   }
@@ -95,8 +98,8 @@ struct GpuTeam {
     for (int i = 0; i < IPT; ++i) {
       const int idx = lane * IPT + i;
       if (idx < nch) {
-        keys[y][idx] = k[i];
-        vecs[y][idx] = v[i];
+        keys(y)[idx] = k[i];
+        vecs(y)[idx] = v[i];
       }
       count += __popc(__ballot_sync(mask, k[i] < d2) & mask);
     }
@@ -150,12 +153,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   float* R = reinterpret_cast<float*>(base + Ly::sort_bytes);
   float* z = R + n * n;
   int* ip = reinterpret_cast<int*>(z + n);
-  unsigned char* buf = base + Ly::sort_bytes + Ly::mat_bytes(n);
-  for (int x = 0; x + 1 < s.nlev; ++x) {
-    team.vecs[x] = reinterpret_cast<std::uint64_t*>(buf);
-    team.keys[x] = reinterpret_cast<float*>(buf + 8 * std::size_t(s.exp[x]));
-    buf += align16(12 * std::size_t(s.exp[x]));
-  }
+  team.buf = base + Ly::sort_bytes + Ly::mat_bytes(n);
   team.s = &s;
   team.r = R;
   team.z = z;

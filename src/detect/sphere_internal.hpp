@@ -19,6 +19,9 @@ struct PsdSchedule {
   int exp[kMaxLevels] = {};  // expanded nodes of level x at most (the paper's exp_lvl_x)
   std::int64_t nodes_per_parent[kMaxLevels] = {};
   std::int64_t children_per_parent[kMaxLevels] = {};
+  int buf_off[kMaxLevels] = {};  // byte offset of level x's buffer (uint64 vectors, then
+                                 // float metrics) inside a team's buffer area (kernel layout)
+  int buf_bytes = 0;             // the whole buffer area
   int capacity = 8;  // sort width: power of two >= every non-leaf exp_x, >= 8
 };
 PsdSchedule make_schedule(const PsdLevels& p, int n, int q);

@@ -42,6 +42,8 @@ PsdSchedule make_schedule(const PsdLevels& p, int n, int q) {
     s.exp[x] = int(prev_paths * qd);
     if (x + 1 < s.nlev) {
       while (s.capacity < s.exp[x]) s.capacity *= 2;
+      s.buf_off[x] = s.buf_bytes;
+      s.buf_bytes += int(align16(12 * std::size_t(s.exp[x])));
     }
     prev_lvl = p.lvl[x];
     prev_paths = p.paths[x];
