@@ -6,6 +6,7 @@
 //     demaps with linear_vector().
 // The channel-level work is thus done once per channel and reused across the block.
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "core/cuda_check.hpp"
@@ -39,17 +40,38 @@ __global__ void __launch_bounds__(128) prepare_kernel(LinearArgs a) {
                  a.w + i * a.nt * a.nr, a.d + i * a.nt);
 }
 
-__global__ void __launch_bounds__(256) detect_kernel(LinearArgs a) {
-  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (v >= a.vectors) return;
-  const std::int64_t c = v / a.vpc;
-  const float n0 = a.n0[a.n0_per_vector ? v : 0];
-  std::int64_t slot = c;
-  if (a.slot_per_vector) slot = n0 == a.n0[c * a.vpc] ? c * a.vpc : v;
-  const std::int64_t per_vec = std::int64_t(a.nt) * bits_per_symbol(a.mod);
-  linear_vector(a.mmse, a.mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt, a.y + v * a.y_stride,
-                a.nr, a.nt, n0, a.bits ? a.bits + v * per_vec : nullptr,
-                a.llrs ? a.llrs + v * per_vec : nullptr);
+// One thread per vector. With `stage`, a block's LLRs and bits are first written to shared
+// memory (per-thread rows padded to an odd length so the 32 threads of a warp hit 32 banks)
+// and then copied out as one contiguous, coalesced range: a thread's own output is nt*m
+// consecutive values, so direct stores would have each warp instruction touch 32 lines.
+__global__ void __launch_bounds__(256) detect_kernel(LinearArgs a, int stage) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int t = int(threadIdx.x);
+  const std::int64_t v0 = std::int64_t(blockIdx.x) * blockDim.x;
+  const std::int64_t v = v0 + t;
+  const int pv = a.nt * bits_per_symbol(a.mod);
+  const int row = pv + 1;
+  float* lsh = reinterpret_cast<float*>(smem);
+  std::uint8_t* bsh = reinterpret_cast<std::uint8_t*>(lsh + std::size_t(blockDim.x) * row);
+  if (v < a.vectors) {
+    const std::int64_t c = v / a.vpc;
+    const float n0 = a.n0[a.n0_per_vector ? v : 0];
+    std::int64_t slot = c;
+    if (a.slot_per_vector) slot = n0 == a.n0[c * a.vpc] ? c * a.vpc : v;
+    float* l = a.llrs ? (stage ? lsh + t * row : a.llrs + v * pv) : nullptr;
+    std::uint8_t* b = a.bits ? (stage ? bsh + t * row : a.bits + v * pv) : nullptr;
+    linear_vector(a.mmse, a.mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt,
+                  a.y + v * a.y_stride, a.nr, a.nt, n0, b, l);
+  }
+  if (!stage) return;
+  __syncthreads();
+  const std::int64_t left = a.vectors - v0;
+  const int nv = left < std::int64_t(blockDim.x) ? int(left) : int(blockDim.x);
+  for (int e = t; e < nv * pv; e += int(blockDim.x)) {
+    const int u = e / pv, k = e - u * pv;
+    if (a.llrs) a.llrs[v0 * pv + e] = lsh[u * row + k];
+    if (a.bits) a.bits[v0 * pv + e] = bsh[u * row + k];
+  }
 }
 
 }  // namespace
@@ -57,9 +79,21 @@ __global__ void __launch_bounds__(256) detect_kernel(LinearArgs a) {
 void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   cudaStream_t stream = mimorx::detail::as_stream(stream_handle);
+  // Cached: host work between a caller's timing events and the launch counts as GPU time.
+  static std::atomic<int> cache_optin[64], cache_sms[64];
   int optin = 0, sms = 0;
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (device >= 0 && device < 64) {
+    optin = cache_optin[device].load(std::memory_order_relaxed);
+    sms = cache_sms[device].load(std::memory_order_relaxed);
+  }
+  if (optin == 0 || sms == 0) {
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    if (device >= 0 && device < 64) {
+      cache_optin[device].store(optin, std::memory_order_relaxed);
+      cache_sms[device].store(sms, std::memory_order_relaxed);
+    }
+  }
   const std::size_t per_thread = std::size_t(linear_work_cf32(a.mmse, a.nr, a.nt)) * sizeof(cf32) +
                                  std::size_t(a.nt) * (sizeof(float) + sizeof(int));
   int threads = int(std::min<std::size_t>(128, std::size_t(optin) / per_thread));
@@ -81,7 +115,10 @@ void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
   prepare_kernel<<<unsigned((items + threads - 1) / threads), unsigned(threads), bytes, stream>>>(a);
   MIMORX_CUDA_CHECK_LAUNCH();
   const int dt = 256;
-  detect_kernel<<<unsigned((a.vectors + dt - 1) / dt), dt, 0, stream>>>(a);
+  const int pv = a.nt * bits_per_symbol(a.mod);
+  const std::size_t stage_bytes = std::size_t(dt) * (pv + 1) * (sizeof(float) + 1);
+  const int stage = stage_bytes <= 48 * 1024 ? 1 : 0;
+  detect_kernel<<<unsigned((a.vectors + dt - 1) / dt), dt, stage ? stage_bytes : 0, stream>>>(a, stage);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

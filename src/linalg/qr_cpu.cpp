@@ -192,6 +192,10 @@ void QrPlan::run(const QrInput& in, const QrOutput& out, const Stream& stream) {
     for (std::int64_t c = 0; c < C; ++c) st[c] = status_scratch_[c];
   }
   for (std::int64_t c = 0; c < C; ++c) {
+    if (st[c] == qr_bad_order) {
+      throw InvalidArgument("order: the column order of channel " + std::to_string(c) +
+                            " is no permutation of 0.." + std::to_string(cols() - 1));
+    }
     if (st[c] == qr_non_finite) {
       throw InvalidArgument("h: channel " + std::to_string(c) +
                             " (or one of its received vectors) contains NaN or Inf; every value "

@@ -3,6 +3,7 @@
 // its 32 matrices hits 32 different banks). The arithmetic is qr_problem(), the same source
 // the CPU runs, hence bit-identical results.
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "core/cuda_check.hpp"
@@ -28,16 +29,26 @@ __global__ void __launch_bounds__(128) qr_kernel(QrArgs a) {
   qr_problem<T>(a, c, wa, wr, wp, wn, es);
 }
 
+// Device attributes, cached: a run of a small batch is a few microseconds of GPU time and
+// host work between the caller's timing events and the launch would count in it.
+int cached_attribute(cudaDeviceAttr attr, int slot, int device) {
+  static std::atomic<int> cache[2][64];
+  if (device < 0 || device >= 64) {
+    int v = 0;
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, device));
+    return v;
+  }
+  int v = cache[slot][device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, device));
+    cache[slot][device].store(v, std::memory_order_relaxed);
+  }
+  return v;
+}
 int optin_smem(int device) {
-  int v = 0;
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return v;
+  return cached_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 0, device);
 }
-int sm_count(int device) {
-  int v = 0;
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device));
-  return v;
-}
+int sm_count(int device) { return cached_attribute(cudaDevAttrMultiProcessorCount, 1, device); }
 
 template <class T>
 void launch(const QrArgs& a, int device, cudaStream_t stream) {

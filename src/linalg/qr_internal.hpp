@@ -68,12 +68,23 @@ MIMORX_HD void qr_problem(const QrArgs& a, std::int64_t c, T* wa, T* wr, int* wp
   const cf32* h = a.h + c * a.h_stride;
   const int* base = a.order ? a.order + (a.order_per_channel ? c * n : 0) : nullptr;
   const int rot0 = a.sorted ? 0 : a.rotation;
+  std::uint64_t seen[2] = {0, 0};  // n <= 128
+  bool order_ok = true;
   for (int j = 0; j < n; ++j) {
     const int k = j + rot0 < n ? j + rot0 : j + rot0 - n;
-    wp[j * es] = base ? base[k] : k;
+    int col = base ? base[k] : k;
+    if (col < 0 || col >= n || ((seen[col >> 6] >> (col & 63)) & 1u)) {
+      order_ok = false;
+      col = j;  // never read outside H
+    } else {
+      seen[col >> 6] |= std::uint64_t(1) << (col & 63);
+    }
+    wp[j * es] = col;
   }
   int status = qr_ok;
-  if (!load_model(a.model, h, a.nr, a.nt, wp, es, wa, es)) {
+  if (!order_ok) {
+    status = qr_bad_order;
+  } else if (!load_model(a.model, h, a.nr, a.nt, wp, es, wa, es)) {
     status = qr_non_finite;
   } else {
     status = mgs_qr(wa, m, n, es, wr, es, wp, es, wn, es, a.sorted, kQrRankTolerance);
@@ -83,7 +94,7 @@ MIMORX_HD void qr_problem(const QrArgs& a, std::int64_t c, T* wa, T* wr, int* wp
       status = mgs_qr(wa, m, n, es, wr, es, wp, es, wn, es, false, kQrRankTolerance);
     }
   }
-  const bool ok = status != qr_non_finite;
+  const bool ok = status != qr_non_finite && status != qr_bad_order;
   if (a.q) {
     T* q = static_cast<T*>(a.q) + c * a.q_stride;
     for (int e = 0; e < m * n; ++e) q[e] = ok ? wa[e * es] : hd::zero<T>();

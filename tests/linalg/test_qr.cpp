@@ -421,6 +421,15 @@ TEST(QrGpu, FlagsBadChannels) {
   const Result b = run_qr(QrConfig{.nr = 4, .nt = 4}, Backend::cuda(), h, C);
   for (std::int64_t c = 0; c < C; ++c)
     EXPECT_EQ(b.status[c], c == 7 ? qr_rank_deficient : c == 9 ? qr_non_finite : qr_ok);
+  // An order that is no permutation is caught per channel on the device.
+  Buffer<int> order = Buffer<int>::host(C * 4);
+  for (std::int64_t i = 0; i < C * 4; ++i) order[i] = int(i % 4);
+  order[11 * 4 + 2] = 0;
+  order[12 * 4 + 1] = 9;
+  const Result o = run_qr(QrConfig{.nr = 4, .nt = 4}, Backend::cuda(), h, C, nullptr, 1, &order);
+  EXPECT_EQ(o.status[11], qr_bad_order);
+  EXPECT_EQ(o.status[12], qr_bad_order);
+  EXPECT_EQ(o.status[13], qr_ok);
   // Without a status view the GPU plan throws like the CPU one.
   Buffer<cf32> hd = Buffer<cf32>::device(h.size());
   hd.copy_from(h);

@@ -31,6 +31,7 @@ enum QrStatus : int {
   qr_ok = 0,
   qr_rank_deficient = 1,  // some r_kk fell below the rank threshold; that q_k is zero
   qr_non_finite = 2,      // H (or y) held NaN/Inf; outputs of this channel are zero
+  qr_bad_order = 3,       // the given column order was no permutation (checked on the GPU)
 };
 
 namespace hd {
