@@ -420,12 +420,13 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
   } else {
 #if MIMORX_HAS_CUDA
     if (method_ == LllMethod::all_swap) {
-      Buffer<std::int32_t> ds = Buffer<std::int32_t>::device(nb, backend_.device());
-      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr, ds.data(),
+      if (dstatus_.size() < std::size_t(nb))
+        dstatus_ = Buffer<std::int32_t>::device(nb, backend_.device());
+      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr, dstatus_.data(),
                                nb, n, m, basis.batch_stride, tstride, cfg_.delta, max_iter,
                                stream.handle(), backend_.device());
       std::vector<std::int32_t> hs(nb);
-      mimorx::detail::copy_bytes(hs.data(), Memory::host, ds.data(), Memory::device,
+      mimorx::detail::copy_bytes(hs.data(), Memory::host, dstatus_.data(), Memory::device,
                          nb * sizeof(std::int32_t), stream.handle());
       stream.synchronize();
       for (std::int64_t k = 0; k < nb; ++k) st[k] = LllStatus(hs[k]);
@@ -435,6 +436,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       // GSC-Update and the products with U stay on the CPU thread.
       stream.synchronize();
       const int workers = int(std::min<std::int64_t>(threads, nb));
+      const int inner = std::max(1, threads / workers);
+      if (inner > 1) omp_set_max_active_levels(2);
 #pragma omp parallel num_threads(workers)
       {
         GpuReducer<F> gr{backend_.device(), cfg_.delta, Stream::create(backend_.device()), {},
@@ -449,7 +452,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                              hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();
           st[k] = detail::block_lll<F>(n, m, hb.data(), ht.empty() ? nullptr : ht.data(),
-                                       cfg_.delta, block_, max_iter, 1, reduce)
+                                       cfg_.delta, block_, max_iter, inner, reduce)
                       .status;
           mimorx::detail::copy_bytes(basis.matrix(k), Memory::device, hb.data(), Memory::host,
                              hb.size() * sizeof(F), gr.stream.handle());

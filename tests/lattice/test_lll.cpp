@@ -252,3 +252,85 @@ TEST(LllPlanCpuErrors, StatusOrException) {
   EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 24, 24, Memory::host), {}, {}),
                NumericalError);
 }
+
+// ---- Against fplll (Debian's fplll-tools), skipped when the binary is absent ----
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "mimorx/lattice/fplll_format.hpp"
+
+namespace {
+std::string fplll_binary() {
+  for (const char* p : {"/usr/bin/fplll", "/usr/local/bin/fplll"})
+    if (access(p, X_OK) == 0) return p;
+  return "";
+}
+// Runs `fplll -a lll -d delta` on the bases (columns = vectors) and returns its outputs.
+std::vector<TextBasis> run_fplll(const std::string& exe, const std::vector<TextBasis>& in,
+                                 double delta) {
+  std::vector<TextBasis> out;
+  for (const auto& b : in) {
+    char name[] = "/tmp/mimorx_lll_XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) return {};
+    close(fd);
+    {
+      std::ofstream f(name);
+      write_fplll(f, b.n, b.m, b.b.data(), true);
+    }
+    const std::string cmd = exe + " -a lll -d " + std::to_string(delta) + " " + name;
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string text;
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) text += buf;
+    if (p) pclose(p);
+    std::remove(name);
+    std::istringstream s(text);
+    TextBasis r;
+    if (!read_fplll(s, r)) return {};
+    out.push_back(r);
+  }
+  return out;
+}
+}  // namespace
+
+TEST(LllVsFplll, OrthogonalityDefectWithinTenPercentForSmallBases) {
+  const std::string exe = fplll_binary();
+  if (exe.empty()) GTEST_SKIP() << "fplll binary not installed (Debian package fplll-tools)";
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n = 2; n <= 8; ++n) {
+    std::vector<TextBasis> in;
+    for (int k = 0; k < 12; ++k) {
+      TextBasis b;
+      b.n = b.m = n;
+      do {
+        b.b = test::integer_basis(g, n, n, 100);
+      } while (check_lll(n, n, b.b.data(), {0.75, 1e-6, 1e-9, false}).message.find("dependent") !=
+               std::string::npos);
+      in.push_back(b);
+    }
+    const auto ref = run_fplll(exe, in, 0.75);
+    ASSERT_EQ(ref.size(), in.size()) << "fplll failed";
+    double sum_ours = 0, sum_fplll = 0;
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      for (auto method : {LllMethod::sequential, LllMethod::all_swap}) {
+        auto r = lll_reduce(n, n, in[k].b, 0.75, true, method);
+        ASSERT_EQ(r.status, LllStatus::reduced);
+        test::expect_reduced(n, n, in[k].b, r.basis, &r.transform, 0.75, false, "vs fplll");
+        const double ours = check_lll(n, n, r.basis.data(), {0.75}).orthogonality_defect;
+        const auto qf = check_lll(n, n, ref[k].b.data(), {0.75, 0.01, 1e-9});
+        EXPECT_TRUE(qf.reduced()) << "fplll output: " << qf.message;
+        if (method == LllMethod::sequential) {
+          sum_ours += std::log(ours);
+          sum_fplll += std::log(qf.orthogonality_defect);
+        }
+      }
+    }
+    // Geometric means over the inputs: LLL outputs are not unique, single bases may differ.
+    const double ratio = std::exp((sum_ours - sum_fplll) / double(in.size()));
+    std::printf("n=%d: orthogonality defect ours/fplll (geometric mean of 12) = %.4f\n", n, ratio);
+    EXPECT_LE(ratio, 1.10) << "n=" << n;
+  }
+}

@@ -89,6 +89,7 @@ class LllPlan {
   Backend backend_;
   LllMethod method_;
   int block_ = 0;
+  Buffer<std::int32_t> dstatus_;  // per-basis status on the device (CUDA all-swap), reused
 };
 
 // The block size chosen automatically for m columns (measured, docs/lll.md).

@@ -1,0 +1,104 @@
+// fplll's text format for matrices (see lattice/fplll_format.hpp).
+#include "mimorx/lattice/fplll_format.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::lattice {
+
+bool read_fplll(std::istream& in, TextBasis& out, int* line_no) {
+  int line = line_no ? *line_no : 1;
+  auto fail = [&](const std::string& what) {
+    throw InvalidArgument("input: line " + std::to_string(line) + ": " + what +
+                          "; expected fplll's format [[a b c]\\n[d e f]\\n]");
+  };
+  int depth = 0;
+  std::vector<std::vector<double>> rows;
+  bool integer = true;
+  std::string tok;
+  char c;
+  while (in.get(c)) {
+    if (c == '\n') ++line;
+    if (std::isspace(static_cast<unsigned char>(c)) || c == ',') continue;
+    if (c == '[') {
+      if (depth >= 2) fail("a third level of '['");
+      ++depth;
+      if (depth == 2) rows.emplace_back();
+      continue;
+    }
+    if (c == ']') {
+      if (depth == 0) fail("']' without '['");
+      --depth;
+      if (depth == 0) break;
+      continue;
+    }
+    if (depth != 2) fail(std::string("unexpected character '") + c + "' outside a row");
+    tok.assign(1, c);
+    while (in.peek() != EOF && !std::isspace(in.peek()) && in.peek() != ']' && in.peek() != '[' &&
+           in.peek() != ',')
+      tok.push_back(char(in.get()));
+    char* end = nullptr;
+    const double v = std::strtod(tok.c_str(), &end);
+    if (end == tok.c_str() || *end != '\0') fail("'" + tok + "' is not a number");
+    if (!std::isfinite(v)) fail("'" + tok + "' is not finite");
+    const bool is_int = tok.find_first_of(".eE") == std::string::npos;
+    if (is_int && std::abs(v) > 9007199254740992.0)
+      fail("integer '" + tok + "' exceeds 2^53, beyond float64; use fplll's multi-precision");
+    integer = integer && is_int;
+    rows.back().push_back(v);
+  }
+  if (line_no) *line_no = line;
+  if (depth != 0) fail("unterminated matrix");
+  if (rows.empty()) return false;
+  const std::size_t n = rows[0].size();
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (rows[r].size() != n || n == 0)
+      fail("row " + std::to_string(r) + " has " + std::to_string(rows[r].size()) +
+           " entries, row 0 has " + std::to_string(n) + " (rows must have equal, nonzero length)");
+  out.n = int(n);
+  out.m = int(rows.size());
+  out.integer = integer;
+  out.b.assign(n * rows.size(), 0.0);
+  for (std::size_t j = 0; j < rows.size(); ++j)
+    for (std::size_t i = 0; i < n; ++i) out.b[j * n + i] = rows[j][i];
+  return true;
+}
+
+void write_fplll(std::ostream& out, int n, int m, const double* b, bool integer) {
+  std::ostringstream s;
+  s << '[';
+  for (int j = 0; j < m; ++j) {
+    s << '[';
+    for (int i = 0; i < n; ++i) {
+      const double v = b[std::size_t(j) * n + i];
+      if (integer) {
+        s << std::int64_t(std::llround(v));
+      } else {
+        s << std::setprecision(17) << v;
+      }
+      s << (i + 1 < n ? " " : "");
+    }
+    s << ']' << '\n';
+  }
+  s << "]\n";
+  out << s.str();
+}
+
+void write_fplll_transform(std::ostream& out, int m, const std::int64_t* t) {
+  std::ostringstream s;
+  s << '[';
+  for (int j = 0; j < m; ++j) {
+    s << '[';
+    for (int i = 0; i < m; ++i) s << t[std::size_t(j) * m + i] << (i + 1 < m ? " " : "");
+    s << ']' << '\n';
+  }
+  s << "]\n";
+  out << s.str();
+}
+
+}  // namespace mimorx::lattice
