@@ -54,8 +54,8 @@ class SoftHardAdapter final : public Detector {
 
 [[maybe_unused]]  // Hard-output plans whose run() takes extra optional outputs (metrics,
                   // statistics).
-                  template <class Plan>
-                  class HardAdapter final : public Detector {
+template <class Plan>
+class HardAdapter final : public Detector {
  public:
   HardAdapter(std::string name, Plan plan) : Detector(std::move(name)), plan_(std::move(plan)) {}
   void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>) override {
@@ -134,6 +134,21 @@ const std::map<std::string, Factory>& factories() {
       return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b),
                                                                   true);
     };
+#endif
+#ifdef MIMORX_SIM_HAS_LR
+    for (auto [name, kind] :
+         {std::pair{"lr-zf", detect::LrKind::zf}, std::pair{"lr-mmse", detect::LrKind::mmse},
+          std::pair{"lr-mmse-sic", detect::LrKind::mmse_sic}}) {
+      m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
+                       const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+        require(!soft, "detector",
+                "'" + spec + "' gives hard decisions only; use ml, nway:N or kbest:K for LLRs");
+        detect::LrConfig cfg;
+        cfg.shape = s;
+        cfg.kind = kind;
+        return std::make_unique<HardAdapter<detect::LrPlan>>(spec, detect::LrPlan(cfg, b));
+      };
+    }
 #endif
     return m;
   }();
