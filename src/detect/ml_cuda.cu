@@ -1,0 +1,150 @@
+#include <cstdint>
+
+#include "core/cuda_check.hpp"
+#include "detect/ml_cuda.hpp"
+#include "detect/ml_math.hpp"
+
+namespace mimorx::detect::detail {
+namespace {
+using ml::Acc;
+using ml::ModParams;
+
+constexpr int kThreads = 256;
+
+template <int NR>
+__device__ float column_energy(const cf32* h, int col) {
+  float g = 0.f;
+#pragma unroll
+  for (int i = 0; i < NR; ++i) g += norm2(h[col * NR + i]);
+  return g;
+}
+
+// One thread per (vector, chunk); chunks of one vector are consecutive threads, T = chunks per
+// vector is a power of two, so a warp holds whole vectors (T <= 32) or 32 chunks of one vector;
+// `seg` = min(T, 32) lanes reduce by xor shuffles, then one atomic per segment.
+template <int NR, bool SOFT>
+__global__ void __launch_bounds__(kThreads)
+    ml_kernel(ModParams p, int nt, const cf32* h, std::int64_t h_stride, const cf32* y,
+              std::int64_t y_stride, int vpc, std::int64_t vectors, std::int64_t chunks, int seg,
+              unsigned long long* hard_ws, float* soft_ws) {
+  const std::int64_t gid = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  const std::int64_t v = gid / chunks;
+  const std::int64_t c = gid - v * chunks;
+  const bool valid = v < vectors;
+  Acc acc;
+  acc.reset();
+  if (valid) {
+    const cf32* hv = h + (v / vpc) * h_stride;
+    const float g = column_energy<NR>(hv, nt - 1);
+    const float inv_g = g > 0.f ? 1.f / g : 0.f;
+    ml::run_chunk<NR, SOFT>(p, nt, hv, y + v * y_stride, g, inv_g, c, acc);
+  }
+  const bool leader = valid && (threadIdx.x & 31) % seg == 0;
+  if constexpr (!SOFT) {
+    unsigned long long k = acc.best;
+    for (int off = seg / 2; off > 0; off >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(0xffffffffu, k, off);
+      k = o < k ? o : k;
+    }
+    if (leader) atomicMin(hard_ws + v, k);
+  } else {
+    const int slots = 2 * nt * p.m;
+    for (int s = 0; s < slots; ++s) {
+      float val = valid ? ml::soft_slot(p, nt, c, acc, s) : ml::kBig;
+      for (int off = seg / 2; off > 0; off >>= 1)
+        val = fminf(val, __shfl_xor_sync(0xffffffffu, val, off));
+      // Metrics are >= 0, so their int bit patterns order like the floats.
+      if (leader) atomicMin(reinterpret_cast<int*>(soft_ws + v * slots + s), __float_as_int(val));
+    }
+  }
+}
+
+__global__ void finalize_hard(ModParams p, int nt, std::int64_t vectors,
+                              const unsigned long long* ws, std::uint8_t* bits) {
+  for (std::int64_t v = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; v < vectors;
+       v += std::int64_t(gridDim.x) * blockDim.x) {
+    ml::decode_code(p, nt, unsigned(ws[v] & 0xffffffffull), bits + v * nt * p.m);
+  }
+}
+
+__global__ void finalize_soft(ModParams p, int nt, std::int64_t vectors, const float* ws,
+                              const float* n0, std::int64_t n0_size, std::uint8_t* bits,
+                              float* llrs) {
+  const std::int64_t per = std::int64_t(nt) * p.m;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < vectors * per;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t v = i / per;
+    const float l = (ws[2 * i + 1] - ws[2 * i]) / n0[n0_size == 1 ? 0 : v];
+    llrs[i] = l;
+    if (bits) bits[i] = l < 0.f ? 1 : 0;
+  }
+}
+
+int grid_for(std::int64_t n) {
+  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
+  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+}
+
+template <bool SOFT>
+void launch_ml(int nr, dim3 grid, cudaStream_t st, ModParams p, int nt, const cf32* h,
+               std::int64_t hs, const cf32* y, std::int64_t ys, int vpc, std::int64_t vectors,
+               std::int64_t chunks, int seg, unsigned long long* hw, float* sw) {
+  switch (nr) {
+#define MIMORX_ML_CASE(N)                                                                    \
+  case N:                                                                                    \
+    ml_kernel<N, SOFT>                                                                       \
+        <<<grid, kThreads, 0, st>>>(p, nt, h, hs, y, ys, vpc, vectors, chunks, seg, hw, sw); \
+    break;
+    MIMORX_ML_CASE(1)
+    MIMORX_ML_CASE(2)
+    MIMORX_ML_CASE(3)
+    MIMORX_ML_CASE(4)
+    MIMORX_ML_CASE(5)
+    MIMORX_ML_CASE(6)
+    MIMORX_ML_CASE(7)
+    MIMORX_ML_CASE(8)
+#undef MIMORX_ML_CASE
+    default:
+      break;
+  }
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+std::size_t ml_workspace_bytes(std::int64_t vectors, int nt, Modulation mod, bool soft) {
+  return soft ? std::size_t(vectors) * 2 * nt * bits_per_symbol(mod) * sizeof(float)
+              : std::size_t(vectors) * sizeof(unsigned long long);
+}
+
+void ml_cuda(Modulation mod, int nt, int nr, bool soft, const cf32* h, std::int64_t h_stride,
+             const cf32* y, std::int64_t y_stride, int vectors_per_channel, std::int64_t vectors,
+             const float* n0, std::int64_t n0_size, std::uint8_t* bits, float* llrs,
+             void* workspace, int device, void* stream) {
+  if (vectors == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  cudaStream_t st = mimorx::detail::as_stream(stream);
+  const ModParams p = ml::mod_params(mod);
+  std::int64_t chunks = 1;
+  for (int t = 1; t < nt - 1; ++t) chunks *= p.size;
+  const int seg = int(chunks < 32 ? chunks : 32);
+  const std::int64_t threads = vectors * chunks;
+  const std::int64_t blocks = (threads + kThreads - 1) / kThreads;
+  const dim3 grid(static_cast<unsigned>(blocks));
+  // 0xFF.. is the largest hard key; 0x7F7F7F7F (3.39e38) is above every soft metric.
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(workspace, soft ? 0x7F : 0xFF,
+                                    ml_workspace_bytes(vectors, nt, mod, soft), st));
+  if (soft) {
+    float* ws = static_cast<float*>(workspace);
+    launch_ml<true>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
+                    chunks, seg, nullptr, ws);
+    finalize_soft<<<grid_for(vectors * nt * p.m), kThreads, 0, st>>>(p, nt, vectors, ws, n0,
+                                                                     n0_size, bits, llrs);
+  } else {
+    auto* ws = static_cast<unsigned long long*>(workspace);
+    launch_ml<false>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
+                     chunks, seg, ws, nullptr);
+    finalize_hard<<<grid_for(vectors), kThreads, 0, st>>>(p, nt, vectors, ws, bits);
+  }
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+}  // namespace mimorx::detect::detail
