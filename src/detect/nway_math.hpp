@@ -89,7 +89,7 @@ MIMORX_HD int level_amplitude(int levels, int i) { return 2 * i - (levels - 1); 
 
 // The axis bits c_0 .. c_(k-1) (bit j of the result is c_j) of level i of a 2^k-PAM axis under
 // the TS 38.211 mapping (modulation.hpp, pam_amplitude): |a| = 2^(k-1) -+ (2^(k-2) -+ ...).
-MIMORX_HD unsigned level_axis_bits(int k, int i) {
+MIMORX_HD constexpr unsigned level_axis_bits(int k, int i) {
   int a = 2 * i - ((1 << k) - 1);
   unsigned c = 0;
   if (a < 0) {
@@ -116,6 +116,30 @@ MIMORX_HD unsigned symbol_bits_of_levels(int k, int ir, int ii) {
   for (int j = 0; j < k; ++j) b |= (((cr >> j) & 1u) << (2 * j)) | (((ci >> j) & 1u) << (2 * j + 1));
   return b;
 }
+// The same bits from a compile-time table: entry i (8 bits) holds the axis bits of level i
+// spread to the even symbol-bit positions (c_j at bit 2j). Replaces the per-level loops in the
+// kernels' hot path (measured: the bit assembly was ~15% of the search kernel's instructions).
+constexpr std::uint64_t spread_table(int k, int first) {
+  std::uint64_t t = 0;
+  for (int i = first; i < first + 8 && i < (1 << k); ++i) {
+    const unsigned c = level_axis_bits(k, i);
+    std::uint64_t sp = 0;
+    for (int j = 0; j < k; ++j) sp |= std::uint64_t((c >> j) & 1u) << (2 * j);
+    t |= sp << (8 * (i - first));
+  }
+  return t;
+}
+template <int KA>
+MIMORX_HD unsigned spread_bits(int i) {
+  constexpr std::uint64_t lo = spread_table(KA, 0), hi = spread_table(KA, 8);
+  const std::uint64_t t = (KA == 4 && i >= 8) ? hi : lo;
+  return unsigned(t >> (8 * (i & 7))) & 0xffu;
+}
+template <int KA>
+MIMORX_HD unsigned symbol_bits_fast(int ir, int ii) {
+  return spread_bits<KA>(ir) | (spread_bits<KA>(ii) << 1);
+}
+
 // Constellation index sum_k b_k << (m-1-k) of those bits (modulation.hpp's numbering).
 MIMORX_HD unsigned symbol_index_of_bits(int m, unsigned b) {
   unsigned s = 0;
@@ -132,21 +156,31 @@ MIMORX_HD int slice_level(float ahat, int levels) {
 }
 
 // ---- Algorithm 1: MGS on the extended real matrix V = [H~ | y~] ------------------------------
-// V is row-major with row stride `stride` (rows = 2 nr). Column k is normalised in place;
-// returns r_kk. A zero column gives r = 0 and q = 0 (the search then slices it to a fixed level).
-MIMORX_HD float mgs_normalize(float* v, int stride, int rows, int k) {
-  float s = 0.f;
-  for (int i = 0; i < rows; ++i) s = ffma(v[i * stride + k], v[i * stride + k], s);
-  const float r = fsqrt(s);
-  const float inv = r > 0.f ? fdiv(1.f, r) : 0.f;
-  for (int i = 0; i < rows; ++i) v[i * stride + k] = fmul(v[i * stride + k], inv);
-  return r;
+// V is row-major with row stride `stride` (rows = 2 nr, even). Step k of modified Gram-Schmidt
+// without forming q_k: s_kt = v_k . v_t for every t >= k (in parallel on the GPU), then
+// r_kk = sqrt(s_kk), r_kt = s_kt / r_kk and v_t -= (r_kt / r_kk) v_k. The kernel's only serial
+// part per step is then one dot product and one sqrt/div, instead of a normalisation by one
+// thread followed by the projections (measured 447 us for 537600 4x4 QRs with that order).
+// Two accumulators halve the dependent FMA chain of the dot product.
+MIMORX_HD float mgs_dot(const float* v, int stride, int rows, int k, int t) {
+  float s0 = 0.f, s1 = 0.f;
+  for (int i = 0; i < rows; i += 2) {
+    s0 = ffma(v[i * stride + k], v[i * stride + t], s0);
+    s1 = ffma(v[(i + 1) * stride + k], v[(i + 1) * stride + t], s1);
+  }
+  return fadd(s0, s1);
 }
-// Projects column t on the unit column k: returns r_kt = q_k . v_t and sets v_t -= r_kt q_k.
-MIMORX_HD float mgs_project(float* v, int stride, int rows, int k, int t) {
-  float r = 0.f;
-  for (int i = 0; i < rows; ++i) r = ffma(v[i * stride + k], v[i * stride + t], r);
-  for (int i = 0; i < rows; ++i) v[i * stride + t] = ffma(-r, v[i * stride + k], v[i * stride + t]);
+// r = sqrt(s_kk) and 1/r (0 for a zero column: the search then slices that level to a fixed
+// level and the column's R entries are 0).
+MIMORX_HD float mgs_inv_norm(float s_kk, float* r) {
+  *r = fsqrt(s_kk);
+  return *r > 0.f ? fdiv(1.f, *r) : 0.f;
+}
+// Returns r_kt and applies v_t -= (r_kt / r_kk) v_k.
+MIMORX_HD float mgs_update(float* v, int stride, int rows, int k, int t, float s_kt, float inv) {
+  const float r = fmul(s_kt, inv);
+  const float c = fmul(r, inv);
+  for (int i = 0; i < rows; ++i) v[i * stride + t] = ffma(-c, v[i * stride + k], v[i * stride + t]);
   return r;
 }
 // Writes element (row i, column t) of V for pass n: complex column p = t / 2 of the rotated
@@ -185,16 +219,21 @@ MIMORX_HD void store_r(const Layout& lay, float scale, int l, int c, float r, fl
 }
 
 // The whole of Algorithm 1 for one problem, sequentially, in exactly the order of operations
-// of the kernel (thread t owns column t; at step k thread k normalises column k, then projects
-// y, while threads t > k project their columns). v: scratch of 2nr x (2nt+1), row stride 2nt+1.
+// of the kernel (thread t owns column t, thread k also y at step k; all dot products of a step
+// read columns that the step does not change). v: scratch 2nr x (2nt+1), row stride 2nt+1.
 MIMORX_HD void qr_problem(const cf32* h, const cf32* y, int nr, int nt, int n, float scale,
                           float* v, float* e) {
   const Layout lay(nt);
   const int d = lay.d, stride = d + 1, rows = 2 * nr;
   for (int t = 0; t <= d; ++t) load_extended_column(h, y, nr, nt, n, t, v, stride);
   for (int k = 0; k < d; ++k) {
-    store_r(lay, scale, k, k, mgs_normalize(v, stride, rows, k), e);
-    for (int t = k + 1; t <= d; ++t) store_r(lay, scale, k, t, mgs_project(v, stride, rows, k, t), e);
+    float r = 0.f;
+    const float inv = mgs_inv_norm(mgs_dot(v, stride, rows, k, k), &r);
+    store_r(lay, scale, k, k, r, e);
+    for (int t = k + 1; t <= d; ++t) {
+      const float s_kt = mgs_dot(v, stride, rows, k, t);
+      store_r(lay, scale, k, t, mgs_update(v, stride, rows, k, t, s_kt, inv), e);
+    }
   }
 }
 
@@ -238,9 +277,9 @@ MIMORX_HD float search_path(const float* e, int k, int* lev) {
 }
 
 // The bits of a path (bit t*m + k = b_k of transmit stream t), undoing the rotation of pass n.
-template <int NT>
-MIMORX_HD std::uint64_t path_bits(const int* lev, int n, int axis_k) {
-  const int m = 2 * axis_k;
+template <int NT, int KA>
+MIMORX_HD std::uint64_t path_bits(const int* lev, int n) {
+  constexpr int m = 2 * KA;
   std::uint64_t w = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -248,7 +287,7 @@ MIMORX_HD std::uint64_t path_bits(const int* lev, int n, int axis_k) {
   for (int p = 0; p < NT; ++p) {
     int t = p + n;
     t = t >= NT ? t - NT : t;
-    w |= std::uint64_t(symbol_bits_of_levels(axis_k, lev[2 * p], lev[2 * p + 1])) << (t * m);
+    w |= std::uint64_t(symbol_bits_fast<KA>(lev[2 * p], lev[2 * p + 1])) << (t * m);
   }
   return w;
 }

@@ -137,8 +137,8 @@ struct NwayPlan::Impl {
     }
     dispatch_shape(cfg.shape.nt, levels, [&](auto nt_c, auto l_c) {
       constexpr int NT = decltype(nt_c)::value, L = decltype(l_c)::value, D = 2 * NT;
-      constexpr int M = L * L;
-      const int nw = cfg.n_ways, es = lay.es, nb = nbits, mm = m, ak = axis_k;
+      constexpr int M = L * L, KA = L == 2 ? 1 : (L == 4 ? 2 : (L == 8 ? 3 : 4));
+      const int nw = cfg.n_ways, es = lay.es, nb = nbits, mm = m;
       const float clip = cfg.llr_clip;
       const float* e = work.data();
 #pragma omp parallel for schedule(static)
@@ -150,7 +150,7 @@ struct NwayPlan::Impl {
           const float* ep = e + (v * nw + n) * es;
           for (int k = 0; k < M; ++k) {
             const float d = nway::search_path<D, L>(ep, k, lev);
-            const std::uint64_t w = nway::path_bits<NT>(lev, n, ak);
+            const std::uint64_t w = nway::path_bits<NT, KA>(lev, n);
             if (cand_d) {
               const std::int64_t c = (v * nw + n) * M + k;
               cand_d[c] = d;

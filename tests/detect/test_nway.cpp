@@ -53,6 +53,14 @@ TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
         std::uint8_t b[8];
         for (int j = 0; j < m; ++j) b[j] = std::uint8_t((w >> j) & 1);
         const cf32 x = map_symbol(mod, b);
+        unsigned fast = 0;
+        switch (m / 2) {
+          case 1: fast = nway::symbol_bits_fast<1>(ir, ii); break;
+          case 2: fast = nway::symbol_bits_fast<2>(ir, ii); break;
+          case 3: fast = nway::symbol_bits_fast<3>(ir, ii); break;
+          case 4: fast = nway::symbol_bits_fast<4>(ir, ii); break;
+        }
+        EXPECT_EQ(fast, w);
         EXPECT_FLOAT_EQ(x.re, float(2 * ir - (L - 1)) * qam_scale(mod));
         EXPECT_FLOAT_EQ(x.im, float(2 * ii - (L - 1)) * qam_scale(mod));
       }
