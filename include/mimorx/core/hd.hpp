@@ -8,3 +8,11 @@
 #define MIMORX_HD inline
 #define MIMORX_DEVICE_CODE 0
 #endif
+
+// `#pragma unroll` in shared host/device code: the host compiler warns on it (an error with
+// -Werror), so it is emitted only in the device pass.
+#if defined(__CUDA_ARCH__)
+#define MIMORX_UNROLL _Pragma("unroll")
+#else
+#define MIMORX_UNROLL
+#endif
