@@ -24,13 +24,15 @@ __global__ void __launch_bounds__(128) prepare_kernel(LinearArgs a) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + t;
   const std::int64_t items = a.slot_per_vector ? a.vectors : a.channels;
   if (i >= items) return;
-  std::int64_t c = i, first = i * a.vpc;
-  float n0 = a.n0[a.n0_per_vector ? first : 0];
+  std::int64_t c = i;
+  float n0;
   if (a.slot_per_vector) {
     c = i / a.vpc;
-    first = c * a.vpc;
+    const std::int64_t first = c * a.vpc;
     n0 = a.n0[i];
     if (i != first && n0 == a.n0[first]) return;  // shares the block's first slot
+  } else {
+    n0 = a.n0[a.n0_per_vector ? i * a.vpc : 0];
   }
   const int work = linear_work_cf32(a.mmse, a.nr, a.nt);
   cf32* wk = reinterpret_cast<cf32*>(smem) + t;
@@ -44,12 +46,17 @@ __global__ void __launch_bounds__(128) prepare_kernel(LinearArgs a) {
 // memory (per-thread rows padded to an odd length so the 32 threads of a warp hit 32 banks)
 // and then copied out as one contiguous, coalesced range: a thread's own output is nt*m
 // consecutive values, so direct stores would have each warp instruction touch 32 lines.
+// kMod is the modulation as a compile-time constant: the demapper's loops over levels and
+// bits then unroll and its small arrays stay in registers (measured on an H100, 4x4 16-QAM
+// MMSE soft, 65536 x 14 vectors: 0.346 ms with the modulation as a runtime value).
+template <int kMod>
 __global__ void __launch_bounds__(256) detect_kernel(LinearArgs a, int stage) {
+  const Modulation mod = Modulation(kMod);
   extern __shared__ __align__(16) unsigned char smem[];
   const int t = int(threadIdx.x);
   const std::int64_t v0 = std::int64_t(blockIdx.x) * blockDim.x;
   const std::int64_t v = v0 + t;
-  const int pv = a.nt * bits_per_symbol(a.mod);
+  const int pv = a.nt * bits_per_symbol(mod);
   const int row = pv + 1;
   float* lsh = reinterpret_cast<float*>(smem);
   std::uint8_t* bsh = reinterpret_cast<std::uint8_t*>(lsh + std::size_t(blockDim.x) * row);
@@ -60,7 +67,7 @@ __global__ void __launch_bounds__(256) detect_kernel(LinearArgs a, int stage) {
     if (a.slot_per_vector) slot = n0 == a.n0[c * a.vpc] ? c * a.vpc : v;
     float* l = a.llrs ? (stage ? lsh + t * row : a.llrs + v * pv) : nullptr;
     std::uint8_t* b = a.bits ? (stage ? bsh + t * row : a.bits + v * pv) : nullptr;
-    linear_vector(a.mmse, a.mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt,
+    linear_vector(a.mmse, mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt,
                   a.y + v * a.y_stride, a.nr, a.nt, n0, b, l);
   }
   if (!stage) return;
@@ -118,7 +125,25 @@ void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
   const int pv = a.nt * bits_per_symbol(a.mod);
   const std::size_t stage_bytes = std::size_t(dt) * (pv + 1) * (sizeof(float) + 1);
   const int stage = stage_bytes <= 48 * 1024 ? 1 : 0;
-  detect_kernel<<<unsigned((a.vectors + dt - 1) / dt), dt, stage ? stage_bytes : 0, stream>>>(a, stage);
+  const unsigned grid = unsigned((a.vectors + dt - 1) / dt);
+  const std::size_t sb = stage ? stage_bytes : 0;
+  switch (a.mod) {
+    case Modulation::bpsk:
+      detect_kernel<1><<<grid, dt, sb, stream>>>(a, stage);
+      break;
+    case Modulation::qpsk:
+      detect_kernel<2><<<grid, dt, sb, stream>>>(a, stage);
+      break;
+    case Modulation::qam16:
+      detect_kernel<4><<<grid, dt, sb, stream>>>(a, stage);
+      break;
+    case Modulation::qam64:
+      detect_kernel<6><<<grid, dt, sb, stream>>>(a, stage);
+      break;
+    case Modulation::qam256:
+      detect_kernel<8><<<grid, dt, sb, stream>>>(a, stage);
+      break;
+  }
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

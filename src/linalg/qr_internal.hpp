@@ -60,11 +60,21 @@ MIMORX_HD float model_y<float>(const QrArgs& a, const cf32* y, int i) {
   return real_model_y(a.model, y, a.nr, i);
 }
 
-// Work arrays: wa m*n T, wr n*n T, wp n ints, wn n floats, all with element stride es.
-template <class T>
-MIMORX_HD void qr_problem(const QrArgs& a, std::int64_t c, T* wa, T* wr, int* wp, float* wn,
-                          int es) {
+// Lanes per problem of the GPU kernel (and the reduction order the CPU reproduces): one lane
+// per model row, rounded up to a power of two, at most a warp.
+MIMORX_HD int qr_group_size(int m) {
+  int g = 1;
+  while (g < m && g < 32) g <<= 1;
+  return g;
+}
+
+// Work arrays: wa m*n T and wr n*n T (element stride 1, rows owned as `ex` says), wp n ints
+// and wn n floats private to this thread (stride ps).
+template <class T, class Rows>
+MIMORX_HD void qr_problem(const Rows& ex, const QrArgs& a, std::int64_t c, T* wa, T* wr, int* wp,
+                          float* wn, int ps) {
   const int m = a.m, n = a.n;
+  const int r0 = ex.first(), dr = ex.step();
   const cf32* h = a.h + c * a.h_stride;
   const int* base = a.order ? a.order + (a.order_per_channel ? c * n : 0) : nullptr;
   const int rot0 = a.sorted ? 0 : a.rotation;
@@ -79,50 +89,54 @@ MIMORX_HD void qr_problem(const QrArgs& a, std::int64_t c, T* wa, T* wr, int* wp
     } else {
       seen[col >> 6] |= std::uint64_t(1) << (col & 63);
     }
-    wp[j * es] = col;
+    wp[j * ps] = col;
   }
   int status = qr_ok;
   if (!order_ok) {
     status = qr_bad_order;
-  } else if (!load_model(a.model, h, a.nr, a.nt, wp, es, wa, es)) {
+  } else if (!load_model(ex, a.model, h, a.nr, a.nt, wp, ps, wa, 1)) {
     status = qr_non_finite;
   } else {
-    status = mgs_qr(wa, m, n, es, wr, es, wp, es, wn, es, a.sorted, kQrRankTolerance);
+    status = mgs_qr(ex, wa, m, n, 1, wr, 1, wp, ps, wn, ps, a.sorted, kQrRankTolerance);
     if (a.sorted && a.rotation != 0) {
-      rotate_left(wp, n, es, a.rotation);
-      load_model(a.model, h, a.nr, a.nt, wp, es, wa, es);
-      status = mgs_qr(wa, m, n, es, wr, es, wp, es, wn, es, false, kQrRankTolerance);
+      rotate_left(wp, n, ps, a.rotation);
+      load_model(ex, a.model, h, a.nr, a.nt, wp, ps, wa, 1);
+      status = mgs_qr(ex, wa, m, n, 1, wr, 1, wp, ps, wn, ps, false, kQrRankTolerance);
     }
   }
   const bool ok = status != qr_non_finite && status != qr_bad_order;
   if (a.q) {
     T* q = static_cast<T*>(a.q) + c * a.q_stride;
-    for (int e = 0; e < m * n; ++e) q[e] = ok ? wa[e * es] : hd::zero<T>();
+    for (int j = 0; j < n; ++j)
+      for (int i = r0; i < m; i += dr) q[j * m + i] = ok ? wa[j * m + i] : hd::zero<T>();
   }
   if (a.r) {
     T* r = static_cast<T*>(a.r) + c * a.r_stride;
-    for (int e = 0; e < n * n; ++e) r[e] = ok ? wr[e * es] : hd::zero<T>();
+    for (int j = 0; j < n; ++j)
+      for (int i = r0; i < n; i += dr) r[j * n + i] = ok ? wr[j * n + i] : hd::zero<T>();
   }
   if (a.perm) {
-    for (int j = 0; j < n; ++j) a.perm[c * n + j] = wp[j * es];
+    for (int j = 0; j < n; ++j)
+      if (ex.owns(j)) a.perm[c * n + j] = wp[j * ps];
   }
-  if (a.status) a.status[c] = status;
+  if (a.status && ex.owns(0)) a.status[c] = status;
   if (a.z) {
     for (int u = 0; u < a.vpc; ++u) {
       const std::int64_t v = c * a.vpc + u;
       const cf32* y = a.y + v * a.y_stride;
       T* z = static_cast<T*>(a.z) + v * a.z_stride;
-      bool yok = true;
-      for (int t = 0; t < a.nr; ++t) yok = yok && hd::finite(y[t]);
+      const float ybad = ex.template rowsum<float>(
+          a.nr, [&](int t) { return hd::finite(y[t]) ? 0.f : 1.f; });
+      const bool yok = ybad == 0.f;
       for (int j = 0; j < n; ++j) {
         T s = hd::zero<T>();
         if (ok && yok) {
-          for (int t = 0; t < m; ++t)
-            s = hd::add(s, hd::mulc(wa[(j * m + t) * es], model_y<T>(a, y, t)));
+          s = ex.template rowsum<T>(
+              m, [&](int t) { return hd::mulc(wa[j * m + t], model_y<T>(a, y, t)); });
         }
-        z[j] = s;
+        if (ex.owns(j)) z[j] = s;
       }
-      if (!yok && a.status) a.status[c] = qr_non_finite;
+      if (!yok && a.status && ex.owns(0)) a.status[c] = qr_non_finite;
     }
   }
 }

@@ -131,35 +131,65 @@ MIMORX_HD float real_model_y(QrModel m, const cf32* y, int nr, int i) {
   return (i & 1) ? y[i >> 1].im : y[i >> 1].re;
 }
 
-// Loads column perm[j] of the model matrix into column j of `a` (m x n, element stride es).
-// Returns false when H holds a non-finite value.
-MIMORX_HD bool load_model(QrModel model, const cf32* h, int nr, int nt, const int* perm, int ps,
-                          cf32* a, int es) {
-  bool ok = true;
+// Who computes which rows of one problem. The CPU (and one-thread-per-problem kernels) own
+// all rows; a GPU group of G lanes owns rows lane, lane + G, ... and sums over rows are
+// reduced across the group by a butterfly. SerialRows reproduces that reduction order with G
+// virtual lanes (partial sums of rows r = l mod G in increasing r, then pairwise from stride
+// G/2 down to 1), so a CPU reference with G = the kernel's group size gives identical bits.
+// G = 1 is the plain sequential sum.
+struct SerialRows {
+  int groups = 1;  // power of two, <= 32
+  MIMORX_HD int first() const { return 0; }
+  MIMORX_HD int step() const { return 1; }
+  MIMORX_HD bool owns(int) const { return true; }
+  template <class T, class F>
+  MIMORX_HD T rowsum(int m, F f) const {
+    if (groups == 1) {
+      T s = hd::zero<T>();
+      for (int r = 0; r < m; ++r) s = hd::add(s, f(r));
+      return s;
+    }
+    T part[32];
+    for (int l = 0; l < groups; ++l) part[l] = hd::zero<T>();
+    for (int r = 0; r < m; ++r) part[r & (groups - 1)] = hd::add(part[r & (groups - 1)], f(r));
+    for (int o = groups >> 1; o >= 1; o >>= 1)
+      for (int l = 0; l < o; ++l) part[l] = hd::add(part[l], part[l + o]);
+    return part[0];
+  }
+};
+
+// Loads column perm[j] of the model matrix into column j of `a` (m x n, element stride es),
+// the rows `ex` owns. Returns false when H holds a non-finite value (agreed by the group).
+template <class Rows>
+MIMORX_HD bool load_model(const Rows& ex, QrModel model, const cf32* h, int nr, int nt,
+                          const int* perm, int ps, cf32* a, int es) {
+  (void)model;
   for (int j = 0; j < nt; ++j) {
     const int c = perm[j * ps];
-    for (int i = 0; i < nr; ++i) {
-      const cf32 v = h[c * nr + i];
-      ok = ok && hd::finite(v);
-      a[(j * nr + i) * es] = v;
-    }
+    for (int i = ex.first(); i < nr; i += ex.step()) a[(j * nr + i) * es] = h[c * nr + i];
   }
-  (void)model;
-  return ok;
+  const float bad = ex.template rowsum<float>(nr, [&](int i) {
+    bool ok = true;
+    for (int j = 0; j < nt; ++j) ok = ok && hd::finite(a[(j * nr + i) * es]);
+    return ok ? 0.f : 1.f;
+  });
+  return bad == 0.f;
 }
-MIMORX_HD bool load_model(QrModel model, const cf32* h, int nr, int nt, const int* perm, int ps,
-                          float* a, int es) {
+template <class Rows>
+MIMORX_HD bool load_model(const Rows& ex, QrModel model, const cf32* h, int nr, int nt,
+                          const int* perm, int ps, float* a, int es) {
   const int m = 2 * nr, n = 2 * nt;
-  bool ok = true;
   for (int j = 0; j < n; ++j) {
     const int c = perm[j * ps];
-    for (int i = 0; i < m; ++i) {
-      const float v = real_model_entry(model, h, nr, nt, i, c);
-      ok = ok && hd::finite(v);
-      a[(j * m + i) * es] = v;
-    }
+    for (int i = ex.first(); i < m; i += ex.step())
+      a[(j * m + i) * es] = real_model_entry(model, h, nr, nt, i, c);
   }
-  return ok;
+  const float bad = ex.template rowsum<float>(m, [&](int i) {
+    bool ok = true;
+    for (int j = 0; j < n; ++j) ok = ok && hd::finite(a[(j * m + i) * es]);
+    return ok ? 0.f : 1.f;
+  });
+  return bad == 0.f;
 }
 
 // Modified Gram-Schmidt QR of the m x n matrix `a` (m >= n) in place: on return `a` holds Q
@@ -173,25 +203,26 @@ MIMORX_HD bool load_model(QrModel model, const cf32* h, int nr, int nt, const in
 // SQRD order that detects the strongest streams first (they are the last rows of R).
 // One deviation: column k is projected once more against q_0..q_{k-1} before it is
 // normalised ("twice is enough", Giraud, Langou, Rozloznik 2005) and its norm is recomputed.
-// Plain MGS in float loses orthogonality like eps * cond(H); for Rayleigh 4x4 channels that
-// gave |Q^H Q - I| up to ~1e-4 in our tests, the second pass keeps it near 1e-6.
+// Plain MGS in float loses orthogonality like eps * cond(H); the second pass keeps
+// |Q^H Q - I| below 1e-5 on Rayleigh channels (tests/linalg/test_qr.cpp).
 //
 // `perm` (n ints, stride ps) enters as the column order used to load `a` and is permuted along
 // with the columns. `nrm` is n floats of scratch (stride ns). A column whose remaining squared
 // norm is <= tol2 is declared dependent: r_kk = 0, q_k = 0 and the result is qr_rank_deficient.
-template <class T>
-MIMORX_HD int mgs_qr(T* a, int m, int n, int es, T* r, int rs, int* perm, int ps, float* nrm,
-                     int ns, bool sorted, float tol_rel) {
+// `ex` says which rows of `a` and `r` this thread touches; perm and nrm are private to it.
+template <class T, class Rows>
+MIMORX_HD int mgs_qr(const Rows& ex, T* a, int m, int n, int es, T* r, int rs, int* perm, int ps,
+                     float* nrm, int ns, bool sorted, float tol_rel) {
   using namespace hd;
+  const int r0 = ex.first(), dr = ex.step();
   float big = 0.f;
   for (int j = 0; j < n; ++j) {
-    float s = 0.f;
-    for (int i = 0; i < m; ++i) s = fadd(s, abs2(a[(j * m + i) * es]));
+    const float s = ex.template rowsum<float>(m, [&](int i) { return abs2(a[(j * m + i) * es]); });
     nrm[j * ns] = s;
     big = s > big ? s : big;
   }
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) r[(j * n + i) * rs] = zero<T>();
+    for (int i = r0; i < n; i += dr) r[(j * n + i) * rs] = zero<T>();
   const float tol2 = fmul(fmul(tol_rel, tol_rel), big);
   int status = qr_ok;
   for (int k = 0; k < n; ++k) {
@@ -200,12 +231,12 @@ MIMORX_HD int mgs_qr(T* a, int m, int n, int es, T* r, int rs, int* perm, int ps
       for (int l = k + 1; l < n; ++l)
         if (nrm[l * ns] < nrm[p * ns]) p = l;
       if (p != k) {
-        for (int i = 0; i < m; ++i) {
+        for (int i = r0; i < m; i += dr) {
           const T t = a[(k * m + i) * es];
           a[(k * m + i) * es] = a[(p * m + i) * es];
           a[(p * m + i) * es] = t;
         }
-        for (int i = 0; i < k; ++i) {
+        for (int i = r0; i < k; i += dr) {
           const T t = r[(k * n + i) * rs];
           r[(k * n + i) * rs] = r[(p * n + i) * rs];
           r[(p * n + i) * rs] = t;
@@ -220,33 +251,39 @@ MIMORX_HD int mgs_qr(T* a, int m, int n, int es, T* r, int rs, int* perm, int ps
     }
     // Second Gram-Schmidt pass of column k against the finished columns.
     for (int i = 0; i < k; ++i) {
-      T c = zero<T>();
-      for (int t = 0; t < m; ++t) c = add(c, mulc(a[(i * m + t) * es], a[(k * m + t) * es]));
-      for (int t = 0; t < m; ++t)
+      const T c = ex.template rowsum<T>(
+          m, [&](int t) { return mulc(a[(i * m + t) * es], a[(k * m + t) * es]); });
+      for (int t = r0; t < m; t += dr)
         a[(k * m + t) * es] = sub(a[(k * m + t) * es], mul(a[(i * m + t) * es], c));
-      r[(k * n + i) * rs] = add(r[(k * n + i) * rs], c);
+      if (ex.owns(i)) r[(k * n + i) * rs] = add(r[(k * n + i) * rs], c);
     }
-    float s = 0.f;
-    for (int t = 0; t < m; ++t) s = fadd(s, abs2(a[(k * m + t) * es]));
+    const float s = ex.template rowsum<float>(m, [&](int t) { return abs2(a[(k * m + t) * es]); });
     if (!(s > tol2)) {
       status = qr_rank_deficient;
-      for (int t = 0; t < m; ++t) a[(k * m + t) * es] = zero<T>();
+      for (int t = r0; t < m; t += dr) a[(k * m + t) * es] = zero<T>();
       continue;  // q_k = 0: projecting on it changes nothing
     }
     const float rkk = fsqrt(s);
-    r[(k * n + k) * rs] = from_real<T>(rkk);
+    if (ex.owns(k)) r[(k * n + k) * rs] = from_real<T>(rkk);
     const float inv = fdiv(1.f, rkk);
-    for (int t = 0; t < m; ++t) a[(k * m + t) * es] = scale(a[(k * m + t) * es], inv);
+    for (int t = r0; t < m; t += dr) a[(k * m + t) * es] = scale(a[(k * m + t) * es], inv);
     for (int l = k + 1; l < n; ++l) {
-      T c = zero<T>();
-      for (int t = 0; t < m; ++t) c = add(c, mulc(a[(k * m + t) * es], a[(l * m + t) * es]));
-      r[(l * n + k) * rs] = c;
-      for (int t = 0; t < m; ++t)
+      const T c = ex.template rowsum<T>(
+          m, [&](int t) { return mulc(a[(k * m + t) * es], a[(l * m + t) * es]); });
+      if (ex.owns(k)) r[(l * n + k) * rs] = c;
+      for (int t = r0; t < m; t += dr)
         a[(l * m + t) * es] = sub(a[(l * m + t) * es], mul(a[(k * m + t) * es], c));
       nrm[l * ns] = fsub(nrm[l * ns], abs2(c));
     }
   }
   return status;
+}
+
+// The sequential version (one thread owns the whole problem).
+template <class T>
+MIMORX_HD int mgs_qr(T* a, int m, int n, int es, T* r, int rs, int* perm, int ps, float* nrm,
+                     int ns, bool sorted, float tol_rel) {
+  return mgs_qr(SerialRows{1}, a, m, n, es, r, rs, perm, ps, nrm, ns, sorted, tol_rel);
 }
 
 // z = Q^H y for one vector (Q m x n with element stride es; y m entries, stride ys).
