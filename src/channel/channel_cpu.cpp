@@ -41,9 +41,10 @@ void require_noise(View<const float> n0, std::int64_t count, const Backend& back
               std::to_string(count) + ")");
   if (n0.where != Memory::host) return;
   for (std::int64_t i = 0; i < n0.size; ++i) {
-    require(std::isfinite(n0[i]) && n0[i] >= 0.f, "noise_var",
-            "value " + std::to_string(n0[i]) + " at index " + std::to_string(i) +
-                "; the noise variance must be finite and >= 0");
+    if (!(std::isfinite(n0[i]) && n0[i] >= 0.f)) {  // message built only on failure
+      throw InvalidArgument("noise_var: value " + std::to_string(n0[i]) + " at index " +
+                            std::to_string(i) + "; the noise variance must be finite and >= 0");
+    }
   }
 }
 }  // namespace

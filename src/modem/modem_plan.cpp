@@ -43,10 +43,12 @@ void Mapper::run(View<const std::uint8_t> bits, View<cf32> symbols, const Stream
     return;
   }
   (void)stream;
+  // The check builds its message only on failure: require() would format a string per bit.
   for (std::int64_t i = 0; i < n * m; ++i) {
-    require(bits[i] <= 1, "bits",
-            "value " + std::to_string(int(bits[i])) + " at index " + std::to_string(i) +
-                "; bits are unpacked, each 0 or 1");
+    if (bits[i] > 1) {
+      throw InvalidArgument("bits: value " + std::to_string(int(bits[i])) + " at index " +
+                            std::to_string(i) + "; bits are unpacked, each 0 or 1");
+    }
   }
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (std::int64_t s = 0; s < n; ++s) symbols[s] = map_symbol(mod_, bits.data + s * m);
@@ -88,8 +90,10 @@ void Demapper::run(View<const cf32> symbols, View<const float> noise_var, View<s
   }
   (void)stream;
   for (std::int64_t s = 0; s < n; ++s) {
-    require(std::isfinite(symbols[s].re) && std::isfinite(symbols[s].im), "symbols",
-            "NaN or Inf at index " + std::to_string(s) + "; every observation must be finite");
+    if (!std::isfinite(symbols[s].re) || !std::isfinite(symbols[s].im)) {
+      throw InvalidArgument("symbols: NaN or Inf at index " + std::to_string(s) +
+                            "; every observation must be finite");
+    }
   }
   if (!config_.soft) {
 #pragma omp parallel for schedule(static) if (n > 65536)
@@ -97,9 +101,10 @@ void Demapper::run(View<const cf32> symbols, View<const float> noise_var, View<s
     return;
   }
   for (std::int64_t i = 0; i < noise_var.size; ++i) {
-    require(std::isfinite(noise_var[i]) && noise_var[i] > 0.f, "noise_var",
-            "value " + std::to_string(noise_var[i]) + " at index " + std::to_string(i) +
-                "; the noise variance must be finite and > 0");
+    if (!(std::isfinite(noise_var[i]) && noise_var[i] > 0.f)) {
+      throw InvalidArgument("noise_var: value " + std::to_string(noise_var[i]) + " at index " +
+                            std::to_string(i) + "; the noise variance must be finite and > 0");
+    }
   }
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (std::int64_t s = 0; s < n; ++s) {
