@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kBlock)
     if (valid && pp < ppt && n < n_ways) {
       int lev[D];
       const float dist = nway::search_path<D, L>(tile + (vl * n_ways + n) * esp, k, lev);
-      const std::uint64_t w = nway::path_bits<NT, KA>(lev, n);
+      const Word w = nway::path_bits<NT, KA, Word>(lev, n);
       if (cand_d) {
         const std::int64_t c = (v * n_ways + n) * M + k;
         cand_d[c] = dist;
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kBlock)
         }
       } else {
         cd[vl * nm + n * M + k] = dist;
-        cw[vl * nm + n * M + k] = Word(w);
+        cw[vl * nm + n * M + k] = w;
       }
     }
   }
@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int item = tl; item < NB * q_count; item += tv) {
       const int q = item / NB, j = item - q * NB;
       float m0 = kInf, m1 = kInf;
+#pragma unroll 4
       for (int c = q; c < nm; c += q_count) {
         const float dc = dv[c];
         const bool one = (wv[c] >> j) & 1u;

@@ -67,7 +67,7 @@ MIMORX_HD float fsqrt(float a) {
 MIMORX_HD float fmin2(float a, float b) { return b < a ? b : a; }
 
 // ---- workspace layout per (vector, pass) problem -----------------------------------------
-// [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / R'_ll (D)],
+// [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / (2 R'_ll) (D)],
 // D = 2 nt. With R' the search works on integer PAM amplitudes a (x = qam_scale * a).
 struct Layout {
   int d = 0;        // 2 nt
@@ -147,12 +147,25 @@ MIMORX_HD unsigned symbol_index_of_bits(int m, unsigned b) {
   return s;
 }
 
-// Round-and-clip slicing (Algorithm 2): the level whose amplitude is nearest to ahat.
-MIMORX_HD int slice_level(float ahat, int levels) {
-  float t = fmul(fadd(ahat, float(levels - 1)), 0.5f);
-  t = t > 0.f ? t : 0.f;  // also maps NaN to level 0
-  t = t < float(levels - 1) ? t : float(levels - 1);
-  return int(fadd(t, 0.5f));  // t >= 0: truncation is floor
+// Round-and-clip slicing (Algorithm 2): the level nearest to z / R'_ll. t = z / (2 R'_ll) +
+// (L-1)/2 is the level coordinate (one FMA with the stored 1 / (2 R'_ll)), clipped to [0, L-1]
+// (NaN -> 0) and rounded to nearest (ties to even; rint on both CPU and GPU). Returns the
+// integer amplitude 2 i - (L-1) as a float (exact) and the level i.
+MIMORX_HD float frint(float x) {
+#if defined(__CUDA_ARCH__)
+  return rintf(x);
+#else
+  return std::rint(x);
+#endif
+}
+MIMORX_HD float slice_amplitude(float z, float inv_half, int levels, int* level) {
+  const float top = float(levels - 1);
+  float t = ffma(z, inv_half, 0.5f * top);
+  t = t > 0.f ? t : 0.f;
+  t = t < top ? t : top;
+  const float r = frint(t);
+  *level = int(r);
+  return ffma(2.f, r, -top);
 }
 
 // ---- Algorithm 1: MGS on the extended real matrix V = [H~ | y~] ------------------------------
@@ -214,7 +227,7 @@ MIMORX_HD void store_r(const Layout& lay, float scale, int l, int c, float r, fl
   } else {
     const float rs = fmul(r, scale);
     e[lay.r(l, c)] = rs;
-    if (c == l) e[lay.inv(l)] = rs > 0.f ? fdiv(1.f, rs) : 0.f;
+    if (c == l) e[lay.inv(l)] = rs > 0.f ? fdiv(0.5f, rs) : 0.f;
   }
 }
 
@@ -267,9 +280,7 @@ MIMORX_HD float search_path(const float* e, int k, int* lev) {
 #pragma unroll
 #endif
     for (int c = D - 1; c > l; --c) z = ffma(-row[c - l], a[c], z);
-    const int i = slice_level(fmul(z, inv[l]), L);
-    lev[l] = i;
-    a[l] = float(2 * i - (L - 1));
+    a[l] = slice_amplitude(z, inv[l], L, &lev[l]);
     err = ffma(-row[0], a[l], z);
     dist = ffma(err, err, dist);
   }
@@ -277,17 +288,17 @@ MIMORX_HD float search_path(const float* e, int k, int* lev) {
 }
 
 // The bits of a path (bit t*m + k = b_k of transmit stream t), undoing the rotation of pass n.
-template <int NT, int KA>
-MIMORX_HD std::uint64_t path_bits(const int* lev, int n) {
+template <int NT, int KA, class Word = std::uint64_t>
+MIMORX_HD Word path_bits(const int* lev, int n) {
   constexpr int m = 2 * KA;
-  std::uint64_t w = 0;
+  Word w = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int p = 0; p < NT; ++p) {
     int t = p + n;
     t = t >= NT ? t - NT : t;
-    w |= std::uint64_t(symbol_bits_fast<KA>(lev[2 * p], lev[2 * p + 1])) << (t * m);
+    w |= Word(symbol_bits_fast<KA>(lev[2 * p], lev[2 * p + 1])) << (t * m);
   }
   return w;
 }

@@ -75,7 +75,10 @@ TEST(NwayMath, SliceIsNearestLevelWithClipping) {
       for (int i = 1; i < L; ++i) {
         if (std::abs(a - float(2 * i - (L - 1))) < std::abs(a - float(2 * best - (L - 1)))) best = i;
       }
-      EXPECT_EQ(nway::slice_level(a, L), best) << "L=" << L << " a=" << a;
+      int level = -1;
+      const float amp = nway::slice_amplitude(a, 0.5f, L, &level);
+      EXPECT_EQ(level, best) << "L=" << L << " a=" << a;
+      EXPECT_EQ(amp, float(2 * best - (L - 1)));
     }
   }
 }
@@ -108,7 +111,7 @@ TEST(NwayQr, MatchesComplexQrOfTheRotatedChannel) {
           EXPECT_NEAR(e[lay.r(2 * a, 2 * a)] / sc, ra, 1e-4 * ra);
           EXPECT_NEAR(e[lay.r(2 * a + 1, 2 * a + 1)] / sc, ra, 1e-4 * ra);
           EXPECT_NEAR(e[lay.r(2 * a, 2 * a + 1)] / sc, 0.0, 1e-5);  // MRVD structure
-          EXPECT_NEAR(e[lay.inv(2 * a)] * e[lay.r(2 * a, 2 * a)], 1.0, 1e-6);
+          EXPECT_NEAR(e[lay.inv(2 * a)] * e[lay.r(2 * a, 2 * a)], 0.5, 1e-6);
           for (int b = a + 1; b < nt; ++b) {
             // |R_ab| is phase-invariant: compare the norm of the 2x2 block's first column.
             const double blk = std::hypot(e[lay.r(2 * a, 2 * b)], e[lay.r(2 * a + 1, 2 * b)]) / sc;
