@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -212,30 +213,22 @@ int main(int argc, char** argv) {
   }
 
   if (const char* sw = std::getenv("MIMORX_PSD_SWEEP"); sw && std::string(sw) == "1") {
+    // Ordering (1 = full sort as in the paper, 2 = lazy selection) x team width x levels.
     struct Cand {
       MimoShape shape;
-      PsdLevels lv;
+      std::optional<PsdLevels> lv;
+      std::vector<int> teams;
     };
     const std::vector<Cand> cands = {
-        {{4, 4, Modulation::qpsk}, {{5, 1}, {2, 1}}},
-        {{4, 4, Modulation::qpsk}, {{5, 1}, {1, 1}}},
-        {{4, 4, Modulation::qpsk}, {{5, 1}, {4, 1}}},
-        {{4, 4, Modulation::qpsk}, {{7, 5, 3, 1}, {2, 2, 2, 1}}},
-        {{4, 4, Modulation::qpsk}, {{6, 3, 1}, {2, 2, 1}}},
-        {{4, 4, Modulation::qpsk}, {{4, 1}, {1, 1}}},
-        {{4, 4, Modulation::qpsk}, {{1}, {1}}},
-        {{4, 4, Modulation::qam16}, {{7, 5, 3, 1}, {2, 2, 2, 1}}},
-        {{4, 4, Modulation::qam16}, {{7, 5, 3, 1}, {1, 1, 1, 1}}},
-        {{4, 4, Modulation::qam16}, {{7, 5, 3, 1}, {4, 4, 4, 1}}},
-        {{4, 4, Modulation::qam16}, {{6, 4, 2, 1}, {1, 1, 1, 1}}},
-        {{4, 4, Modulation::qam16}, {{7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 1}}},
-        {{4, 4, Modulation::qam16}, {{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}}},
-        {{4, 4, Modulation::qam64}, {{8, 7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 4, 1}}},
-        {{4, 4, Modulation::qam64}, {{8, 7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 2, 1}}},
-        {{4, 4, Modulation::qam64}, {{8, 7, 6, 5, 4, 3, 2, 1}, {1, 1, 1, 1, 1, 1, 1, 1}}},
-        {{4, 4, Modulation::qam64}, {{7, 5, 3, 1}, {1, 1, 1, 1}}},
-        {{2, 2, Modulation::qam16}, {{1}, {1}}},
-        {{2, 2, Modulation::qam16}, {{3, 1}, {2, 1}}},
+        {{4, 4, Modulation::qam16}, std::nullopt, {8, 32}},
+        {{4, 4, Modulation::qpsk}, std::nullopt, {8, 32}},
+        {{2, 2, Modulation::qam16}, std::nullopt, {8, 32}},
+        {{2, 2, Modulation::qpsk}, std::nullopt, {8}},
+        {{4, 4, Modulation::qam16}, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}}, {8, 32}},
+        {{4, 4, Modulation::qam16}, PsdLevels{{7, 5, 3, 1}, {4, 4, 4, 1}}, {32}},
+        {{4, 4, Modulation::qpsk}, PsdLevels{{5, 1}, {1, 1}}, {8}},
+        {{4, 4, Modulation::qpsk}, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 1}}, {8}},
+        {{4, 4, Modulation::qam64}, std::nullopt, {32}},
     };
     for (const auto& c : cands) {
       const Scenario sc(c.shape, 512, 1024, 77);
@@ -245,15 +238,17 @@ int main(int argc, char** argv) {
       SpherePlan plan(cfg, Backend::cuda(0));
       for (double snr : {10.0, 20.0}) {
         sc.fill(d, snr);
-        for (int team : {8, 32}) {
-          if (elapsed_s() > 110) break;
-          const auto sched = sphere::make_schedule(c.lv, sphere::real_dim(c.shape.mod, c.shape.nt),
-                                                   axis_levels(c.shape.mod));
-          if (team == 8 && sched.capacity > 64) continue;
-          sphere::set_team_override(team);
-          const Result r = measure(plan, d, 3);
-          sphere::set_team_override(0);
-          emit("psd_sweep", c.shape, snr, c.lv, team, 512, 1024, r);
+        for (int team : c.teams) {
+          for (int order : {1, 2}) {
+            if (elapsed_s() > 95) break;
+            sphere::set_team_override(team);
+            sphere::set_order_override(order);
+            const Result r = measure(plan, d, 3);
+            sphere::set_team_override(0);
+            sphere::set_order_override(0);
+            emit(order == 1 ? "psd_sweep_sort" : "psd_sweep_lazy", c.shape, snr, plan.levels(),
+                 team, 512, 1024, r);
+          }
         }
       }
     }

@@ -93,9 +93,12 @@ PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std
 
 namespace {
 std::atomic<int> g_team_override{0};
+std::atomic<int> g_order_override{0};
 }  // namespace
 void set_team_override(int team) { g_team_override = team; }
 int team_override() { return g_team_override; }
+void set_order_override(int order) { g_order_override = order; }
+int order_override() { return g_order_override; }
 
 namespace {
 // The PSD team emulated by one CPU thread: std::sort replaces the warp merge sort.
@@ -105,7 +108,25 @@ struct HostTeam {
   const float* z;
   std::vector<std::pair<float, std::uint64_t>> buf[kMaxLevels];
 
-  float key(int x, int i) const { return buf[x][std::size_t(i)].first; }
+  bool lazy;
+
+  int take(int x, int pos, int cnt, int paths, float d2) {
+    auto& b = buf[x];
+    int np = 0;
+    if (!lazy) {
+      while (np < paths && pos + np < cnt && b[std::size_t(pos + np)].first < d2) ++np;
+      return np;
+    }
+    for (; np < paths && pos + np < cnt; ++np) {
+      const auto lo = b.begin() + pos + np;
+      const auto it = std::min_element(lo, b.begin() + cnt, [](const auto& u, const auto& v) {
+        return u.first < v.first;
+      });
+      if (!(it->first < d2)) break;
+      std::iter_swap(lo, it);
+    }
+    return np;
+  }
   std::pair<float, std::uint64_t> parent(int x, int i) const {
     return x < 0 ? std::pair<float, std::uint64_t>{0.f, 0} : buf[x][std::size_t(i)];
   }
@@ -127,6 +148,7 @@ struct HostTeam {
       out.emplace_back(m, v);
       count += m < d2 ? 1 : 0;
     }
+    if (lazy) return int(nch);
     std::sort(out.begin(), out.end());
     return count;
   }
@@ -145,8 +167,8 @@ struct HostTeam {
 }  // namespace
 
 PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z, float d2,
-                           std::uint64_t best, std::int64_t node_cap) {
-  HostTeam team{s, r, z, {}};
+                           std::uint64_t best, std::int64_t node_cap, bool lazy) {
+  HostTeam team{s, r, z, {}, lazy};
   PsdSearchParams p;
   p.nlev = s.nlev;
   p.lvl = s.lvl;
@@ -274,6 +296,8 @@ void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float>
     a.symbols = symbols.data;
     a.device = backend_.device();
     a.team_override = sphere::team_override();
+    a.lazy_select = sphere::order_override() == 0 ? sphere::kDefaultLazySelect
+                                                  : sphere::order_override() == 2;
     sphere::psd_run_cuda(a, stream.handle());
     return;
 #else

@@ -57,6 +57,7 @@ struct GpuTeam {
   unsigned char* buf;  // level x: vectors at buf + buf_off[x], metrics after exp[x] of them
   unsigned mask;
   int lane;
+  bool lazy;  // lazy selection instead of a full sort (docs/psd.md, "Ordering")
 
   __device__ float* keys(int x) const {
     return reinterpret_cast<float*>(buf + s->buf_off[x] + 8 * s->exp[x]);
@@ -65,6 +66,45 @@ struct GpuTeam {
     return reinterpret_cast<std::uint64_t*>(buf + s->buf_off[x]);
   }
   __device__ float key(int x, int i) const { return keys(x)[i]; }
+
+  __device__ MinPair team_min(MinPair b) const {
+    typename cub::WarpReduce<MinPair, TEAM>::TempStorage unused;
+    b = cub::WarpReduce<MinPair, TEAM>(unused).Reduce(b, MinPairOp{});
+    b.m = __shfl_sync(mask, b.m, 0, TEAM);
+    b.v = __shfl_sync(mask, static_cast<unsigned long long>(b.v), 0, TEAM);
+    return b;
+  }
+
+  __device__ int take(int x, int pos, int cnt, int paths, float d2) const {
+    int np = 0;
+    if (!lazy) {
+      while (np < paths && pos + np < cnt && key(x, pos + np) < d2) ++np;
+      return np;
+    }
+    // Lazy selection: the buffer is left unsorted and each batch's best entries are found by
+    // team argmin reductions and swapped to the front, which orders exactly the prefix that the
+    // search consumes before the radius prunes the rest.
+    float* kx = keys(x);
+    std::uint64_t* vx = vecs(x);
+    for (; np < paths && pos + np < cnt; ++np) {
+      const int lo = pos + np;
+      MinPair b{inf_metric(), ~0ull};
+      for (int i = lo + lane; i < cnt; i += TEAM) b = MinPairOp{}(b, MinPair{kx[i], std::uint64_t(i)});
+      b = team_min(b);
+      if (!(b.m < d2)) break;
+      const int i = int(b.v);
+      if (lane == 0 && i != lo) {
+        const float tk = kx[lo];
+        kx[lo] = kx[i];
+        kx[i] = tk;
+        const std::uint64_t tv = vx[lo];
+        vx[lo] = vx[i];
+        vx[i] = tv;
+      }
+      __syncwarp(mask);
+    }
+    return np;
+  }
 
   __device__ float child(int x, int first, int y, std::int64_t c, float d2,
                          std::uint64_t* v) const {
@@ -78,6 +118,16 @@ struct GpuTeam {
   }
 
   __device__ int expand_sort(int x, int first, int np, int y, float d2) {
+    if (lazy) {
+      const int nch = int(np * s->children_per_parent[y]);
+      for (int c = lane; c < nch; c += TEAM) {
+        std::uint64_t v;
+        keys(y)[c] = child(x, first, y, c, d2, &v);
+        vecs(y)[c] = v;
+      }
+      __syncwarp(mask);
+      return nch;
+    }
     float k[IPT];
     std::uint64_t v[IPT];
     const std::int64_t nch = np * s->children_per_parent[y];
@@ -116,10 +166,9 @@ struct GpuTeam {
       const float cm = child(x, first, y, c, d2, &cv);
       best = MinPairOp{}(best, MinPair{cm, cv});
     }
-    typename cub::WarpReduce<MinPair, TEAM>::TempStorage unused;
-    best = cub::WarpReduce<MinPair, TEAM>(unused).Reduce(best, MinPairOp{});
-    *m = __shfl_sync(mask, best.m, 0, TEAM);
-    *v = __shfl_sync(mask, static_cast<unsigned long long>(best.v), 0, TEAM);
+    best = team_min(best);
+    *m = best.m;
+    *v = best.v;
   }
 };
 
@@ -159,6 +208,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   team.z = z;
   team.mask = mask;
   team.lane = lane;
+  team.lazy = a.lazy_select;
 
   PsdSearchParams p;
   p.nlev = s.nlev;
@@ -169,13 +219,21 @@ __global__ void __launch_bounds__(kBlockThreads)
   p.node_cap = a.node_cap;
   const int mb = bits_per_symbol(a.mod);
 
+  std::int64_t next = 0, end = 0;
   for (;;) {
-    // Persistent teams take vectors from a queue: the work per vector varies by orders of
-    // magnitude at low SNR, and a team that finishes early starts the next one at once.
-    int vi = 0;
-    if (lane == 0) vi = atomicAdd(a.counter, 1);
-    const std::int64_t v = __shfl_sync(mask, vi, 0, TEAM);
-    if (v >= a.vectors) break;
+    // Persistent teams take chunks of vectors from a queue: the work per vector varies by orders
+    // of magnitude at low SNR, and a team that finishes early starts the next chunk at once.
+    // Chunks, not single vectors: one atomic per vector on one address serialised at about one
+    // per clock in L2 and bounded 2x2 QPSK at ~1.1 G vectors/s (first H100 run).
+    if (next == end) {
+      int base = 0;
+      if (lane == 0) base = atomicAdd(a.counter, a.chunk);
+      base = __shfl_sync(mask, base, 0, TEAM);
+      if (base >= a.vectors) break;
+      next = base;
+      end = std::min<std::int64_t>(base + a.chunk, a.vectors);
+    }
+    const std::int64_t v = next++;
     const std::int64_t c = v / a.vectors_per_channel;
     const cf32* y = a.y + v * a.y_stride;
     for (int i = lane; i < n * n; i += TEAM) R[i] = a.r[c * n * n + i];
@@ -230,7 +288,10 @@ void launch(const PsdCudaArgs& a, cudaStream_t st) {
   const std::int64_t needed = (a.vectors + teams - 1) / teams;
   const int blocks = int(std::max<std::int64_t>(
       1, std::min<std::int64_t>(needed, std::int64_t(std::max(per_sm, 1)) * sms)));
-  kernel<<<blocks, teams * TEAM, smem, st>>>(a, team_bytes);
+  // About four chunks per team keep the load balanced; at most 32 vectors per chunk.
+  PsdCudaArgs b = a;
+  b.chunk = int(std::clamp<std::int64_t>(a.vectors / (std::int64_t(blocks) * teams * 4), 1, 32));
+  kernel<<<blocks, teams * TEAM, smem, st>>>(b, team_bytes);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -246,10 +307,12 @@ void psd_run_cuda(const PsdCudaArgs& a, void* stream) {
     qr_kernel<<<blocks, threads, 0, st>>>(a);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
-  // Team width: 8 lanes while one sorted level fits in 64 entries (a warp serves 4 vectors),
-  // else a full warp. docs/psd.md has the measurements.
+  // Team width: a full warp from 16-QAM and n >= 8 up (the first H100 sweep: 4x4 16-QAM 10 dB
+  // 4.8 ms with 32 lanes vs 6.7 ms with 8, 64-QAM 58 vs 112 ms), else 8 lanes so that a warp
+  // serves 4 vectors (4x4 QPSK 0.67 vs 2.0 ms, 2x2 16-QAM 0.54 vs 1.15 ms). docs/psd.md.
   const int cap = a.sched.capacity;
-  int team = a.team_override ? a.team_override : (cap <= 32 ? 8 : 32);
+  int team = a.team_override ? a.team_override
+                             : ((a.sched.q >= 4 && a.sched.n >= 8) || cap > 64 ? 32 : 8);
   if (cap > 64) team = 32;
   if (team == 8) {
     switch (std::max(cap / 8, 1)) {

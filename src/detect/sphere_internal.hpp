@@ -32,8 +32,9 @@ void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* 
 
 // The PSD search of one vector run sequentially on the CPU (tests compare it with the SE
 // decoder and the brute force; it exercises the level/paths/backtracking logic of the kernel).
+// lazy: order the buffers by lazy selection instead of a full sort, as the kernel can.
 PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z, float d2,
-                           std::uint64_t best, std::int64_t node_cap);
+                           std::uint64_t best, std::int64_t node_cap, bool lazy = false);
 
 // Depth-first Schnorr-Euchner search of one vector.
 PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
@@ -42,6 +43,12 @@ PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std
 // Benchmark knob: force the CUDA team width (8 or 32 threads per vector); 0 = automatic.
 void set_team_override(int team);
 int team_override();
+// Benchmark/test knob: 0 = default, 1 = full sort of every level buffer (the paper), 2 = lazy
+// selection of each batch.
+void set_order_override(int order);
+int order_override();
+// The default ordering of the CUDA kernel (docs/psd.md, "Ordering").
+inline constexpr bool kDefaultLazySelect = false;
 
 #if MIMORX_HAS_CUDA
 struct PsdCudaArgs {
@@ -66,6 +73,8 @@ struct PsdCudaArgs {
   cf32* symbols = nullptr;
   int device = 0;
   int team_override = 0;  // 0: automatic; 8 or 32 (benchmark sweeps)
+  bool lazy_select = false;  // order the level buffers by lazy selection instead of a sort
+  int chunk = 1;             // vectors a team takes from the queue at once (set by the launcher)
 };
 void psd_run_cuda(const PsdCudaArgs& a, void* stream);
 #endif

@@ -235,10 +235,12 @@ MIMORX_HD float residual_metric(const cf32* h, int nr, int nt, const cf32* y, co
 
 // The PSD search of one received vector (Jozsa et al. 2013, Alg. 1), written once for the CUDA
 // team of threads and for its sequential CPU emulation used by the tests. `Team` provides:
-//   float key(int x, int i): metric of entry i of level x's sorted buffer;
+//   int take(int x, int pos, int cnt, int paths, float d2): puts the best (up to) `paths`
+//       entries of level x's buffer [pos, cnt) that are below d2 at pos.. in increasing metric;
+//       returns how many;
 //   int expand_sort(int x, int first, int np, int y, float d2): expands entries first..first+np-1
-//       of level x (x = -1: the root) into level y's buffer, sorted by metric, pruned at d2;
-//       returns how many entries are < d2;
+//       of level x (x = -1: the root) into level y's buffer, pruned at d2; returns the buffer's
+//       entry count (sorted mode: the entries < d2, which come first);
 //   void expand_leaves(int x, int first, int np, int y, float d2, float* m, uint64_t* v): the
 //       best leaf under those parents (m = +inf when all are pruned).
 struct PsdSearchParams {
@@ -275,8 +277,10 @@ MIMORX_HD PsdOutcome psd_search(Team& team, const PsdSearchParams& p, float d2,
       root_done = true;
       np = 1;
     } else {
-      // Sorted buffer: the first entry at or above d2 ends this level (the radius only shrinks).
-      while (np < p.paths[x] && pos[x] + np < cnt[x] && team.key(x, pos[x] + np) < d2) ++np;
+      // The next (up to) paths_x best entries below d2, moved to pos[x].. by the team: in a
+      // sorted buffer they are already there, and the first entry at or above d2 ends the level
+      // (the radius only shrinks).
+      np = team.take(x, pos[x], cnt[x], p.paths[x], d2);
       if (np == 0) {
         --x;
         continue;

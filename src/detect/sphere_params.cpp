@@ -116,12 +116,13 @@ void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_li
 PsdLevels choose_psd_levels(const MimoShape& shape, std::size_t shared_limit_bytes) {
   const int n = sphere::real_dim(shape.mod, shape.nt);
   const int q = axis_levels(shape.mod);
-  const int lq = log2_exact(q);
-  // Jump d levels between expansions so that one parent has Q^d ~ 16 children, and carry
-  // `paths` parents so that a level expands ~32 nodes: one pass of a 32-thread team, or four
-  // items per thread of an 8-thread team (docs/psd.md has the measurements behind this).
-  const int d = std::max(1, 4 / lq);
-  int paths = std::max(1, 32 >> (lq * d));
+  // Jump d levels between expansions and carry `paths` parents into each. Measured on an H100
+  // (docs/psd.md, first sweep): for QPSK small expansions win (4x4 at 20 dB: d = 2, paths 2,
+  // 0.67 ms per 2^19 vectors; d = 4, paths 2: 0.81 ms; brute force: 3.7 ms); 16-QAM: d = 2,
+  // paths 2 (2.7-2.9 ms; one level at a time, paths 4: 2.8-4.1 ms); 64-QAM: d = 1, paths 4
+  // (58 ms at 20 dB; paths 2: 89 ms, paths 1: 163 ms).
+  const int d = q <= 4 ? 2 : 1;
+  int paths = q == 8 ? 4 : 2;
   PsdLevels p;
   for (int l = n + 1 - d; l > 1; l -= d) p.lvl.push_back(l);
   p.lvl.push_back(1);

@@ -286,16 +286,17 @@ TEST(PsdHost, ExactForAutomaticAndExplicitLevels) {
         sphere::qr_channel(c.mod, &p.h[sz(v * c.nr * c.nt)], c.nr, c.nt, q.data(), r.data(),
                            ip.data());
         for (int k = 0; k < n; ++k) z[sz(k)] = sphere::project(q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
-        for (bool babai : {false, true}) {
+        for (int mode = 0; mode < 4; ++mode) {
+          const bool babai = mode & 1, lazy = mode & 2;
           float d2 = sphere::inf_metric();
           std::uint64_t best = 0;
           if (babai) best = sphere::babai_point(r.data(), z.data(), n, L, &d2);
-          const auto o = sphere::psd_search_host(sched, r.data(), z.data(), d2, best, 0);
+          const auto o = sphere::psd_search_host(sched, r.data(), z.data(), d2, best, 0, lazy);
           std::vector<cf32> x(sz(c.nt));
           for (int t = 0; t < c.nt; ++t) sphere::write_stream(c.mod, c.nt, t, o.best, ip.data(), nullptr, &x[sz(t)]);
           const double ml = brute_force_ml(p, v);
           ASSERT_LE(metric_of(p, v, x.data()), ml + tolerance(p, v))
-              << name(c, snr) << " vector " << v << " babai " << babai;
+              << name(c, snr) << " vector " << v << " babai " << babai << " lazy " << lazy;
           ASSERT_EQ(o.capped, 0);
           const auto se = sphere::se_search(r.data(), z.data(), n, L, sphere::inf_metric(), 0, 0);
           ASSERT_NEAR(o.d2, se.d2, 1e-5 * (1 + se.d2));
@@ -427,7 +428,7 @@ struct DeviceRun {
   Output o;
 };
 
-Output run_gpu(const Problem& p, SphereConfig cfg, int team = 0) {
+Output run_gpu(const Problem& p, SphereConfig cfg, int team = 0, int order = 0) {
   cfg.shape = p.shape;
   SpherePlan plan(cfg, Backend::cuda(0));
   const auto V = p.vectors();
@@ -449,9 +450,11 @@ Output run_gpu(const Problem& p, SphereConfig cfg, int team = 0) {
   bits.fill_bytes(0xFF);
   metrics.fill_bytes(0xFF);
   sphere::set_team_override(team);
+  sphere::set_order_override(order);
   plan.run(in, View<std::uint8_t>(bits), View<float>(metrics), View<SearchStats>(stats),
            View<cf32>(sym));
   sphere::set_team_override(0);
+  sphere::set_order_override(0);
   Output o;
   o.bits.resize(bits.size());
   o.metrics.resize(metrics.size());
@@ -476,7 +479,11 @@ TEST(SphereGpu, PsdIsExactMl) {
       // Both team widths on the shapes where the automatic choice could use either.
       if (c.nt == 4 || c.nt == 8) {
         for (int team : {8, 32}) {
-          expect_exact(p, run_gpu(p, {}, team), name(c, snr) + " team " + std::to_string(team));
+          for (int order : {1, 2}) {
+            expect_exact(p, run_gpu(p, {}, team, order),
+                         name(c, snr) + " team " + std::to_string(team) + " order " +
+                             std::to_string(order));
+          }
         }
       }
       SphereConfig babai;
@@ -498,7 +505,11 @@ TEST(SphereGpu, ExplicitLevelsAndIllConditionedChannels) {
         const Problem p = make_problem({4, 4, Modulation::qam16}, 24, 1, snr, rng, cond);
         SphereConfig cfg;
         cfg.levels = lv;
-        expect_exact(p, run_gpu(p, cfg), "4x4 16qam explicit levels cond " + std::to_string(cond));
+        for (int order : {1, 2}) {
+          expect_exact(p, run_gpu(p, cfg, 0, order),
+                       "4x4 16qam explicit levels cond " + std::to_string(cond) + " order " +
+                           std::to_string(order));
+        }
       }
     }
   }
@@ -519,7 +530,7 @@ TEST(SphereGpu, AgreesWithCpuOn8x8Qam16AndLargeBatches) {
         std::tuple{MimoShape{2, 2, Modulation::qam256}, 50, 20}}) {
     for (double snr : {5.0, 15.0, 25.0}) {
       const Problem p = make_problem(shape, channels, vpc, snr, rng);
-      const Output cpu = run_cpu(p, {}), gpu = run_gpu(p, {});
+      const Output cpu = run_cpu(p, {}), gpu = run_gpu(p, {}, 0, snr < 10 ? 2 : 1);
       std::int64_t differ = 0;
       for (std::int64_t v = 0; v < p.vectors(); ++v) {
         const auto xc = symbols_from_bits(p, cpu, v), xg = symbols_from_bits(p, gpu, v);
