@@ -231,17 +231,17 @@ int DecoderPlan::blocks_per_sm() const {
 }
 
 void DecoderPlan::decode(View<const float> llrs, int num, View<std::uint8_t> info_bits,
-                         View<int> iterations, Stream stream) {
+                         View<int> iterations, const Stream& stream) {
   impl_->run(llrs, num, OutMode::info_unpacked, info_bits, iterations, {}, stream);
 }
 
 void DecoderPlan::decode_packed(View<const float> llrs, int num, View<std::uint8_t> packed,
-                                View<int> iterations, Stream stream) {
+                                View<int> iterations, const Stream& stream) {
   impl_->run(llrs, num, OutMode::info_packed, packed, iterations, {}, stream);
 }
 
 void DecoderPlan::decode_codeword(View<const float> llrs, int num, View<std::uint8_t> bits,
-                                  View<int> iterations, View<std::uint8_t> synd, Stream stream) {
+                                  View<int> iterations, View<std::uint8_t> synd, const Stream& stream) {
   impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
 }
 

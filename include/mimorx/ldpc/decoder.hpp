@@ -64,15 +64,15 @@ class DecoderPlan {
   // carry 0), positive = bit 0. info_bits: num_codewords x k() unpacked 0/1.
   // iterations (optional, size num_codewords): iterations run per word.
   void decode(View<const float> llrs, int num_codewords, View<std::uint8_t> info_bits,
-              View<int> iterations = {}, Stream = {});
+              View<int> iterations = {}, const Stream& stream = {});
   // packed_info_bits: ceil(k/8) bytes per codeword, bit i in byte i/8 at 0x80 >> (i%8).
   void decode_packed(View<const float> llrs, int num_codewords,
-                     View<std::uint8_t> packed_info_bits, View<int> iterations = {}, Stream = {});
+                     View<std::uint8_t> packed_info_bits, View<int> iterations = {}, const Stream& stream = {});
   // Every decoded bit (num_codewords x n(), unpacked 0/1) and, optionally, one byte per word:
   // 1 when the hard decision satisfies the decoded check rows.
   void decode_codeword(View<const float> llrs, int num_codewords, View<std::uint8_t> bits,
                        View<int> iterations = {}, View<std::uint8_t> syndrome_ok = {},
-                       Stream = {});
+                       const Stream& stream = {});
 
   const DecoderConfig& config() const;
   const Backend& backend() const;

@@ -1,0 +1,198 @@
+// Layered min-sum LDPC decoding throughput on the GPU, in the set-up of Li Rongchun et al.
+// (J. NUDT 2024): 10 iterations, no early termination, information bits per second, kernel
+// only (DecoderPlan::decode_packed on device LLRs, CUDA events, 2 warm-ups, median of 7).
+// Codes: the paper's (2080,1760) = BG1, Z=80, first 6 base rows (28 columns, the 2 punctured
+// ones not transmitted: N = 26 x 80 = 2080, K = 22 x 80 = 1760, R = 0.846), BG1 Z=384 and BG2
+// Z=384 at the rates given by the number of decoded base rows (R = K / ((kb + rows - 2) Z)).
+// Beside it: end-to-end (pinned host float LLRs in, packed bits out, copies overlapped with
+// decoding on 3 streams, one plan per stream), and the effect of quantisation, Np and packing.
+// The LLRs are N(0, 1) draws (Philox): without early termination the kernel's work does not
+// depend on the values.
+// Usage: gpubench_decoder_ldpc [out.jsonl]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/rng.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+
+using namespace mimorx;
+using namespace mimorx::ldpc;
+
+namespace {
+
+struct Case {
+  std::string name;
+  BaseGraph bg;
+  int z;
+  int rows;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Floors for one decode of `num` words: HBM traffic (float LLRs in, packed bits out) at the
+// H100 SXM's 3.35 TB/s, and shared-memory instructions: each edge update reads and writes the
+// APP twice (4 accesses), one warp-wide access per SM per clock: 32 lanes x 132 SMs x 1.98 GHz.
+struct Floor {
+  double hbm_ms, smem_ms;
+};
+Floor floors(const DecoderPlan& p, int num, int iters, int sms, int lanes_per_access) {
+  const double bytes = double(num) * (4.0 * p.n() + p.packed_bytes());
+  const double accesses = double(num) * p.edges() * iters * 4.0 / lanes_per_access;
+  return {bytes / 3.35e12 * 1e3, accesses / (32.0 * sms * 1.98e9) * 1e3};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_available()) {
+    std::printf("gpubench_decoder: no CUDA GPU available; nothing to measure\n");
+    return 0;
+  }
+  std::ofstream json;
+  if (argc > 1) json.open(argv[1], std::ios::app);
+  const auto dev = cuda_devices().at(0);
+  std::printf("device: %s, %d SMs\n", dev.name.c_str(), dev.sm_count);
+  const std::vector<Case> cases = {
+      {"paper (2080,1760) BG1 Z=80 6 rows", BaseGraph::bg1, 80, 6},
+      {"BG1 Z=384 R=1/3 (46 rows)", BaseGraph::bg1, 384, 46},
+      {"BG1 Z=384 R=1/2 (24 rows)", BaseGraph::bg1, 384, 24},
+      {"BG1 Z=384 R=2/3 (13 rows)", BaseGraph::bg1, 384, 13},
+      {"BG1 Z=384 R=0.846 (6 rows, >=5/6)", BaseGraph::bg1, 384, 6},
+      {"BG1 Z=384 R=0.917 (4 rows, >=8/9)", BaseGraph::bg1, 384, 4},
+      {"BG2 Z=384 R=1/5 (42 rows)", BaseGraph::bg2, 384, 42},
+      {"BG2 Z=384 R=1/3 (22 rows)", BaseGraph::bg2, 384, 22},
+      {"BG2 Z=384 R=2/3 (7 rows)", BaseGraph::bg2, 384, 7},
+  };
+  const int iters = 10;
+  std::printf(
+      "| code | path | Np | blocks/SM | words | kernel ms | info Gbit/s | HBM floor ms | smem "
+      "floor ms | end-to-end Gbit/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e) {
+    DecoderConfig cfg{c.bg, c.z};
+    cfg.rows = c.rows;
+    cfg.max_iters = iters;
+    cfg.early_termination = false;
+    cfg.quantized = quantized;
+    cfg.codewords_per_block = np;
+    cfg.check_input = false;
+    DecoderPlan plan(cfg, Backend::cuda());
+    // Enough words for ~8 waves of resident blocks, at most ~1.5 GB of LLRs.
+    const int resident = plan.codewords_per_block() * plan.blocks_per_sm() * dev.sm_count;
+    const int cap = int(std::min<std::int64_t>(400000000LL / plan.n(), 1 << 20));
+    const int num = std::max(resident, std::min(resident * 8, cap));
+    Buffer<float> llr = Buffer<float>::device(std::size_t(num) * plan.n());
+    rng::fill_gaussian(Backend::cuda(), 7, 3, View<float>(llr));
+    Buffer<std::uint8_t> out = Buffer<std::uint8_t>::device(
+        std::size_t(num) * (packed ? plan.packed_bytes() : plan.k()));
+    Stream s = Stream::create();
+    auto once = [&] {
+      if (packed) {
+        plan.decode_packed(llr, num, out, {}, s);
+      } else {
+        plan.decode(llr, num, out, {}, s);
+      }
+    };
+    once();
+    once();
+    std::vector<double> ms;
+    for (int r = 0; r < 7; ++r) {
+      GpuTimer t(s);
+      t.start();
+      once();
+      t.stop();
+      ms.push_back(t.elapsed_ms());
+    }
+    const double kms = median(ms);
+    const double gbps = double(num) * plan.k() / (kms * 1e-3) / 1e9;
+    const Floor f = floors(plan, num, iters, dev.sm_count, 1);
+    double e2e_gbps = 0;
+    if (e2e) {
+      // Pinned host LLRs -> device -> decode -> packed bits -> pinned host, chunked over 3
+      // streams so that copies of one chunk overlap the decoding of another.
+      const int nstreams = 3, chunk = std::max(1, num / 12);
+      Buffer<float> h_llr = Buffer<float>::pinned(std::size_t(num) * plan.n());
+      llr.copy_to_host(h_llr.data(), h_llr.size());
+      Buffer<std::uint8_t> h_out = Buffer<std::uint8_t>::pinned(std::size_t(num) * plan.packed_bytes());
+      std::vector<Stream> ss;
+      std::vector<DecoderPlan> plans;
+      std::vector<Buffer<float>> d_in;
+      std::vector<Buffer<std::uint8_t>> d_out;
+      for (int i = 0; i < nstreams; ++i) {
+        ss.push_back(Stream::create());
+        plans.emplace_back(cfg, Backend::cuda());
+        d_in.push_back(Buffer<float>::device(std::size_t(chunk) * plan.n()));
+        d_out.push_back(Buffer<std::uint8_t>::device(std::size_t(chunk) * plan.packed_bytes()));
+      }
+      auto pipeline = [&] {
+        int i = 0;
+        for (int w0 = 0; w0 < num; w0 += chunk, ++i) {
+          const int si = i % nstreams, m = std::min(chunk, num - w0);
+          mimorx::detail::copy_bytes(d_in[si].data(), Memory::device, h_llr.data() + std::size_t(w0) * plan.n(),
+                             Memory::host, std::size_t(m) * plan.n() * 4, ss[si].handle());
+          plans[si].decode_packed(View<const float>(d_in[si].data(), std::int64_t(m) * plan.n(), Memory::device),
+                                  m, View<std::uint8_t>(d_out[si].data(), std::int64_t(m) * plan.packed_bytes(), Memory::device),
+                                  {}, ss[si]);
+          mimorx::detail::copy_bytes(h_out.data() + std::size_t(w0) * plan.packed_bytes(), Memory::host,
+                             d_out[si].data(), Memory::device, std::size_t(m) * plan.packed_bytes(),
+                             ss[si].handle());
+        }
+        for (auto& st : ss) st.synchronize();
+      };
+      pipeline();
+      std::vector<double> e2e_ms;
+      for (int r = 0; r < 3; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        pipeline();
+        e2e_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      e2e_gbps = double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
+    }
+    const char* path = quantized ? "int8" : "float";
+    std::printf("| %s | %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n", c.name.c_str(),
+                path, packed ? "" : " unpacked", plan.codewords_per_block(), plan.blocks_per_sm(),
+                num, kms, gbps, f.hbm_ms, f.smem_ms,
+                e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
+    std::fflush(stdout);
+    if (json.is_open()) {
+      nlohmann::json j = {{"bench", "ldpc_decoder"}, {"device", dev.name}, {"code", c.name},
+                          {"bg", int(c.bg)}, {"z", c.z}, {"rows", c.rows}, {"n", plan.n()},
+                          {"k", plan.k()}, {"path", path}, {"packed", packed},
+                          {"np", plan.codewords_per_block()}, {"blocks_per_sm", plan.blocks_per_sm()},
+                          {"words", num}, {"iterations", iters}, {"kernel_ms", kms},
+                          {"info_gbps", gbps}, {"hbm_floor_ms", f.hbm_ms},
+                          {"smem_floor_ms", f.smem_ms}, {"e2e_gbps", e2e_gbps}};
+      json << j.dump() << "\n";
+    }
+  };
+  for (const Case& c : cases) {
+    for (bool q : {true, false}) {
+      try {
+        run_case(c, q, 0, true, q);
+      } catch (const std::exception& e) {
+        std::printf("| %s | %s | error: %s |\n", c.name.c_str(), q ? "int8" : "float", e.what());
+      }
+    }
+  }
+  // Table 3 of the paper: quantisation (above), Np and packing on the headline code.
+  for (int np : {1, 2, 4, 8, 12}) {
+    try {
+      run_case(cases[0], true, np, true, false);
+    } catch (const std::exception& e) {
+      std::printf("| Np %d | error: %s |\n", np, e.what());
+    }
+  }
+  run_case(cases[0], true, 0, false, false);
+  run_case(cases[5], true, 0, false, false);
+  return 0;
+}
