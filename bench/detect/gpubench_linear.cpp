@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   const auto dev = cuda_devices().front();
   const double peak_bw = 3.0e12;
   std::printf("Linear detectors on %s; timed: LinearPlan::run, median of 50\n", dev.name.c_str());
-  std::printf("| kind | out | shape | channels x vpc | check | ms | Gbit/s | Mvec/s | GB/s | of 3 TB/s |\n");
+  std::printf(
+      "| kind | out | shape | channels x vpc | check | ms | Gbit/s | Mvec/s | GB/s | of 3 TB/s "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   const MimoShape s44{4, 4, Modulation::qam16};
   const std::vector<Case> cases = {
@@ -90,16 +92,24 @@ int main(int argc, char** argv) {
     const double gbps = double(nb) / t / 1e9;
     const char* kind = cs.kind == LinearKind::mmse ? "mmse" : "zf";
     std::printf("| %s | %s | %dx%d %s | %lld x %d | %s | %.3f | %.1f | %.0f | %.0f | %.1f%% |\n",
-                kind, cs.soft ? "soft" : "hard", s.nt, s.nr, to_string(s.mod).c_str(),
-                (long long)C, cs.vpc, cs.check ? "yes" : "no", t * 1e3, gbps, double(V) / t / 1e6,
+                kind, cs.soft ? "soft" : "hard", s.nt, s.nr, to_string(s.mod).c_str(), (long long)C,
+                cs.vpc, cs.check ? "yes" : "no", t * 1e3, gbps, double(V) / t / 1e6,
                 bytes / t / 1e9, 100.0 * bytes / t / peak_bw);
     std::fflush(stdout);
     if (json.is_open()) {
-      nlohmann::json j = {{"bench", "linear"}, {"device", dev.name}, {"kind", kind},
-                          {"soft", cs.soft}, {"nt", s.nt}, {"nr", s.nr},
-                          {"mod", to_string(s.mod)}, {"channels", C},
-                          {"vectors_per_channel", cs.vpc}, {"device_check", cs.check},
-                          {"ms", t * 1e3}, {"gbit_per_s", gbps}, {"gbytes_per_s", bytes / t / 1e9},
+      nlohmann::json j = {{"bench", "linear"},
+                          {"device", dev.name},
+                          {"kind", kind},
+                          {"soft", cs.soft},
+                          {"nt", s.nt},
+                          {"nr", s.nr},
+                          {"mod", to_string(s.mod)},
+                          {"channels", C},
+                          {"vectors_per_channel", cs.vpc},
+                          {"device_check", cs.check},
+                          {"ms", t * 1e3},
+                          {"gbit_per_s", gbps},
+                          {"gbytes_per_s", bytes / t / 1e9},
                           {"bytes_floor_ms", bytes / peak_bw * 1e3}};
       json << j.dump() << "\n";
     }

@@ -45,12 +45,14 @@ int main(int argc, char** argv) {
   const double peak_bw = 3.0e12;  // bytes/s, the H100/H200 HBM3 order of magnitude
   std::printf("Batched QR on %s (%d SMs); timed: QrPlan::run, one kernel, median of 200\n",
               dev.name.c_str(), dev.sm_count);
-  std::printf("| model | shape (model) | sorted | channels | us | Mprob/s | GB/s | of 3 TB/s | GFLOP/s |\n");
+  std::printf(
+      "| model | shape (model) | sorted | channels | us | Mprob/s | GB/s | of 3 TB/s | GFLOP/s "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<Case> cases = {
-      {4, 4, QrModel::mrvd, false, 8400},     {4, 4, QrModel::mrvd, true, 8400},
-      {4, 4, QrModel::complex, false, 8400},  {4, 4, QrModel::complex, true, 8400},
-      {4, 4, QrModel::rvd, false, 8400},      {4, 4, QrModel::mrvd, false, 1 << 20},
+      {4, 4, QrModel::mrvd, false, 8400},       {4, 4, QrModel::mrvd, true, 8400},
+      {4, 4, QrModel::complex, false, 8400},    {4, 4, QrModel::complex, true, 8400},
+      {4, 4, QrModel::rvd, false, 8400},        {4, 4, QrModel::mrvd, false, 1 << 20},
       {4, 4, QrModel::complex, false, 1 << 20}, {8, 8, QrModel::complex, true, 1 << 18},
   };
   std::mt19937_64 rng(42);
@@ -67,7 +69,8 @@ int main(int argc, char** argv) {
     Buffer<cf32> h = Buffer<cf32>::device(hh.size());
     h.copy_from_host(hh.data(), hh.size());
     Buffer<cf32> q(cplx ? C * m * n : 0, Memory::device), r(cplx ? C * n * n : 0, Memory::device);
-    Buffer<float> qr_(cplx ? 0 : C * m * n, Memory::device), rr(cplx ? 0 : C * n * n, Memory::device);
+    Buffer<float> qr_(cplx ? 0 : C * m * n, Memory::device),
+        rr(cplx ? 0 : C * n * n, Memory::device);
     Buffer<int> perm = Buffer<int>::device(C * n), status = Buffer<int>::device(C);
     QrInput in{.h = ConstMatrixBatch<cf32>(h.data(), C, cs.nr, cs.nt, Memory::device)};
     QrOutput out;
@@ -100,10 +103,18 @@ int main(int argc, char** argv) {
                 double(C) / t / 1e6, bytes / t / 1e9, 100.0 * bytes / t / peak_bw, flops / t / 1e9);
     std::fflush(stdout);
     if (json.is_open()) {
-      nlohmann::json j = {{"bench", "qr"}, {"device", dev.name}, {"model", model_name(cs.model)},
-                          {"nr", cs.nr}, {"nt", cs.nt}, {"rows", m}, {"cols", n},
-                          {"sorted", cs.sorted}, {"channels", C}, {"us", t * 1e6},
-                          {"gbytes_per_s", bytes / t / 1e9}, {"gflops", flops / t / 1e9},
+      nlohmann::json j = {{"bench", "qr"},
+                          {"device", dev.name},
+                          {"model", model_name(cs.model)},
+                          {"nr", cs.nr},
+                          {"nt", cs.nt},
+                          {"rows", m},
+                          {"cols", n},
+                          {"sorted", cs.sorted},
+                          {"channels", C},
+                          {"us", t * 1e6},
+                          {"gbytes_per_s", bytes / t / 1e9},
+                          {"gflops", flops / t / 1e9},
                           {"bytes_floor_us", bytes / peak_bw * 1e6}};
       json << j.dump() << "\n";
     }

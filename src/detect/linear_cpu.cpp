@@ -57,8 +57,8 @@ LinearPlan::LinearPlan(const LinearConfig& config, Backend backend)
   require(cfg_.kind == LinearKind::zf || cfg_.kind == LinearKind::mmse, "kind",
           std::to_string(int(cfg_.kind)) + "; allowed zf, mmse");
   require(cfg_.kind != LinearKind::zf || s.nt <= s.nr, "nt",
-          "zero forcing needs nt <= nr (H^H H must be invertible); got nt=" +
-              std::to_string(s.nt) + ", nr=" + std::to_string(s.nr) + "; use MMSE instead");
+          "zero forcing needs nt <= nr (H^H H must be invertible); got nt=" + std::to_string(s.nt) +
+              ", nr=" + std::to_string(s.nr) + "; use MMSE instead");
   const int m = bits_per_symbol(s.mod);
   require(m == 1 || m == 2 || m == 4 || m == 6 || m == 8, "mod",
           std::to_string(m) + " bits per symbol; allowed bpsk, qpsk, 16qam, 64qam, 256qam");

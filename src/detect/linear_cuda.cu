@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(256) detect_kernel(LinearArgs a, int stage) {
     if (a.slot_per_vector) slot = n0 == a.n0[c * a.vpc] ? c * a.vpc : v;
     float* l = a.llrs ? (stage ? lsh + t * row : a.llrs + v * pv) : nullptr;
     std::uint8_t* b = a.bits ? (stage ? bsh + t * row : a.bits + v * pv) : nullptr;
-    linear_vector(a.mmse, mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt,
-                  a.y + v * a.y_stride, a.nr, a.nt, n0, b, l);
+    linear_vector(a.mmse, mod, a.w + slot * a.nt * a.nr, a.d + slot * a.nt, a.y + v * a.y_stride,
+                  a.nr, a.nt, n0, b, l);
   }
   if (!stage) return;
   __syncthreads();
@@ -94,7 +94,8 @@ void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
     sms = cache_sms[device].load(std::memory_order_relaxed);
   }
   if (optin == 0 || sms == 0) {
-    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    MIMORX_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     if (device >= 0 && device < 64) {
       cache_optin[device].store(optin, std::memory_order_relaxed);
@@ -116,10 +117,11 @@ void linear_run_cuda(const LinearArgs& a, int device, void* stream_handle) {
   if (threads >= 32) threads -= threads % 32;
   const std::size_t bytes = per_thread * std::size_t(threads);
   if (bytes > 48 * 1024) {
-    MIMORX_CUDA_CHECK(
-        cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
+        prepare_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   }
-  prepare_kernel<<<unsigned((items + threads - 1) / threads), unsigned(threads), bytes, stream>>>(a);
+  prepare_kernel<<<unsigned((items + threads - 1) / threads), unsigned(threads), bytes, stream>>>(
+      a);
   MIMORX_CUDA_CHECK_LAUNCH();
   const int dt = 256;
   const int pv = a.nt * bits_per_symbol(a.mod);

@@ -79,7 +79,8 @@ MIMORX_HD void linear_prepare(bool mmse, const cf32* h, int nr, int nt, float n0
     // Row k of W = R^-1 Q1^H: W_kj = sum_{l >= k} Rinv_kl conj(Q_jl).
     for (int j = 0; j < nr; ++j) {
       cf32 s(0.f, 0.f);
-      for (int l = k; l < nt; ++l) s = add(s, mul(ri[(l * nt + k) * es], conj(a[(l * m + j) * es])));
+      for (int l = k; l < nt; ++l)
+        s = add(s, mul(ri[(l * nt + k) * es], conj(a[(l * m + j) * es])));
       w[k * nr + j] = scale(s, g);
     }
     d[k] = dk;

@@ -40,9 +40,9 @@ QrPlan::QrPlan(const QrConfig& config, Backend backend) : cfg_(config), backend_
   require(cfg_.nr >= cfg_.nt, "nr",
           "QR needs nr >= nt (H is nr x nt with nr rows); got nr=" + std::to_string(cfg_.nr) +
               ", nt=" + std::to_string(cfg_.nt));
-  require(cfg_.model == QrModel::complex || cfg_.model == QrModel::rvd ||
-              cfg_.model == QrModel::mrvd,
-          "model", std::to_string(int(cfg_.model)) + "; allowed complex, rvd, mrvd");
+  require(
+      cfg_.model == QrModel::complex || cfg_.model == QrModel::rvd || cfg_.model == QrModel::mrvd,
+      "model", std::to_string(int(cfg_.model)) + "; allowed complex, rvd, mrvd");
   const int n = cols();
   require(cfg_.rotation >= 0 && cfg_.rotation < n, "rotation",
           std::to_string(cfg_.rotation) + "; allowed 0.." + std::to_string(n - 1) +

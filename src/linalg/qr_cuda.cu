@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(128) qr_kernel(QrArgs a, int g) {
   const int sa = slice(a.m * a.n, g), sr = slice(a.n * a.n, g);
   T* wa = reinterpret_cast<T*>(smem) + std::size_t(group) * sa;
   T* wr = reinterpret_cast<T*>(smem) + std::size_t(per_block) * sa + std::size_t(group) * sr;
-  float* fbase = reinterpret_cast<float*>(reinterpret_cast<T*>(smem) +
-                                          std::size_t(per_block) * (sa + sr));
+  float* fbase =
+      reinterpret_cast<float*>(reinterpret_cast<T*>(smem) + std::size_t(per_block) * (sa + sr));
   const int es = int(blockDim.x);
   float* wn = fbase + t;
   int* wp = reinterpret_cast<int*>(fbase + std::size_t(a.n) * es) + t;
@@ -95,8 +95,9 @@ int sm_count(int device) { return cached_attribute(cudaDevAttrMultiProcessorCoun
 template <class T>
 void launch(const QrArgs& a, int device, cudaStream_t stream) {
   const int g = qr_group_size(a.m);
-  const std::size_t per_problem = std::size_t(slice(a.m * a.n, g) + slice(a.n * a.n, g)) * sizeof(T) +
-                                  std::size_t(g) * a.n * (sizeof(float) + sizeof(int));
+  const std::size_t per_problem =
+      std::size_t(slice(a.m * a.n, g) + slice(a.n * a.n, g)) * sizeof(T) +
+      std::size_t(g) * a.n * (sizeof(float) + sizeof(int));
   const std::size_t limit = std::size_t(optin_smem(device));
   int problems = int(std::min<std::size_t>(128 / g, limit / per_problem));
   if (problems < 1) {
@@ -110,8 +111,8 @@ void launch(const QrArgs& a, int device, cudaStream_t stream) {
     problems /= 2;
   const std::size_t bytes = per_problem * std::size_t(problems);
   if (bytes > 48 * 1024) {
-    MIMORX_CUDA_CHECK(
-        cudaFuncSetAttribute(qr_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
+        qr_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   }
   const std::int64_t blocks = (a.channels + problems - 1) / problems;
   qr_kernel<T><<<unsigned(blocks), unsigned(problems * g), bytes, stream>>>(a, g);

@@ -125,8 +125,8 @@ MIMORX_HD void qr_problem(const Rows& ex, const QrArgs& a, std::int64_t c, T* wa
       const std::int64_t v = c * a.vpc + u;
       const cf32* y = a.y + v * a.y_stride;
       T* z = static_cast<T*>(a.z) + v * a.z_stride;
-      const float ybad = ex.template rowsum<float>(
-          a.nr, [&](int t) { return hd::finite(y[t]) ? 0.f : 1.f; });
+      const float ybad =
+          ex.template rowsum<float>(a.nr, [&](int t) { return hd::finite(y[t]) ? 0.f : 1.f; });
       const bool yok = ybad == 0.f;
       for (int j = 0; j < n; ++j) {
         T s = hd::zero<T>();

@@ -1,5 +1,3 @@
-#include "mimorx/detect/linear.hpp"
-
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "mimorx/core/rng.hpp"
+#include "mimorx/detect/linear.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "support/gpu.hpp"
 
@@ -228,8 +227,9 @@ TEST(Linear, BadInputAndSingularChannels) {
                  MatrixBatch<const cf32>(b.y.data(), b.V, 4, 1, Memory::host),
                  View<const float>(b.n0), b.vpc};
   EXPECT_NO_THROW(plan.run(in, View<std::uint8_t>(bits), View<float>(llrs)));
-  EXPECT_THROW(plan.run(in, View<std::uint8_t>(bits), View<float>(llrs.data(), nb - 1, Memory::host)),
-               InvalidArgument);
+  EXPECT_THROW(
+      plan.run(in, View<std::uint8_t>(bits), View<float>(llrs.data(), nb - 1, Memory::host)),
+      InvalidArgument);
   b.n0[0] = 0.f;
   EXPECT_THROW(plan.run(in, View<std::uint8_t>(bits), View<float>(llrs)), InvalidArgument);
   b.n0[0] = 0.1f;

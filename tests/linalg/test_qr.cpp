@@ -1,5 +1,3 @@
-#include "mimorx/linalg/qr.hpp"
-
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "mimorx/core/rng.hpp"
+#include "mimorx/linalg/qr.hpp"
 #include "support/gpu.hpp"
 
 namespace mimorx::linalg {
@@ -25,7 +24,8 @@ Buffer<cf32> gaussian_cf32(std::uint64_t seed, std::uint64_t stream, std::int64_
   Buffer<cf32> b = Buffer<cf32>::host(std::size_t(n));
   const float s = std::sqrt(0.5f);
   for (std::int64_t i = 0; i < n; ++i)
-    b[i] = cf32(s * rng::gaussian_at(seed, stream, 2 * i), s * rng::gaussian_at(seed, stream, 2 * i + 1));
+    b[i] = cf32(s * rng::gaussian_at(seed, stream, 2 * i),
+                s * rng::gaussian_at(seed, stream, 2 * i + 1));
   return b;
 }
 
@@ -287,8 +287,8 @@ TEST(Qr, RotationAndExplicitOrder) {
       }
     }
     for (int rot : {0, 1, n - 1}) {
-      const Result plain =
-          run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .rotation = rot}, Backend::cpu(), h, C);
+      const Result plain = run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .rotation = rot},
+                                  Backend::cpu(), h, C);
       const Result ord = run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .rotation = rot},
                                 Backend::cpu(), h, C, nullptr, 1, &order);
       const Result sorted = run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .sorted = true},
@@ -304,7 +304,8 @@ TEST(Qr, RotationAndExplicitOrder) {
         }
         // The decomposition is of the permuted matrix.
         if (model == QrModel::complex) {
-          const MatC H = permuted(to_eigen(h.data() + c * nr * nt, nr, nt), ord.perm.data() + c * n);
+          const MatC H =
+              permuted(to_eigen(h.data() + c * nr * nt, nr, nt), ord.perm.data() + c * n);
           const MatC Q = to_eigen(ord.q.data() + c * nr * nt, nr, nt);
           const MatC R = to_eigen(ord.r.data() + c * nt * nt, nt, nt);
           EXPECT_LT((Q * R - H).norm() / H.norm(), 1e-5);
@@ -318,8 +319,8 @@ TEST(Qr, BadInputIsRejected) {
   EXPECT_THROW(QrPlan(QrConfig{.nr = 2, .nt = 4}, Backend::cpu()), InvalidArgument);
   EXPECT_THROW(QrPlan(QrConfig{.nr = 0, .nt = 0}, Backend::cpu()), InvalidArgument);
   EXPECT_THROW(QrPlan(QrConfig{.nr = 4, .nt = 4, .rotation = 4}, Backend::cpu()), InvalidArgument);
-  EXPECT_NO_THROW(QrPlan(QrConfig{.nr = 4, .nt = 4, .model = QrModel::rvd, .rotation = 7},
-                         Backend::cpu()));
+  EXPECT_NO_THROW(
+      QrPlan(QrConfig{.nr = 4, .nt = 4, .model = QrModel::rvd, .rotation = 7}, Backend::cpu()));
   try {
     QrPlan(QrConfig{.nr = 2, .nt = 3}, Backend::cpu());
     FAIL();
@@ -384,10 +385,15 @@ TEST(QrGpu, MatchesCpu) {
     for (QrModel model : {QrModel::complex, QrModel::rvd, QrModel::mrvd}) {
       for (bool sorted : {false, true}) {
         const int n = model_cols(model, cs.nt);
-        QrConfig cfg{.nr = cs.nr, .nt = cs.nt, .model = model, .sorted = sorted,
-                     .rotation = n > 1 ? 1 : 0, .want_q = true, .want_qhy = true};
-        SCOPED_TRACE(testing::Message() << cs.nr << "x" << cs.nt << " model " << int(model)
-                                        << " sorted " << sorted);
+        QrConfig cfg{.nr = cs.nr,
+                     .nt = cs.nt,
+                     .model = model,
+                     .sorted = sorted,
+                     .rotation = n > 1 ? 1 : 0,
+                     .want_q = true,
+                     .want_qhy = true};
+        SCOPED_TRACE(testing::Message()
+                     << cs.nr << "x" << cs.nt << " model " << int(model) << " sorted " << sorted);
         const Result a = run_qr(cfg, Backend::cpu(), h, C, &y, vpc);
         const Result b = run_qr(cfg, Backend::cuda(), h, C, &y, vpc);
         auto near = [](const auto& x, const auto& yb, std::size_t count) {
@@ -395,7 +401,8 @@ TEST(QrGpu, MatchesCpu) {
           const float* q = reinterpret_cast<const float*>(yb.data());
           const std::size_t k = count * sizeof(x[0]) / sizeof(float);
           double worst = 0;
-          for (std::size_t i = 0; i < k; ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
+          for (std::size_t i = 0; i < k; ++i)
+            worst = std::max(worst, double(std::abs(p[i] - q[i])));
           return worst;
         };
         EXPECT_LE(near(a.q, b.q, a.q.size()), 1e-5);

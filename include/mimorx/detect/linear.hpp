@@ -56,8 +56,8 @@ class LinearPlan {
  private:
   LinearConfig cfg_;
   Backend backend_;
-  Buffer<cf32> w_;     // GPU: per slot nt x nr equaliser (rows scaled by 1/mu for MMSE)
-  Buffer<float> d_;    // GPU: per slot nt noise terms
+  Buffer<cf32> w_;   // GPU: per slot nt x nr equaliser (rows scaled by 1/mu for MMSE)
+  Buffer<float> d_;  // GPU: per slot nt noise terms
 };
 
 }  // namespace mimorx::detect

@@ -110,8 +110,12 @@ MIMORX_HD T from_real(float x) {
 }  // namespace hd
 
 // Rows and columns of the model matrix of an nr x nt complex channel.
-MIMORX_HD constexpr int model_rows(QrModel m, int nr) { return m == QrModel::complex ? nr : 2 * nr; }
-MIMORX_HD constexpr int model_cols(QrModel m, int nt) { return m == QrModel::complex ? nt : 2 * nt; }
+MIMORX_HD constexpr int model_rows(QrModel m, int nr) {
+  return m == QrModel::complex ? nr : 2 * nr;
+}
+MIMORX_HD constexpr int model_cols(QrModel m, int nt) {
+  return m == QrModel::complex ? nt : 2 * nt;
+}
 
 // Entry (i, c) of the real model matrix of H (column-major nr x nt, element stride 1).
 MIMORX_HD float real_model_entry(QrModel m, const cf32* h, int nr, int nt, int i, int c) {
