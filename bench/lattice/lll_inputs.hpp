@@ -5,6 +5,7 @@
 //             for 0 <= i-j < 4 and 0 otherwise, A_0..A_3 i.i.d. N(0, 1) 2 x 2 (the real form of
 //             an ISI channel convolution matrix); nonsingular when A_0 is (redrawn otherwise).
 // Both drawn with std::mt19937_64 from a fixed seed, so every run sees the same inputs.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -30,7 +31,7 @@ inline std::vector<double> lll_input(const std::string& kind, int n, int count,
     } while (std::abs(a[0][0] * a[0][3] - a[0][1] * a[0][2]) < 0.1);
     const int nb = n / 2;
     for (int bi = 0; bi < nb; ++bi)
-      for (int bj = 0; bj <= bi && bi - bj < 4; ++bj)
+      for (int bj = std::max(0, bi - 3); bj <= bi; ++bj)
         for (int r = 0; r < 2; ++r)
           for (int s = 0; s < 2; ++s)
             b[std::size_t(2 * bj + s) * n + 2 * bi + r] = a[bi - bj][s * 2 + r];

@@ -365,6 +365,36 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
       std::int64_t local = 0;
 #pragma omp for schedule(static)
       for (int k = first; k < m; k += 2) {
+        // Pair size reduction (as the CUDA kernel): only mu_{k,k-1} enters the test.
+        const F q = round_nearest(Rc(k - 1, k) / Rc(k - 1, k - 1));
+        if (q != F(0)) {
+          if (std::abs(q) > big_quotient<F>()) {
+#pragma omp atomic write
+            big = true;
+          }
+          for (int i = 0; i < k; ++i) Rc(i, k) -= q * Rc(i, k - 1);
+          F* bk = b + std::size_t(k) * n;
+          const F* bj = b + std::size_t(k - 1) * n;
+          for (int i = 0; i < n; ++i) bk[i] -= q * bj[i];
+          if (t) {
+            if (!(std::abs(q) < F(4.0e18))) {
+#pragma omp atomic write
+              overflow = true;
+            } else {
+              const std::int64_t qi = std::int64_t(q);
+              std::int64_t* tk = t + std::size_t(k) * m;
+              const std::int64_t* tj = t + std::size_t(k - 1) * m;
+              for (int i = 0; i < m; ++i) {
+                std::int64_t p = 0, s2 = 0;
+                if (__builtin_mul_overflow(qi, tj[i], &p) || __builtin_sub_overflow(tk[i], p, &s2)) {
+#pragma omp atomic write
+                  overflow = true;
+                }
+                tk[i] = s2;
+              }
+            }
+          }
+        }
         const bool s = lovasz_violated(delta, Rc(k - 1, k - 1), Rc(k - 1, k), Rc(k, k));
         swp[k] = s;
         if (!s) continue;
@@ -395,7 +425,7 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
 
     qr();
     while (!singular) {
-      size_reduce();
+      if (iter % 8 == 0) size_reduce();  // as the CUDA kernel (kFullEvery)
 #pragma omp barrier
       if (big) {
 #pragma omp barrier

@@ -10,6 +10,7 @@
 
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
+#include "support/gpu.hpp"
 
 namespace mimorx::test {
 

@@ -1,0 +1,165 @@
+// `mimorx lll` as a drop-in for `fplll -a lll`: format round trip, batches, --check,
+// --transform, clear errors, and the same reduced quality as fplll on random integer bases.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lattice/lll_support.hpp"
+#include "mimorx/lattice/fplll_format.hpp"
+#include "mimorx/lattice/quality.hpp"
+#include "support/cli.hpp"
+
+using namespace mimorx;
+using namespace mimorx::lattice;
+
+namespace {
+
+std::string temp_file(const std::string& text) {
+  char name[] = "/tmp/mimorx_lll_cli_XXXXXX";
+  const int fd = mkstemp(name);
+  if (fd >= 0) close(fd);
+  std::ofstream(name) << text;
+  return name;
+}
+
+std::vector<TextBasis> parse_all(const std::string& text) {
+  std::istringstream s(text);
+  std::vector<TextBasis> out;
+  for (TextBasis b; read_fplll(s, b);) out.push_back(b);
+  return out;
+}
+
+std::string to_text(const std::vector<TextBasis>& bs) {
+  std::ostringstream s;
+  for (const auto& b : bs) write_fplll(s, b.n, b.m, b.b.data(), true);
+  return s.str();
+}
+
+std::string stdout_of(const std::string& cmd) {
+  std::string text;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (p && fgets(buf, sizeof buf, p)) text += buf;
+  if (p) pclose(p);
+  return text;
+}
+
+}  // namespace
+
+TEST(LllCli, ReducesABatchAndChecks) {
+  std::mt19937_64 g(test::fresh_seed());
+  std::vector<TextBasis> in;
+  for (int n : {3, 5, 8, 8, 12}) {
+    TextBasis b;
+    b.n = b.m = n;
+    b.b = test::integer_basis(g, n, n, 1000);
+    in.push_back(b);
+  }
+  const auto file = temp_file(to_text(in));
+  const auto r = test::run_cli("lll -d 0.99 --check " + file);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("LLL-reduced"), std::string::npos) << r.out;
+  const auto plain = test::run_cli("lll -d 0.99 " + file + " 2>/dev/null");
+  const auto out = parse_all(plain.out);
+  ASSERT_EQ(out.size(), in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    EXPECT_TRUE(out[k].integer);
+    const auto q = check_lll(out[k].n, out[k].m, out[k].b.data(), {0.99});
+    EXPECT_TRUE(q.reduced()) << q.message;
+    const auto q0 = check_lll(in[k].n, in[k].m, in[k].b.data(), {0.99, 1e-6, 1e-9, false});
+    EXPECT_NEAR(q.log_volume, q0.log_volume, 1e-9 * std::abs(q0.log_volume) + 1e-9);
+  }
+  std::remove(file.c_str());
+}
+
+TEST(LllCli, TransformPrintsUWithUBEqualsReduced) {
+  const auto file = temp_file("[[1 2 3]\n[4 5 7]\n[2 9 1]\n]\n");
+  const auto r = test::run_cli("lll --transform " + file);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto mats = parse_all(r.out);
+  ASSERT_EQ(mats.size(), 2u);
+  // Column-major here: columns are fplll's rows. B' = B T with T = U^T, i.e. column j of B'
+  // = sum_k U(j, k) b_k; mats[1] column j holds row j of U.
+  const std::vector<double> b = {1, 2, 3, 4, 5, 7, 2, 9, 1};
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i) {
+      double s = 0;
+      for (int k = 0; k < 3; ++k) s += mats[1].b[j * 3 + k] * b[k * 3 + i];
+      EXPECT_EQ(s, mats[0].b[j * 3 + i]);
+    }
+  std::remove(file.c_str());
+}
+
+TEST(LllCli, FloatPrecisionAndMethods) {
+  std::mt19937_64 g(test::fresh_seed());
+  TextBasis b;
+  b.n = b.m = 16;
+  b.b = test::integer_basis(g, 16, 16, 100);
+  const auto file = temp_file(to_text({b}));
+  for (const char* opts : {"--precision float", "--method all-swap", "--method block --block 8"}) {
+    const auto r = test::run_cli(std::string("lll -d 0.75 --check ") + opts + " " + file);
+    EXPECT_EQ(r.status, 0) << opts << ": " << r.out;
+  }
+  std::remove(file.c_str());
+}
+
+TEST(LllCli, ClearErrors) {
+  struct Case {
+    std::string text, args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"[[1 2][3 4]", "", "unterminated"},
+      {"[[1 2][3 4 5]]", "", "row 1"},
+      {"[[1 2][2 4]]", "", "linearly dependent"},
+      {"[[1 x][2 4]]", "", "not a number"},
+      {"[[1 0][0 1]]", "-d 1.5", "delta"},
+      {"[[1 0 0][0 1 0][1 1 0][2 1 0]]", "", "more vectors"},
+      {"[[1 0][0 1]]", "--precision half", "precision"},
+  };
+  for (const auto& c : cases) {
+    const auto file = temp_file(c.text);
+    const auto r = test::run_cli("lll " + c.args + " " + file);
+    EXPECT_EQ(r.status, 2) << c.text << " -> " << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.text << " -> " << r.out;
+    std::remove(file.c_str());
+  }
+}
+
+TEST(LllCli, SameQualityAsFplll) {
+  if (access("/usr/bin/fplll", X_OK) != 0) GTEST_SKIP() << "fplll (fplll-tools) not installed";
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {4, 8, 16, 24}) {
+    std::vector<TextBasis> in;
+    for (int k = 0; k < 8; ++k) {
+      TextBasis b;
+      b.n = b.m = n;
+      b.b = test::integer_basis(g, n, n, 1 << 12);
+      in.push_back(b);
+    }
+    double log_ratio = 0;
+    for (const auto& b : in) {
+      const auto file = temp_file(to_text({b}));
+      const auto ours = parse_all(test::run_cli("lll " + file + " 2>/dev/null").out);
+      const auto theirs = parse_all(stdout_of("/usr/bin/fplll -a lll " + file));
+      std::remove(file.c_str());
+      ASSERT_EQ(ours.size(), 1u);
+      ASSERT_EQ(theirs.size(), 1u);
+      const auto qo = check_lll(n, n, ours[0].b.data(), {0.99});
+      const auto qf = check_lll(n, n, theirs[0].b.data(), {0.99, 0.01, 1e-9});
+      EXPECT_TRUE(qo.reduced()) << qo.message;
+      EXPECT_TRUE(qf.reduced()) << qf.message;
+      log_ratio += std::log(qo.orthogonality_defect / qf.orthogonality_defect);
+    }
+    const double ratio = std::exp(log_ratio / double(in.size()));
+    std::printf("n=%d delta=0.99: orthogonality defect mimorx/fplll (geometric mean of 8) %.4f\n",
+                n, ratio);
+    EXPECT_LT(ratio, 1.10);
+  }
+}
