@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "detect/ml_cuda.hpp"
+#include "mimorx/config.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/detect/ml.hpp"
@@ -135,5 +137,53 @@ int main(int argc, char** argv) {
       json << j.dump() << "\n";
     }
   }
+#if MIMORX_HAS_CUDA
+  // Work per thread (hard): the plan lets a thread run consecutive chunks, up to 256 column-0
+  // hypotheses; this sweep calls the kernel entry with other caps to show why.
+  {
+    const MimoShape s{4, 4, Modulation::qam16};
+    const std::int64_t V = 1 << 18;
+    std::vector<cf32> h(std::size_t(V * 16)), y(std::size_t(V * 4));
+    for (auto& e : h) e = {g(rng), g(rng)};
+    for (auto& e : y) e = {2 * g(rng), 2 * g(rng)};
+    Buffer<cf32> dh = Buffer<cf32>::device(h.size()), dy = Buffer<cf32>::device(y.size());
+    dh.copy_from_host(h.data(), h.size());
+    dy.copy_from_host(y.data(), y.size());
+    Buffer<std::uint8_t> bits = Buffer<std::uint8_t>::device(std::size_t(V * 16));
+    Buffer<unsigned char> ws = Buffer<unsigned char>::device(
+        mimorx::detect::detail::ml_workspace_bytes(V, 4, s.mod, false));
+    std::printf(
+        "\n| 4x4 16qam hard, kernel only: max hypotheses per thread | ms | Gbit/s "
+        "|\n|---|---|---|\n");
+    for (int cap : {16, 64, 256, 1024, 4096}) {
+      auto once = [&] {
+        mimorx::detect::detail::ml_cuda(s.mod, 4, 4, false, dh.data(), 16, dy.data(), 4, 1, V,
+                                        nullptr, 1, bits.data(), nullptr, ws.data(), 0, nullptr,
+                                        cap);
+      };
+      once();
+      std::vector<float> times;
+      GpuTimer timer;
+      for (int i = 0; i < 7; ++i) {
+        timer.start();
+        once();
+        timer.stop();
+        times.push_back(timer.elapsed_ms());
+      }
+      std::sort(times.begin(), times.end());
+      const double ms = times[3];
+      const double gbps = double(V) * 16 / (ms * 1e-3) / 1e9;
+      std::printf("| %d | %.3f | %.3f |\n", cap, ms, gbps);
+      if (json.is_open()) {
+        nlohmann::json j = {{"bench", "ml_per_thread_sweep"},
+                            {"device", dev.name},
+                            {"max_hypotheses_per_thread", cap},
+                            {"ms", ms},
+                            {"gbit_per_s", gbps}};
+        json << j.dump() << "\n";
+      }
+    }
+  }
+#endif
   return 0;
 }

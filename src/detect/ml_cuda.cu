@@ -25,11 +25,13 @@ __device__ float column_energy(const cf32* h, int col) {
 template <int NR, bool SOFT>
 __global__ void __launch_bounds__(kThreads)
     ml_kernel(ModParams p, int nt, const cf32* h, std::int64_t h_stride, const cf32* y,
-              std::int64_t y_stride, int vpc, std::int64_t vectors, std::int64_t chunks, int seg,
-              unsigned long long* hard_ws, float* soft_ws) {
+              std::int64_t y_stride, int vpc, std::int64_t vectors, int tpv_log2, int per_thread,
+              int seg, unsigned long long* hard_ws, float* soft_ws) {
+  // 2^tpv_log2 threads per vector, each running `per_thread` consecutive chunks (hard only: a
+  // thread's chunks share one running minimum, which amortises the loads and the reduction).
   const std::int64_t gid = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  const std::int64_t v = gid / chunks;
-  const std::int64_t c = gid - v * chunks;
+  const std::int64_t v = gid >> tpv_log2;
+  const std::int64_t c = (gid - (v << tpv_log2)) * per_thread;
   const bool valid = v < vectors;
   Acc acc;
   acc.reset();
@@ -37,11 +39,13 @@ __global__ void __launch_bounds__(kThreads)
     const cf32* hv = h + (v / vpc) * h_stride;
     const float g = column_energy<NR>(hv, nt - 1);
     const float inv_g = g > 0.f ? 1.f / g : 0.f;
-    ml::run_chunk<NR, SOFT>(p, nt, hv, y + v * y_stride, g, inv_g, c, acc);
+    for (int j = 0; j < per_thread; ++j) {
+      ml::run_chunk<NR, SOFT>(p, nt, hv, y + v * y_stride, g, inv_g, c + j, acc);
+    }
   }
   const bool leader = valid && (threadIdx.x & 31) % seg == 0;
   if constexpr (!SOFT) {
-    unsigned long long k = acc.best;
+    unsigned long long k = acc.key();
     for (int off = seg / 2; off > 0; off >>= 1) {
       const unsigned long long o = __shfl_xor_sync(0xffffffffu, k, off);
       k = o < k ? o : k;
@@ -88,12 +92,12 @@ int grid_for(std::int64_t n) {
 template <bool SOFT>
 void launch_ml(int nr, dim3 grid, cudaStream_t st, ModParams p, int nt, const cf32* h,
                std::int64_t hs, const cf32* y, std::int64_t ys, int vpc, std::int64_t vectors,
-               std::int64_t chunks, int seg, unsigned long long* hw, float* sw) {
+               int tpv_log2, int per_thread, int seg, unsigned long long* hw, float* sw) {
   switch (nr) {
-#define MIMORX_ML_CASE(N)                                                                    \
-  case N:                                                                                    \
-    ml_kernel<N, SOFT>                                                                       \
-        <<<grid, kThreads, 0, st>>>(p, nt, h, hs, y, ys, vpc, vectors, chunks, seg, hw, sw); \
+#define MIMORX_ML_CASE(N)                                                                      \
+  case N:                                                                                      \
+    ml_kernel<N, SOFT><<<grid, kThreads, 0, st>>>(p, nt, h, hs, y, ys, vpc, vectors, tpv_log2, \
+                                                  per_thread, seg, hw, sw);                    \
     break;
     MIMORX_ML_CASE(1)
     MIMORX_ML_CASE(2)
@@ -119,15 +123,27 @@ std::size_t ml_workspace_bytes(std::int64_t vectors, int nt, Modulation mod, boo
 void ml_cuda(Modulation mod, int nt, int nr, bool soft, const cf32* h, std::int64_t h_stride,
              const cf32* y, std::int64_t y_stride, int vectors_per_channel, std::int64_t vectors,
              const float* n0, std::int64_t n0_size, std::uint8_t* bits, float* llrs,
-             void* workspace, int device, void* stream) {
+             void* workspace, int device, void* stream, int max_hypotheses_per_thread) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   cudaStream_t st = mimorx::detail::as_stream(stream);
   const ModParams p = ml::mod_params(mod);
   std::int64_t chunks = 1;
   for (int t = 1; t < nt - 1; ++t) chunks *= p.size;
-  const int seg = int(chunks < 32 ? chunks : 32);
-  const std::int64_t threads = vectors * chunks;
+  // Hard: up to max_hypotheses_per_thread (256 by default) column-0 hypotheses per thread while >=
+  // 2^20 threads remain (about four waves of 2048 threads on 132 SMs). Soft keeps one chunk per
+  // thread (its middle-column slots are per chunk).
+  std::int64_t per_thread = 1;
+  while (!soft && per_thread * 2 <= chunks &&
+         per_thread * 2 * p.size <= max_hypotheses_per_thread &&
+         vectors * chunks / (per_thread * 2) >= (std::int64_t(1) << 20)) {
+    per_thread *= 2;
+  }
+  const std::int64_t tpv = chunks / per_thread;
+  int tpv_log2 = 0;
+  while ((std::int64_t(1) << tpv_log2) < tpv) ++tpv_log2;
+  const int seg = int(tpv < 32 ? tpv : 32);
+  const std::int64_t threads = vectors * tpv;
   const std::int64_t blocks = (threads + kThreads - 1) / kThreads;
   const dim3 grid(static_cast<unsigned>(blocks));
   // 0xFF.. is the largest hard key; 0x7F7F7F7F (3.39e38) is above every soft metric.
@@ -136,13 +152,13 @@ void ml_cuda(Modulation mod, int nt, int nr, bool soft, const cf32* h, std::int6
   if (soft) {
     float* ws = static_cast<float*>(workspace);
     launch_ml<true>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
-                    chunks, seg, nullptr, ws);
+                    tpv_log2, int(per_thread), seg, nullptr, ws);
     finalize_soft<<<grid_for(vectors * nt * p.m), kThreads, 0, st>>>(p, nt, vectors, ws, n0,
                                                                      n0_size, bits, llrs);
   } else {
     auto* ws = static_cast<unsigned long long*>(workspace);
     launch_ml<false>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
-                     chunks, seg, ws, nullptr);
+                     tpv_log2, int(per_thread), seg, ws, nullptr);
     finalize_hard<<<grid_for(vectors), kThreads, 0, st>>>(p, nt, vectors, ws, bits);
   }
   MIMORX_CUDA_CHECK_LAUNCH();

@@ -32,11 +32,12 @@ constexpr float kBig = 3.0e38f;  // below the 0x7F7F7F7F (3.39e38) the device sl
 
 struct ModParams {
   Modulation mod;
-  int m;       // bits per symbol
-  int size;    // M
-  int levels;  // L per axis (QAM)
-  float s;     // qam_scale
-  float inv_s;
+  int m;             // bits per symbol
+  int size;          // M
+  int levels;        // L per axis (QAM)
+  float s;           // qam_scale
+  float half_inv_s;  // 0.5 / s and 0.5 L: the slicer's t = v * half_inv_s + half_levels
+  float half_levels;
   bool bpsk;
 };
 
@@ -46,7 +47,8 @@ MIMORX_HD ModParams mod_params(Modulation mod) {
           constellation_size(mod),
           axis_levels(mod),
           qam_scale(mod),
-          1.f / qam_scale(mod),
+          0.5f / qam_scale(mod),
+          0.5f * float(axis_levels(mod)),
           mod == Modulation::bpsk};
 }
 
@@ -54,7 +56,7 @@ MIMORX_HD float level_amp(const ModParams& p, int l) { return float(2 * l - (p.l
 
 // slice_pam of demap.hpp with the parameters hoisted out of the hot loop.
 MIMORX_HD int slice_level(const ModParams& p, float v) {
-  const float t = (v * p.inv_s + float(p.levels)) * 0.5f;
+  const float t = v * p.half_inv_s + p.half_levels;
   if (!(t >= 1.f)) return 0;
   if (t >= float(p.levels - 1)) return p.levels - 1;
   return int(t);
@@ -90,12 +92,19 @@ MIMORX_HD float clamp0(float x) { return x > 0.f ? x : 0.f; }
 
 // Per-thread result.
 struct Acc {
-  unsigned long long best = ~0ull;  // hard: smallest key
-  float tmin = kBig;                // soft: smallest metric of the chunk
-  float c0[2][8];                   // soft: column-0 bit minima [bit value][k]
-  float cl[2][8];                   // soft: last-column bit minima
+  // Hard: the smallest metric so far and its code. Codes grow along a thread's enumeration, so
+  // keeping the first of equal metrics keeps the smallest code, as the key order requires.
+  float best_m = kBig;
+  unsigned best_code = 0;
+  float tmin = kBig;  // soft: smallest metric of the chunk
+  float c0[2][8];     // soft: column-0 bit minima [bit value][k]
+  float cl[2][8];     // soft: last-column bit minima
+  MIMORX_HD unsigned long long key() const {
+    return (static_cast<unsigned long long>(float_bits(best_m)) << 32) | best_code;
+  }
   MIMORX_HD void reset() {
-    best = ~0ull;
+    best_m = kBig;
+    best_code = 0;
     tmin = kBig;
     for (int k = 0; k < 8; ++k) c0[0][k] = c0[1][k] = cl[0][k] = cl[1][k] = kBig;
   }
@@ -150,10 +159,10 @@ MIMORX_HD void eval_last(const ModParams& p, const cf32 (&r)[NR], const cf32 (&h
       d = er * er + ei * ei;
     }
     const float metric = clamp0(base + g * d);
-    const unsigned long long key =
-        (static_cast<unsigned long long>(float_bits(metric)) << 32) |
-        static_cast<unsigned long long>(prefix * unsigned(p.size) + unsigned(q));
-    acc.best = key < acc.best ? key : acc.best;
+    if (metric < acc.best_m) {
+      acc.best_m = metric;
+      acc.best_code = prefix * unsigned(p.size) + unsigned(q);
+    }
   } else {
     float lo[2][8];  // [bit value][k]: minimum over last symbols with b_k = value
     MIMORX_ML_UNROLL

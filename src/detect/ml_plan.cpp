@@ -29,17 +29,18 @@ void detect_vector(const ml::ModParams& p, int nt, const cf32* h, const cf32* y,
   const int slots = 2 * nt * p.m;
   float mins[2 * ml::kMaxBits];
   std::fill(mins, mins + slots, ml::kBig);
-  unsigned long long best = ~0ull;
   ml::Acc acc;
+  acc.reset();
   for (std::int64_t c = 0; c < chunks; ++c) {
-    acc.reset();
-    ml::run_chunk<NR, SOFT>(p, nt, h, y, g, inv_g, c, acc);
     if constexpr (SOFT) {
+      acc.reset();
+      ml::run_chunk<NR, SOFT>(p, nt, h, y, g, inv_g, c, acc);
       for (int s = 0; s < slots; ++s) mins[s] = std::min(mins[s], ml::soft_slot(p, nt, c, acc, s));
     } else {
-      best = std::min(best, acc.best);
+      ml::run_chunk<NR, SOFT>(p, nt, h, y, g, inv_g, c, acc);  // chunks in code order
     }
   }
+  const unsigned long long best = acc.key();
   if constexpr (SOFT) {
     for (int i = 0; i < nt * p.m; ++i) {
       const float l = (mins[2 * i + 1] - mins[2 * i]) / n0;

@@ -320,7 +320,8 @@ TEST(MlGpu, MatchesCpuAndBruteForce) {
 TEST(MlGpu, LargeBatchMatchesCpu) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 gen(test::fresh_seed() + 5);
-  const Problem p = make_problem({4, 4, Modulation::qam16}, 3000, 1, false, gen);
+  // 16384 vectors x 256 chunks: enough threads for the kernel to give each thread 4 chunks.
+  const Problem p = make_problem({4, 4, Modulation::qam16}, 16384, 1, false, gen);
   std::vector<std::uint8_t> cb, gb;
   std::vector<float> cl, gl;
   run_cpu(p, false, cb, cl);
