@@ -43,9 +43,8 @@ int main(int argc, char** argv) {
       const auto in = data.device_input();
       const int reps = v > kSlot ? 5 : 11;
       const float qr_ms = median_ms(st, reps, [&] { plan.qr(in, st); });
-      const float det_ms = median_ms(st, reps, [&] {
-        plan.search(in, View<std::uint8_t>(bits), View<float>(llrs), st);
-      });
+      const float det_ms = median_ms(
+          st, reps, [&] { plan.search(in, View<std::uint8_t>(bits), View<float>(llrs), st); });
       const double gbps = double(nbits) / (det_ms * 1e-3) / 1e9;
       std::printf("| %dx%d | %s | %d | %lld | %.1f | %.1f | %.3f |\n", c.nt, c.nt,
                   to_string(c.mod).c_str(), c.k, static_cast<long long>(v), qr_ms * 1e3,

@@ -53,9 +53,8 @@ Row measure(const BenchData& data, int n_ways, bool full) {
   const auto in = data.device_input();
   const int reps = V > kSlot ? 7 : 21;
   r.qr_ms = median_ms(st, reps, [&] { plan.qr(in, st); });
-  r.detect_ms = median_ms(st, reps, [&] {
-    plan.search(in, View<std::uint8_t>(bits), View<float>(llrs), st);
-  });
+  r.detect_ms = median_ms(
+      st, reps, [&] { plan.search(in, View<std::uint8_t>(bits), View<float>(llrs), st); });
   if (!full) return r;
 
   // Host link alone.
@@ -96,12 +95,14 @@ Row measure(const BenchData& data, int n_ways, bool full) {
       detail::copy_bytes(dh.data() + ch0 * s.nr * s.nt, Memory::device,
                          data.h_host.data() + ch0 * s.nr * s.nt, Memory::host,
                          std::size_t(chn) * s.nr * s.nt * sizeof(cf32), q.handle());
-      detail::copy_bytes(dy.data() + first * s.nr, Memory::device, data.y_host.data() + first * s.nr,
-                         Memory::host, std::size_t(count) * s.nr * sizeof(cf32), q.handle());
+      detail::copy_bytes(dy.data() + first * s.nr, Memory::device,
+                         data.y_host.data() + first * s.nr, Memory::host,
+                         std::size_t(count) * s.nr * sizeof(cf32), q.handle());
       const auto cin = data.input(dh.data(), dy.data(), first, count, Memory::device);
       plans[i].qr(cin, q);
-      plans[i].search(cin, View<std::uint8_t>(bits.data() + first * mbits, count * mbits, Memory::device),
-                      View<float>(llrs.data() + first * mbits, count * mbits, Memory::device), q);
+      plans[i].search(
+          cin, View<std::uint8_t>(bits.data() + first * mbits, count * mbits, Memory::device),
+          View<float>(llrs.data() + first * mbits, count * mbits, Memory::device), q);
       detail::copy_bytes(hl.data() + first * mbits, Memory::host, llrs.data() + first * mbits,
                          Memory::device, std::size_t(count) * mbits * sizeof(float), q.handle());
     }
@@ -135,10 +136,12 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   for (std::int64_t v : {kSlot, 64 * kSlot}) {
     for (int nt : {2, 4}) {
-      for (Modulation mod : {Modulation::qam16, Modulation::qam64}) cases.push_back({nt, mod, v, 1});
+      for (Modulation mod : {Modulation::qam16, Modulation::qam64})
+        cases.push_back({nt, mod, v, 1});
     }
   }
-  for (Modulation mod : {Modulation::qam16, Modulation::qam64}) cases.push_back({4, mod, 64 * kSlot, 12});
+  for (Modulation mod : {Modulation::qam16, Modulation::qam64})
+    cases.push_back({4, mod, 64 * kSlot, 12});
   std::uint64_t seed = 1234;
   for (const auto& c : cases) {
     const detect::MimoShape s{c.nt, c.nt, c.mod};

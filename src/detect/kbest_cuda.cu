@@ -1,10 +1,9 @@
 // CUDA K-best detector: one block per received vector; per level, the K * sqrt(M) children of
 // the kept paths are sorted by a CUB block radix sort (stable, so ties keep child order as in the
 // CPU reference) and the K best kept. QR: the N-way detector's Algorithm 1 kernel.
-#include <cub/block/block_radix_sort.cuh>
-
 #include <algorithm>
 #include <cstdint>
+#include <cub/block/block_radix_sort.cuh>
 #include <string>
 
 #include "core/cuda_check.hpp"
@@ -101,10 +100,9 @@ __global__ void __launch_bounds__(BLOCK)
       cand_d[c] = r < count ? df[r] : kInf;
       const std::uint64_t w = r < count ? kbest::path_bits(pf + r * d, nt, axis_k) : 0;
       for (int t = 0; t < nt; ++t) {
-        cand_sym[c * nt + t] =
-            r < count ? std::uint8_t(nway::symbol_index_of_bits(
-                            m, unsigned(w >> (t * m)) & ((1u << m) - 1)))
-                      : std::uint8_t(0);
+        cand_sym[c * nt + t] = r < count ? std::uint8_t(nway::symbol_index_of_bits(
+                                               m, unsigned(w >> (t * m)) & ((1u << m) - 1)))
+                                         : std::uint8_t(0);
       }
     }
     return;
@@ -135,9 +133,8 @@ void launch(const float* e, std::int64_t vectors, int nt, Modulation mod, int kk
   auto kernel = kbest_kernel<BLOCK, IPT>;
   MIMORX_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sl.bytes)));
-  kernel<<<unsigned(vectors), BLOCK, sl.bytes, s>>>(e, nt, axis_levels(mod), axis_bits(mod), kk,
-                                                    n0, n0_size, clip, bits, llrs, cand_d,
-                                                    cand_sym);
+  kernel<<<unsigned(vectors), BLOCK, sl.bytes, s>>>(e, nt, axis_levels(mod), axis_bits(mod), kk, n0,
+                                                    n0_size, clip, bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -147,13 +144,13 @@ void qr(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stri
         std::int64_t vectors, int vectors_per_channel, int nt, int nr, float scale, float* e,
         int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  nway::launch_mgs_qr(h, h_stride, y, y_stride, vectors, vectors_per_channel, nt, nr, 1, scale,
-                      e, detail::as_stream(stream));
+  nway::launch_mgs_qr(h, h_stride, y, y_stride, vectors, vectors_per_channel, nt, nr, 1, scale, e,
+                      detail::as_stream(stream));
 }
 
-void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
-            const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
-            float* cand_d, std::uint8_t* cand_sym, int device, void* stream) {
+void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k, const float* n0,
+            std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
+            std::uint8_t* cand_sym, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -164,20 +161,20 @@ void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
                          s);
   }
   if (children <= 256) {
-    return launch<128, 2>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d,
-                          cand_sym, s);
+    return launch<128, 2>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
   }
   if (children <= 1024) {
-    return launch<256, 4>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d,
-                          cand_sym, s);
+    return launch<256, 4>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
   }
   if (children <= 2048) {
-    return launch<256, 8>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d,
-                          cand_sym, s);
+    return launch<256, 8>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
   }
   if (children <= kbest::kMaxChildren) {
-    return launch<256, 16>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d,
-                           cand_sym, s);
+    return launch<256, 16>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                           s);
   }
   throw InvalidArgument("k: " + std::to_string(k) + " gives " + std::to_string(children) +
                         " children per level; at most " + std::to_string(kbest::kMaxChildren));

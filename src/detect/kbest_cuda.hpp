@@ -13,8 +13,8 @@ void qr(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stri
         int device, void* stream);
 
 // With cand_d non-null writes the final lists instead of bits and LLRs; llrs may be null.
-void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
-            const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
-            float* cand_d, std::uint8_t* cand_sym, int device, void* stream);
+void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k, const float* n0,
+            std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
+            std::uint8_t* cand_sym, int device, void* stream);
 
 }  // namespace mimorx::detect::kbest_cuda

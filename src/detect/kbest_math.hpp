@@ -7,8 +7,8 @@
 
 namespace mimorx::detect::kbest {
 
-constexpr int kMaxChildren = 4096;      // k * sqrt(M): the largest block sort
-constexpr int kMaxPathBytes = 16384;    // 2 (double buffer) * k * 2nt level indices
+constexpr int kMaxChildren = 4096;    // k * sqrt(M): the largest block sort
+constexpr int kMaxPathBytes = 16384;  // 2 (double buffer) * k * 2nt level indices
 
 // Interference-cancelled observation of level l for a path whose levels > l are fixed.
 MIMORX_HD float parent_z(const float* e, const nway::Layout& lay, int l, int levels,
@@ -20,8 +20,8 @@ MIMORX_HD float parent_z(const float* e, const nway::Layout& lay, int l, int lev
   return z;
 }
 // Partial distance of the child with level i at level l.
-MIMORX_HD float child_distance(const float* e, const nway::Layout& lay, int l, int levels,
-                               float z, int i, float parent_d) {
+MIMORX_HD float child_distance(const float* e, const nway::Layout& lay, int l, int levels, float z,
+                               int i, float parent_d) {
   const float err = nway::ffma(-e[lay.r(l, l)], float(2 * i - (levels - 1)), z);
   return nway::ffma(err, err, parent_d);
 }

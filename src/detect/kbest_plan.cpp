@@ -55,8 +55,12 @@ struct KbestPlan::Impl {
   std::int64_t qr_vectors = -1;
 
   Impl(const KbestConfig& c, Backend b)
-      : cfg(c), backend(b), lay(c.shape.nt), levels(axis_levels(c.shape.mod)),
-        axis_k(axis_bits(c.shape.mod)), m(bits_per_symbol(c.shape.mod)),
+      : cfg(c),
+        backend(b),
+        lay(c.shape.nt),
+        levels(axis_levels(c.shape.mod)),
+        axis_k(axis_bits(c.shape.mod)),
+        m(bits_per_symbol(c.shape.mod)),
         nbits(c.shape.nt * m) {}
 
   void check_outputs(std::int64_t v, View<std::uint8_t> bits, View<float> llrs) const {
@@ -169,9 +173,10 @@ struct KbestPlan::Impl {
             const std::uint64_t w =
                 r < count ? kbest::path_bits(&paths[std::size_t(r) * d], nt, axis_k) : 0;
             for (int t = 0; t < nt; ++t) {
-              cand_sym[c * nt + t] = r < count ? std::uint8_t(nway::symbol_index_of_bits(
-                                                     mm, unsigned(w >> (t * mm)) & ((1u << mm) - 1)))
-                                               : std::uint8_t(0);
+              cand_sym[c * nt + t] = r < count
+                                         ? std::uint8_t(nway::symbol_index_of_bits(
+                                               mm, unsigned(w >> (t * mm)) & ((1u << mm) - 1)))
+                                         : std::uint8_t(0);
             }
           }
           continue;
@@ -224,8 +229,8 @@ void KbestPlan::search(const DetectInput& in, View<std::uint8_t> bits, View<floa
   impl_->check_outputs(num_vectors(in), bits, llrs);
   impl_->search(in, bits, llrs, nullptr, nullptr, stream);
 }
-void KbestPlan::candidates(const DetectInput& in, View<float> distances,
-                           View<std::uint8_t> symbols, const Stream& stream) {
+void KbestPlan::candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
+                           const Stream& stream) {
   const std::int64_t n = num_vectors(in) * impl_->cfg.k;
   const Memory mem = memory_of(impl_->backend);
   require_size(distances, n, "distances");

@@ -31,21 +31,20 @@ constexpr int log2i(int x) { return x <= 1 ? 0 : 1 + log2i(x / 2); }
 // about half of them in the merge; this transpose costs ~7 per (candidate, bit).
 template <int NT, int L>
 __global__ void __launch_bounds__(kBlock)
-    search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns,
-                  int ppt, int gv, int tv, int esp, const float* __restrict__ n0,
-                  std::int64_t n0_size, float clip, std::uint8_t* __restrict__ bits,
-                  float* __restrict__ llrs, float* __restrict__ cand_d,
-                  std::uint8_t* __restrict__ cand_sym) {
+    search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns, int ppt,
+                  int gv, int tv, int esp, const float* __restrict__ n0, std::int64_t n0_size,
+                  float clip, std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
+                  float* __restrict__ cand_d, std::uint8_t* __restrict__ cand_sym) {
   constexpr int D = 2 * NT, M = L * L, KA = log2i(L), MB = 2 * KA;
   constexpr int NB = NT * MB, ES = D * (D + 1) / 2 + 2 * D;
   constexpr int MAXP = M >= 256 ? 8 : (M >= 64 ? 2 : 1);
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
   extern __shared__ __align__(16) unsigned char raw[];
   const int nm = n_ways * M;
-  Word* cw = reinterpret_cast<Word*>(raw);                          // gv * nm
+  Word* cw = reinterpret_cast<Word*>(raw);                             // gv * nm
   float* tile = reinterpret_cast<float*>(cw + std::int64_t(gv) * nm);  // gv * n_ways * esp
-  float* cd = tile + std::int64_t(gv) * n_ways * esp;                 // gv * nm
-  float* red = cd + std::int64_t(gv) * nm;                            // gv * 2 * tv
+  float* cd = tile + std::int64_t(gv) * n_ways * esp;                  // gv * nm
+  float* red = cd + std::int64_t(gv) * nm;                             // gv * 2 * tv
 
   const std::int64_t v0 = std::int64_t(blockIdx.x) * gv;
   const std::int64_t left = vectors - v0;
@@ -130,8 +129,8 @@ __global__ void __launch_bounds__(kBlock)
 
 template <int NT, int L>
 void launch_search(const float* e, std::int64_t vectors, int n_ways, const float* n0,
-                   std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
-                   float* cand_d, std::uint8_t* cand_sym, cudaStream_t stream) {
+                   std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
+                   std::uint8_t* cand_sym, cudaStream_t stream) {
   constexpr int D = 2 * NT, M = L * L, NB = NT * 2 * log2i(L);
   constexpr int ES = D * (D + 1) / 2 + 2 * D;
   const std::size_t word = NB > 32 ? 8 : 4;
@@ -148,15 +147,14 @@ void launch_search(const float* e, std::int64_t vectors, int n_ways, const float
   const int threads = (gv * tv + 31) / 32 * 32;
   const std::int64_t blocks = (vectors + gv - 1) / gv;
   search_kernel<NT, L><<<unsigned(blocks), threads, smem(gv), stream>>>(
-      e, vectors, n_ways, ns, ppt, gv, tv, esp, n0, n0_size, clip, bits, llrs, cand_d,
-      cand_sym);
+      e, vectors, n_ways, ns, ppt, gv, tv, esp, n0, n0_size, clip, bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
 template <int NT>
-void launch_search_l(int levels, const float* e, std::int64_t vectors, int n_ways,
-                     const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits,
-                     float* llrs, float* cand_d, std::uint8_t* cand_sym, cudaStream_t s) {
+void launch_search_l(int levels, const float* e, std::int64_t vectors, int n_ways, const float* n0,
+                     std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
+                     float* cand_d, std::uint8_t* cand_sym, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch_search<NT, 2>(e, vectors, n_ways, n0, n0_size, clip, bits, llrs, cand_d,
@@ -180,8 +178,8 @@ void qr(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stri
         std::int64_t vectors, int vectors_per_channel, int nt, int nr, int n_ways, float scale,
         float* e, int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  nway::launch_mgs_qr(h, h_stride, y, y_stride, vectors, vectors_per_channel, nt, nr, n_ways,
-                      scale, e, detail::as_stream(stream));
+  nway::launch_mgs_qr(h, h_stride, y, y_stride, vectors, vectors_per_channel, nt, nr, n_ways, scale,
+                      e, detail::as_stream(stream));
 }
 
 void search(const float* e, std::int64_t vectors, int nt, int n_ways, Modulation mod,
@@ -193,14 +191,14 @@ void search(const float* e, std::int64_t vectors, int nt, int n_ways, Modulation
   const int levels = axis_levels(mod);
   switch (nt) {
     case 2:
-      return launch_search_l<2>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs,
-                                cand_d, cand_sym, s);
+      return launch_search_l<2>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs, cand_d,
+                                cand_sym, s);
     case 4:
-      return launch_search_l<4>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs,
-                                cand_d, cand_sym, s);
+      return launch_search_l<4>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs, cand_d,
+                                cand_sym, s);
     case 8:
-      return launch_search_l<8>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs,
-                                cand_d, cand_sym, s);
+      return launch_search_l<8>(levels, e, vectors, n_ways, n0, n0_size, clip, bits, llrs, cand_d,
+                                cand_sym, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

@@ -70,9 +70,9 @@ MIMORX_HD float fmin2(float a, float b) { return b < a ? b : a; }
 // [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / (2 R'_ll) (D)],
 // D = 2 nt. With R' the search works on integer PAM amplitudes a (x = qam_scale * a).
 struct Layout {
-  int d = 0;        // 2 nt
-  int rcount = 0;   // D (D + 1) / 2
-  int es = 0;       // floats per problem
+  int d = 0;       // 2 nt
+  int rcount = 0;  // D (D + 1) / 2
+  int es = 0;      // floats per problem
   MIMORX_HD explicit Layout(int nt) : d(2 * nt), rcount(nt * (2 * nt + 1)), es(rcount + 4 * nt) {}
   MIMORX_HD int row(int l) const { return l * d - (l * (l - 1)) / 2; }  // R'(l, l)
   MIMORX_HD int r(int l, int c) const { return row(l) + (c - l); }
@@ -113,7 +113,8 @@ MIMORX_HD constexpr unsigned level_axis_bits(int k, int i) {
 MIMORX_HD unsigned symbol_bits_of_levels(int k, int ir, int ii) {
   const unsigned cr = level_axis_bits(k, ir), ci = level_axis_bits(k, ii);
   unsigned b = 0;
-  for (int j = 0; j < k; ++j) b |= (((cr >> j) & 1u) << (2 * j)) | (((ci >> j) & 1u) << (2 * j + 1));
+  for (int j = 0; j < k; ++j)
+    b |= (((cr >> j) & 1u) << (2 * j)) | (((ci >> j) & 1u) << (2 * j + 1));
   return b;
 }
 // The same bits from a compile-time table: entry i (8 bits) holds the axis bits of level i

@@ -20,17 +20,24 @@ template <class F>
 void dispatch_shape(int nt, int levels, F&& f) {
   auto with_l = [&](auto nt_c) {
     switch (levels) {
-      case 2: return f(nt_c, std::integral_constant<int, 2>{});
-      case 4: return f(nt_c, std::integral_constant<int, 4>{});
-      case 8: return f(nt_c, std::integral_constant<int, 8>{});
-      case 16: return f(nt_c, std::integral_constant<int, 16>{});
+      case 2:
+        return f(nt_c, std::integral_constant<int, 2>{});
+      case 4:
+        return f(nt_c, std::integral_constant<int, 4>{});
+      case 8:
+        return f(nt_c, std::integral_constant<int, 8>{});
+      case 16:
+        return f(nt_c, std::integral_constant<int, 16>{});
     }
     throw Unsupported("levels: " + std::to_string(levels));
   };
   switch (nt) {
-    case 2: return with_l(std::integral_constant<int, 2>{});
-    case 4: return with_l(std::integral_constant<int, 4>{});
-    case 8: return with_l(std::integral_constant<int, 8>{});
+    case 2:
+      return with_l(std::integral_constant<int, 2>{});
+    case 4:
+      return with_l(std::integral_constant<int, 4>{});
+    case 8:
+      return with_l(std::integral_constant<int, 8>{});
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }
@@ -66,9 +73,14 @@ struct NwayPlan::Impl {
   std::int64_t qr_vectors = -1;  // vectors whose QR the workspace holds (for search())
 
   Impl(const NwayConfig& c, Backend b)
-      : cfg(c), backend(b), lay(c.shape.nt), levels(axis_levels(c.shape.mod)),
-        axis_k(axis_bits(c.shape.mod)), m(bits_per_symbol(c.shape.mod)),
-        nbits(c.shape.nt * m), cands(levels * levels) {}
+      : cfg(c),
+        backend(b),
+        lay(c.shape.nt),
+        levels(axis_levels(c.shape.mod)),
+        axis_k(axis_bits(c.shape.mod)),
+        m(bits_per_symbol(c.shape.mod)),
+        nbits(c.shape.nt * m),
+        cands(levels * levels) {}
 
   void ensure_work(std::int64_t vectors) {
     const std::size_t need = std::size_t(vectors) * cfg.n_ways * lay.es;
@@ -126,10 +138,9 @@ struct NwayPlan::Impl {
                 " vectors, this input has " + std::to_string(nv) + "; call qr() first");
     if (backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
-      nway_cuda::search(work.data(), nv, cfg.shape.nt, cfg.n_ways, cfg.shape.mod,
-                        in.noise_var.data, in.noise_var.size, cfg.llr_clip, bits.data,
-                        llrs.size ? llrs.data : nullptr, cand_d, cand_sym, backend.device(),
-                        s.handle());
+      nway_cuda::search(work.data(), nv, cfg.shape.nt, cfg.n_ways, cfg.shape.mod, in.noise_var.data,
+                        in.noise_var.size, cfg.llr_clip, bits.data, llrs.size ? llrs.data : nullptr,
+                        cand_d, cand_sym, backend.device(), s.handle());
       return;
 #else
       throw Unsupported("backend: this build of mimorx has no CUDA backend");
@@ -208,8 +219,8 @@ void NwayPlan::search(const DetectInput& in, View<std::uint8_t> bits, View<float
   impl_->search(in, bits, llrs, nullptr, nullptr, stream);
 }
 
-void NwayPlan::candidates(const DetectInput& in, View<float> distances,
-                          View<std::uint8_t> symbols, const Stream& stream) {
+void NwayPlan::candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
+                          const Stream& stream) {
   const std::int64_t n = num_vectors(in) * impl_->cfg.n_ways * impl_->cands;
   const Memory mem = memory_of(impl_->backend);
   require_size(distances, n, "distances");

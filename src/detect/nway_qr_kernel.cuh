@@ -41,11 +41,10 @@ inline QrGeometry qr_geometry(int nt, int nr) {
 // __syncwarp, not with block barriers.
 // static: this header is compiled into the N-way and the K-best components, which may be
 // linked together.
-static __global__ void __launch_bounds__(256) mgs_qr_kernel(const cf32* h, std::int64_t h_stride,
-                                                            const cf32* y, std::int64_t y_stride,
-                                                            std::int64_t problems, int vpc, int nt,
-                                                            int nr, int n_ways, float scale,
-                                                            int ppb, int v_stride, float* e_out) {
+static __global__ void __launch_bounds__(256)
+    mgs_qr_kernel(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stride,
+                  std::int64_t problems, int vpc, int nt, int nr, int n_ways, float scale, int ppb,
+                  int v_stride, float* e_out) {
   extern __shared__ float smem[];
   const Layout lay(nt);
   const int d = lay.d, es = lay.es, stride = d + 1, rows = 2 * nr;

@@ -1,5 +1,3 @@
-#include "mimorx/detect/kbest.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "detect/test_nway_support.hpp"
+#include "mimorx/detect/kbest.hpp"
 #include "support/gpu.hpp"
 
 namespace mimorx::detect {
@@ -134,13 +133,14 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
   const auto seed = test::fresh_seed();
   int cases = 0;
   for (int nt : {2, 4, 8}) {
-    for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
-                           Modulation::qam256}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
       MimoShape s{nt, nt + 1, mod};
       for (int k : {1, 5, 16, 64, 256, KbestPlan::max_k(s)}) {
         if (k > KbestPlan::max_k(s)) continue;
         const std::int64_t V = k >= 256 ? 12 : 40;
-        const Problem p = make_problem(s, V, 2, 5.0 + 2 * bits_per_symbol(mod), seed + cases, k == 5);
+        const Problem p =
+            make_problem(s, V, 2, 5.0 + 2 * bits_per_symbol(mod), seed + cases, k == 5);
         ++cases;
         KbestPlan cpu(KbestConfig{s, k, 7.f}, Backend::cpu());
         KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
@@ -220,8 +220,8 @@ TEST(KbestSlow, FourByFourSixteenQamAgainstMaxLogMl) {
       e += o.bits[i] != p.tx_bits[i];
     }
     mae /= double(ref.size());
-    std::printf("[ figures  ] K=%d: BER %.3e (%.3f x ML), mean |LLR - maxlog ML| %.4f\n", k,
-                e / nb, double(e) / double(ml_err), mae);
+    std::printf("[ figures  ] K=%d: BER %.3e (%.3f x ML), mean |LLR - maxlog ML| %.4f\n", k, e / nb,
+                double(e) / double(ml_err), mae);
     EXPECT_LT(mae, prev) << "k=" << k;
     prev = mae;
   }

@@ -1,5 +1,3 @@
-#include "mimorx/detect/nway.hpp"
-
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -9,6 +7,7 @@
 
 #include "detect/nway_math.hpp"
 #include "detect/test_nway_support.hpp"
+#include "mimorx/detect/nway.hpp"
 #include "support/gpu.hpp"
 
 namespace mimorx::detect {
@@ -44,8 +43,8 @@ TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
     }
   }
   // Symbol bits from the two levels map back to the same point.
-  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
-                         Modulation::qam256}) {
+  for (Modulation mod :
+       {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
     const int m = bits_per_symbol(mod), L = axis_levels(mod);
     for (int ir = 0; ir < L; ++ir) {
       for (int ii = 0; ii < L; ++ii) {
@@ -55,10 +54,18 @@ TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
         const cf32 x = map_symbol(mod, b);
         unsigned fast = 0;
         switch (m / 2) {
-          case 1: fast = nway::symbol_bits_fast<1>(ir, ii); break;
-          case 2: fast = nway::symbol_bits_fast<2>(ir, ii); break;
-          case 3: fast = nway::symbol_bits_fast<3>(ir, ii); break;
-          case 4: fast = nway::symbol_bits_fast<4>(ir, ii); break;
+          case 1:
+            fast = nway::symbol_bits_fast<1>(ir, ii);
+            break;
+          case 2:
+            fast = nway::symbol_bits_fast<2>(ir, ii);
+            break;
+          case 3:
+            fast = nway::symbol_bits_fast<3>(ir, ii);
+            break;
+          case 4:
+            fast = nway::symbol_bits_fast<4>(ir, ii);
+            break;
         }
         EXPECT_EQ(fast, w);
         EXPECT_FLOAT_EQ(x.re, float(2 * ir - (L - 1)) * qam_scale(mod));
@@ -73,7 +80,8 @@ TEST(NwayMath, SliceIsNearestLevelWithClipping) {
     for (float a = -20.f; a <= 20.f; a += 0.37f) {
       int best = 0;
       for (int i = 1; i < L; ++i) {
-        if (std::abs(a - float(2 * i - (L - 1))) < std::abs(a - float(2 * best - (L - 1)))) best = i;
+        if (std::abs(a - float(2 * i - (L - 1))) < std::abs(a - float(2 * best - (L - 1))))
+          best = i;
       }
       int level = -1;
       const float amp = nway::slice_amplitude(a, 0.5f, L, &level);
@@ -158,7 +166,8 @@ TEST(NwayCandidates, DistancesAreTrueDistancesAndFirstSymbolIsEnumerated) {
             std::complex<double> acc(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
             for (int t = 0; t < s.nt; ++t) {
               std::uint8_t b[8];
-              for (int j = 0; j < m; ++j) b[j] = std::uint8_t((sym[c * s.nt + t] >> (m - 1 - j)) & 1);
+              for (int j = 0; j < m; ++j)
+                b[j] = std::uint8_t((sym[c * s.nt + t] >> (m - 1 - j)) & 1);
               const cf32 x = map_symbol(mod, b);
               const cf32 hh = p.h[v * s.nr * s.nt + t * s.nr + i];
               acc -= std::complex<double>(hh.re, hh.im) * std::complex<double>(x.re, x.im);
@@ -271,8 +280,7 @@ TEST(Nway, RejectsBadConfigurationsAndInputs) {
   auto lv = View<float>(llrs.data(), std::int64_t(llrs.size()), Memory::host);
   EXPECT_THROW(plan.run(p.input(), View<std::uint8_t>(bits.data(), 3, Memory::host), lv),
                InvalidArgument);
-  EXPECT_THROW(plan.run(p.input(), bv, View<float>(llrs.data(), 5, Memory::host)),
-               InvalidArgument);
+  EXPECT_THROW(plan.run(p.input(), bv, View<float>(llrs.data(), 5, Memory::host)), InvalidArgument);
   p.y[3].re = std::nanf("");
   EXPECT_THROW(plan.run(p.input(), bv, lv), InvalidArgument);
   p.y[3].re = 0.5f;
@@ -282,7 +290,6 @@ TEST(Nway, RejectsBadConfigurationsAndInputs) {
   EXPECT_NO_THROW(plan.run(p.input(), bv, lv));
   EXPECT_THROW(plan.search(make_problem(s, 8, 1, 10.0, seed).input(), bv, lv), InvalidArgument);
 }
-
 
 // ---- CPU == CUDA ------------------------------------------------------------------------
 struct DeviceProblem {
@@ -296,7 +303,8 @@ struct DeviceProblem {
     h.copy_from_host(p.h.data(), p.h.size());
     y.copy_from_host(p.y.data(), p.y.size());
     n0.copy_from_host(p.n0.data(), p.n0.size());
-    in.h = ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
+    in.h =
+        ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
     in.y = ConstMatrixBatch<cf32>(y.data(), p.vectors, p.shape.nr, 1, Memory::device);
     in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
     in.vectors_per_channel = p.vpc;
@@ -315,8 +323,8 @@ TEST(NwayGpu, CandidateListsAndLlrsMatchCpu) {
   const auto seed = test::fresh_seed();
   int cases = 0;
   for (int nt : {2, 4, 8}) {
-    for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
-                           Modulation::qam256}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
       const int M = 1 << bits_per_symbol(mod);
       for (int nw = 1; nw <= nt; ++nw) {
         if (nt == 8 && nw % 3 != 1 && nw != 8) continue;  // 1, 4, 7, 8
@@ -342,8 +350,8 @@ TEST(NwayGpu, CandidateListsAndLlrsMatchCpu) {
         gpu.candidates(dp.in, View<float>(gd), View<std::uint8_t>(gs));
         const auto hd = to_host(gd);
         const auto hs = to_host(gs);
-        const std::string what = "nt " + std::to_string(nt) + " " + to_string(mod) + " N " +
-                                 std::to_string(nw);
+        const std::string what =
+            "nt " + std::to_string(nt) + " " + to_string(mod) + " N " + std::to_string(nw);
         ASSERT_EQ(hs, cs) << what;
         for (std::size_t i = 0; i < nc; ++i) {
           ASSERT_NEAR(hd[i], cd[i], 1e-4f * std::max(1.f, std::abs(cd[i]))) << what << " " << i;
@@ -387,7 +395,8 @@ TEST(NwayGpu, RejectsHostMemoryAndLargeBatchesWork) {
   EXPECT_EQ(to_host(gb), o.bits);
   const auto hl = to_host(gl);
   double maxerr = 0;
-  for (std::size_t i = 0; i < hl.size(); ++i) maxerr = std::max(maxerr, double(std::abs(hl[i] - o.llrs[i])));
+  for (std::size_t i = 0; i < hl.size(); ++i)
+    maxerr = std::max(maxerr, double(std::abs(hl[i] - o.llrs[i])));
   EXPECT_LE(maxerr, 1e-4 * 8);
   std::vector<std::uint8_t> hb(gb.size());
   EXPECT_THROW(gpu.run(dp.in, View<std::uint8_t>(hb.data(), std::int64_t(hb.size()), Memory::host),
@@ -421,8 +430,9 @@ TEST(NwaySlow, FourByFourSixteenQamAgainstMaxLogMl) {
     for (std::size_t i = 0; i < ref.size(); ++i) mae += std::abs(o.llrs[i] - ref[i]);
     mae /= double(ref.size());
     const std::int64_t e = errors(o.bits);
-    std::printf("[ figures  ] N=%d: BER %.3e (%lld errors, %.3f x ML), mean |LLR - maxlog ML| %.4f\n",
-                nw, e / nbits, static_cast<long long>(e), double(e) / double(ml_err), mae);
+    std::printf(
+        "[ figures  ] N=%d: BER %.3e (%lld errors, %.3f x ML), mean |LLR - maxlog ML| %.4f\n", nw,
+        e / nbits, static_cast<long long>(e), double(e) / double(ml_err), mae);
     EXPECT_LT(mae, prev) << "N=" << nw;
     prev = mae;
     if (nw == 4) {
