@@ -230,6 +230,10 @@ TEST(Linear, BadInputAndSingularChannels) {
   EXPECT_THROW(
       plan.run(in, View<std::uint8_t>(bits), View<float>(llrs.data(), nb - 1, Memory::host)),
       InvalidArgument);
+  // Soft output with no hard-bit view.
+  EXPECT_NO_THROW(plan.run(in, View<std::uint8_t>{}, View<float>(llrs)));
+  LinearPlan hard(LinearConfig{s, LinearKind::mmse, false}, Backend::cpu());
+  EXPECT_THROW(hard.run(in, View<std::uint8_t>{}, View<float>{}), InvalidArgument);
   b.n0[0] = 0.f;
   EXPECT_THROW(plan.run(in, View<std::uint8_t>(bits), View<float>(llrs)), InvalidArgument);
   b.n0[0] = 0.1f;

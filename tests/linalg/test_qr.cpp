@@ -183,6 +183,44 @@ TEST(Qr, QhyMatchesEigenWithCoherence) {
   }
 }
 
+// z does not depend on whether Q is written; a non-finite y flags its channel.
+TEST(Qr, QhyWithoutQAndNonFiniteY) {
+  const auto seed = test::fresh_seed();
+  const int nr = 4, nt = 3, vpc = 2;
+  const std::int64_t C = 30, V = C * vpc;
+  const auto h = gaussian_cf32(seed, 13, C * nr * nt);
+  auto y = gaussian_cf32(seed, 14, V * nr);
+  y[15 * nr + 2].im = std::numeric_limits<float>::quiet_NaN();  // vector 15 = channel 7
+  for (QrModel model : {QrModel::complex, QrModel::mrvd}) {
+    const int n = model_cols(model, nt);
+    const Result with =
+        run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .want_q = true, .want_qhy = true},
+               Backend::cpu(), h, C, &y, vpc);
+    const Result without =
+        run_qr(QrConfig{.nr = nr, .nt = nt, .model = model, .want_q = false, .want_qhy = true},
+               Backend::cpu(), h, C, &y, vpc);
+    for (std::int64_t c = 0; c < C; ++c) {
+      EXPECT_EQ(with.status[c], c == 7 ? qr_non_finite : qr_ok);
+      EXPECT_EQ(without.status[c], with.status[c]);
+    }
+    for (std::int64_t i = 0; i < V * n; ++i) {
+      if (model == QrModel::complex) {
+        EXPECT_EQ(with.z[i], without.z[i]);
+        if (i / n == 15) {
+          EXPECT_EQ(with.z[i], cf32(0.f, 0.f));
+        }
+        EXPECT_TRUE(std::isfinite(with.z[i].re) && std::isfinite(with.z[i].im));
+      } else {
+        EXPECT_EQ(with.zr[i], without.zr[i]);
+        if (i / n == 15) {
+          EXPECT_EQ(with.zr[i], 0.f);
+        }
+        EXPECT_TRUE(std::isfinite(with.zr[i]));
+      }
+    }
+  }
+}
+
 // Real-valued models: Q_r R_r reproduces the real model matrix, Q_r is orthonormal, and for
 // MRVD without sorting R_r is the 2x2-block image of the complex R.
 TEST(Qr, RealModelsReproduceRealChannel) {
