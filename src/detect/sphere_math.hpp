@@ -233,6 +233,28 @@ MIMORX_HD float residual_metric(const cf32* h, int nr, int nt, const cf32* y, co
   return acc;
 }
 
+// A team's cursor over the work queue: V vectors dealt in chunks of `len`, chunk c holding the
+// vectors c, c + nchunks, c + 2 nchunks, ... The consecutive vectors of one channel have
+// correlated costs (an ill-conditioned channel makes all of them expensive); strided chunks put
+// them in different teams instead of queueing them behind one another in the same team.
+struct QueueCursor {
+  std::int64_t vectors = 0, nchunks = 0, chunk = -1;
+  int len = 1, j = 0;
+  MIMORX_HD QueueCursor(std::int64_t v, int chunk_len)
+      : vectors(v), nchunks((v + chunk_len - 1) / chunk_len), len(chunk_len) {}
+  MIMORX_HD bool exhausted() const {
+    return chunk < 0 || j >= len || std::int64_t(j) * nchunks + chunk >= vectors;
+  }
+  // Starts chunk `c` (from the shared counter); false when the queue is empty.
+  MIMORX_HD bool start(std::int64_t c) {
+    if (c >= nchunks) return false;
+    chunk = c;
+    j = 0;
+    return true;
+  }
+  MIMORX_HD std::int64_t pop() { return std::int64_t(j++) * nchunks + chunk; }
+};
+
 // The PSD search of one received vector (Jozsa et al. 2013, Alg. 1), written once for the CUDA
 // team of threads and for its sequential CPU emulation used by the tests. `Team` provides:
 //   int take(int x, int pos, int cnt, int paths, float d2): puts the best (up to) `paths`

@@ -366,6 +366,36 @@ TEST(SphereParams, InvalidLevelsAreRejectedNamingTheValue) {
   EXPECT_THROW(validate_psd_levels({{7, 5, 3, 1}, {2, 2, 2, 1}}, 8, 4, 256), InvalidArgument);
 }
 
+// The kernel's work queue hands out every vector exactly once, whatever the chunk length and
+// however the teams interleave.
+TEST(PsdQueue, StridedChunksCoverEveryVectorOnce) {
+  std::mt19937_64 rng(test::fresh_seed() + 7);
+  for (std::int64_t V : {1, 2, 31, 32, 33, 1000, 4097}) {
+    for (int len : {1, 2, 3, 7, 32}) {
+      std::vector<int> seen(sz(V), 0);
+      std::vector<sphere::QueueCursor> teams(5, sphere::QueueCursor(V, len));
+      std::vector<bool> done(teams.size(), false);
+      std::int64_t counter = 0;
+      std::size_t live = teams.size();
+      while (live > 0) {
+        const std::size_t t = rng() % teams.size();
+        if (done[t]) continue;
+        auto& q = teams[t];
+        if (q.exhausted() && !q.start(counter++)) {
+          done[t] = true;
+          --live;
+          continue;
+        }
+        const std::int64_t v = q.pop();
+        ASSERT_GE(v, 0);
+        ASSERT_LT(v, V);
+        ++seen[sz(v)];
+      }
+      for (std::int64_t v = 0; v < V; ++v) ASSERT_EQ(seen[sz(v)], 1) << "V " << V << " len " << len;
+    }
+  }
+}
+
 TEST(SphereParams, AutomaticChoiceIsValidForEveryShape) {
   for (int nt = 1; nt <= 8; ++nt) {
     for (Modulation mod : {Modulation::bpsk, Modulation::qpsk, Modulation::qam16,
