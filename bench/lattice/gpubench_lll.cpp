@@ -110,6 +110,13 @@ int main(int argc, char** argv) {
       std::vector<float> out(total);
       work.copy_to_host(out.data(), total);
       const int ok_status = int(std::count(st.begin(), st.end(), LllStatus::reduced));
+      const int n_singular = int(std::count(st.begin(), st.end(), LllStatus::singular));
+      const int n_precision = int(std::count(st.begin(), st.end(), LllStatus::precision_loss));
+      const int n_notconv = int(std::count(st.begin(), st.end(), LllStatus::not_converged));
+      if (ok_status != count)
+        std::printf("  (%s n=%d: %d singular, %d precision loss, %d not converged: flagged, "
+                    "not returned as reduced)\n",
+                    kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
       std::printf("| %s | %d | %d | all-swap | %.4f | %.4f | %d/%d (status %d/%d) | %.4g |\n",
                   kind.c_str(), n, count, kernel_us, plan_us, v.reduced, v.checked, ok_status,
@@ -123,7 +130,9 @@ int main(int argc, char** argv) {
                             {"us_per_basis_kernel", kernel_us},
                             {"us_per_basis_plan", plan_us},
                             {"verified_reduced", v.reduced}, {"verified", v.checked},
-                            {"status_reduced", ok_status},
+                            {"status_reduced", ok_status}, {"status_singular", n_singular},
+                            {"status_precision_loss", n_precision},
+                            {"status_not_converged", n_notconv},
                             {"mean_orthogonality_defect", v.mean_defect}};
         json << j.dump() << "\n";
       }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
@@ -290,8 +291,19 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
   const int per_warp = 32 / Tx;
   Ty = (Ty + per_warp - 1) / per_warp * per_warp;
   auto kernel = all_swap_kernel<F, kT>;
-  MIMORX_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  // The attribute is a per-function limit, not a per-launch size: CPU threads of the block
+  // scheduler launch different block sizes concurrently, and setting it to each launch's size
+  // let one thread lower the limit under another's larger launch (cudaErrorInvalidValue seen
+  // under compute-sanitizer). Raise it once to the device maximum instead.
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    int device = 0, optin = 0;
+    MIMORX_CUDA_CHECK(cudaGetDevice(&device));
+    MIMORX_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    MIMORX_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  });
   const dim3 block(Tx, Ty);
   for (std::int64_t off = 0; off < batch; off += 2147483647LL) {
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
