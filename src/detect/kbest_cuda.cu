@@ -155,7 +155,7 @@ void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
   const int children = k * axis_levels(mod);
-  // The smallest block sort that holds all children (measured choice still to be made).
+  // The smallest block sort that holds all children (not tuned by measurement yet).
   if (children <= 64) {
     return launch<64, 1>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
                          s);

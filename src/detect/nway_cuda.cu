@@ -28,7 +28,8 @@ constexpr int log2i(int x) { return x <= 1 ? 0 : 1 + log2i(x / 2); }
 // (Q = tv / NB subsets), and the Q partial minima are combined. The first version built two
 // values per bit (min over b = 0 / b = 1) and merged them by a warp butterfly reduce-scatter:
 // measured 27.6 Gbit/s at 4x4 16-QAM, N = 1 on the H100, ~1140 PTX instructions per thread,
-// about half of them in the merge; this transpose costs ~7 per (candidate, bit).
+// about half of them in the merge; this transpose costs ~7 per (candidate, bit) and measured
+// 40.3 Gbit/s (with the one-FMA slicing of nway_math.hpp).
 template <int NT, int L>
 __global__ void __launch_bounds__(kBlock)
     search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns, int ppt,

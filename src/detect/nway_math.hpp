@@ -119,7 +119,7 @@ MIMORX_HD unsigned symbol_bits_of_levels(int k, int ir, int ii) {
 }
 // The same bits from a compile-time table: entry i (8 bits) holds the axis bits of level i
 // spread to the even symbol-bit positions (c_j at bit 2j). Replaces the per-level loops in the
-// kernels' hot path (measured: the bit assembly was ~15% of the search kernel's instructions).
+// kernels' hot path (estimated from the PTX: the loops were ~15% of the search kernel).
 constexpr std::uint64_t spread_table(int k, int first) {
   std::uint64_t t = 0;
   for (int i = first; i < first + 8 && i < (1 << k); ++i) {
@@ -172,10 +172,12 @@ MIMORX_HD float slice_amplitude(float z, float inv_half, int levels, int* level)
 // ---- Algorithm 1: MGS on the extended real matrix V = [H~ | y~] ------------------------------
 // V is row-major with row stride `stride` (rows = 2 nr, even). Step k of modified Gram-Schmidt
 // without forming q_k: s_kt = v_k . v_t for every t >= k (in parallel on the GPU), then
-// r_kk = sqrt(s_kk), r_kt = s_kt / r_kk and v_t -= (r_kt / r_kk) v_k. The kernel's only serial
-// part per step is then one dot product and one sqrt/div, instead of a normalisation by one
-// thread followed by the projections (measured 447 us for 537600 4x4 QRs with that order).
-// Two accumulators halve the dependent FMA chain of the dot product.
+// r_kk = sqrt(s_kk), r_kt = s_kt / r_kk and v_t -= (r_kt / r_kk) v_k, so that no thread
+// normalises a column alone while the others wait. Two accumulators halve the dependent FMA
+// chain of the dot product. Measured on the H100 (537600 4x4 QRs, N = 1): 509 us, against
+// 447 us for the first version (thread k normalised q_k, then all projected; block barriers):
+// every thread now evaluates sqrt and 1/r itself. Both are far from the memory floor (~70 us);
+// the cause is not profiled yet (see docs/nway.md).
 MIMORX_HD float mgs_dot(const float* v, int stride, int rows, int k, int t) {
   float s0 = 0.f, s1 = 0.f;
   for (int i = 0; i < rows; i += 2) {
