@@ -167,6 +167,8 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
           std::to_string(c.llr_bits) + "; allowed 2..8");
   require(std::isfinite(c.llr_scale) && c.llr_scale > 0.f && c.llr_scale < 1e6f, "llr_scale",
           std::to_string(c.llr_scale) + "; must be finite and > 0");
+  require(c.c2v_shared >= -1 && c.c2v_shared <= 1, "c2v_shared",
+          std::to_string(c.c2v_shared) + "; allowed -1 (automatic), 0 (global) or 1 (shared)");
   require(c.codewords_per_block >= 0 && c.codewords_per_block <= 512, "codewords_per_block",
           std::to_string(c.codewords_per_block) + "; allowed 0 (automatic) or 1..512");
   if (c.algo == DecoderAlgo::bp && c.quantized) {
@@ -196,6 +198,7 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
   t.max_iters = c.max_iters;
   t.early_termination = c.early_termination;
   t.np_override = c.codewords_per_block;
+  t.c2v_shared = c.c2v_shared;
   t.device = b.is_cuda() ? b.device() : 0;
   impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
   if (b.is_cuda()) {
@@ -222,6 +225,12 @@ int DecoderPlan::codewords_per_block() const {
   if (impl_->cuda) return impl_->cuda->codewords_per_block();
 #endif
   return 0;
+}
+bool DecoderPlan::c2v_in_shared() const {
+#if MIMORX_HAS_CUDA
+  if (impl_->cuda) return impl_->cuda->c2v_in_shared();
+#endif
+  return false;
 }
 int DecoderPlan::blocks_per_sm() const {
 #if MIMORX_HAS_CUDA

@@ -194,14 +194,17 @@ struct CudaDecoder::Impl {
               std::to_string(t.np_override) + " x Z = " + std::to_string(t.np_override * t.z) +
                   " threads; a block holds at most 1024 (Np <= " + std::to_string(np_max) + ")");
     }
-    // Np maximises the codewords resident per SM, Np x blocks/SM, where blocks/SM is the CUDA
+    // Np maximises the threads resident per SM, Np x Z x blocks/SM, where blocks/SM is the CUDA
     // occupancy calculator's min over threads (2048/SM), registers (64K/SM), shared memory
     // (228 KB/SM, optin per block) and 32 blocks/SM; ties go to the smaller Np (fewer threads
-    // held at each barrier). Compressed C2V records stay in shared memory whenever one
-    // codeword's fit, else they go to a global workspace sized for the resident blocks.
-    int best = 0;
-    for (int pass = 0; pass < 2 && best == 0; ++pass) {
+    // held at each barrier). The compressed C2V records stay in shared memory unless a global
+    // (L2) workspace at least doubles the resident threads: the kernel is latency-bound at one
+    // 384-thread block per SM (BG1 Z=384 R=1/3 with records in shared memory: 2.0 Gbit/s).
+    int best[2] = {0, 0}, best_np[2] = {0, 0}, best_nb[2] = {0, 0};
+    std::size_t best_smem[2] = {0, 0};
+    for (int pass = 0; pass < 2; ++pass) {
       const bool shared = pass == 0;
+      if (t.c2v_shared == (shared ? 0 : 1)) continue;
       for (int cand = 1; cand <= np_max; ++cand) {
         if (t.np_override && cand != t.np_override) continue;
         const std::size_t b = smem_bytes<A>(nedges, t.rows, t.n_used, t.z, cand, shared);
@@ -209,19 +212,23 @@ struct CudaDecoder::Impl {
         int nb = 0;
         MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &nb, layered_kernel<A>, t.z * cand, b));
-        if (nb * cand > best) {
-          best = nb * cand;
-          np = cand;
-          bps = nb;
-          c2v_shared = shared;
-          smem = b;
+        if (nb * cand * t.z > best[pass]) {
+          best[pass] = nb * cand * t.z;
+          best_np[pass] = cand;
+          best_nb[pass] = nb;
+          best_smem[pass] = b;
         }
       }
     }
-    if (best == 0) {
+    if (best[0] == 0 && best[1] == 0) {
       throw Unsupported("z: " + std::to_string(t.z) + " with " + std::to_string(t.rows) +
                         " rows needs more shared memory than this GPU offers per block");
     }
+    const int pick = (best[0] > 0 && best[1] < 2 * best[0]) ? 0 : 1;
+    c2v_shared = pick == 0;
+    np = best_np[pick];
+    bps = best_nb[pick];
+    smem = best_smem[pick];
     grid_max = bps * sms;
     if (!c2v_shared) {
       c2v = Buffer<unsigned char>::device(std::size_t(grid_max) * np * t.rows * t.z *
@@ -260,6 +267,7 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
 CudaDecoder::~CudaDecoder() = default;
 int CudaDecoder::codewords_per_block() const { return impl_->np; }
 int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
+bool CudaDecoder::c2v_in_shared() const { return impl_->c2v_shared; }
 
 bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* out,
                       int* iterations, std::uint8_t* syndrome_ok, void* stream,

@@ -27,6 +27,7 @@ struct DecodeTables {
   int max_iters = 10;
   bool early_termination = true;
   int np_override = 0;
+  int c2v_shared = -1;
   int device = 0;
 };
 
@@ -42,6 +43,7 @@ class CudaDecoder {
            std::uint8_t* syndrome_ok, void* stream, bool check_input);
   int codewords_per_block() const;
   int blocks_per_sm() const;
+  bool c2v_in_shared() const;
 
  private:
   struct Impl;

@@ -46,6 +46,9 @@ struct DecoderConfig {
   int llr_bits = 6;         // channel LLR width of the integer path, 2..8
   float llr_scale = 2.0f;   // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
+  // CUDA: where the compressed C2V records live: 1 shared memory, 0 a global (L2) workspace,
+  // -1 chosen by the plan (docs/ldpc.md).
+  int c2v_shared = -1;
   // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
   // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
   bool check_input = true;
@@ -83,6 +86,7 @@ class DecoderPlan {
   // CUDA: codewords per thread block (Np) and thread blocks resident per SM; 0 on the CPU.
   int codewords_per_block() const;
   int blocks_per_sm() const;
+  bool c2v_in_shared() const;  // CUDA: where the plan put the C2V records
   // Check-to-variable edges per iteration per codeword (base edges of the decoded rows x Z).
   std::int64_t edges() const;
 

@@ -1,0 +1,81 @@
+// Decoding quality over AWGN with BPSK: layered NMS (10 iterations) against flooding BP
+// (20 iterations), the quality oracle. Without rate matching: for BG1 K=8448 R=1/3 the E = 3K
+// transmitted bits are exactly columns 2..67 of the mother code (the circular buffer read from
+// column 2Z with k0 = 0), for BG2 K=3840 R=1/5 the E = 5K bits are columns 2..51; the 2Z
+// punctured systematic columns enter the decoder as LLR 0.
+//
+// The check: FER of NMS at Eb/N0 = s0 + 0.3 dB is at most the FER of BP at s0, where s0 is near
+// BP's FER = 1e-2 point (docs/ldpc.md gives the measured curves). With the default word
+// counts (CI, < 60 s on 2 cores) this is a coarse check; MIMORX_QUALITY_WORDS=N runs more.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "mimorx/ldpc/decoder.hpp"
+#include "support/gpu.hpp"
+#include "test_decoder_common.hpp"
+
+namespace mimorx::ldpc {
+namespace {
+
+struct FerPoint {
+  int words = 0, errors = 0;
+  double fer() const { return words ? double(errors) / words : 0; }
+};
+
+FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate,
+             int words, std::uint64_t seed) {
+  const LiftedGraph g(bg, z);
+  DecoderConfig cfg{bg, z};
+  cfg.algo = algo;
+  cfg.max_iters = iters;
+  DecoderPlan plan(cfg, Backend::cpu());
+  FerPoint p;
+  const int batch = 8;
+  for (int w0 = 0; w0 < words; w0 += batch) {
+    const auto cw = test::random_codewords(bg, z, batch, seed + w0);
+    const auto llr = test::bpsk_llrs(cw, g.n(), g.n(), z, test::sigma2_for(ebn0, rate), seed + w0);
+    std::vector<std::uint8_t> info(std::size_t(batch) * g.k());
+    plan.decode(test::cview(llr), batch, test::hview(info));
+    for (int w = 0; w < batch; ++w) {
+      bool bad = false;
+      for (int i = 0; i < g.k() && !bad; ++i) {
+        bad = info[std::size_t(w) * g.k() + i] != cw[std::size_t(w) * g.n() + i];
+      }
+      p.errors += bad;
+      ++p.words;
+    }
+  }
+  return p;
+}
+
+int words_or(int dflt) {
+  const char* s = std::getenv("MIMORX_QUALITY_WORDS");
+  return s ? std::atoi(s) : dflt;
+}
+
+void compare(BaseGraph bg, int z, double rate, double s0, int words) {
+  const std::uint64_t seed = mimorx::test::fresh_seed();
+  const FerPoint bp = fer(bg, z, DecoderAlgo::bp, 20, s0, rate, words, seed);
+  const FerPoint nms = fer(bg, z, DecoderAlgo::nms, 10, s0 + 0.3, rate, words, seed + 1000003);
+  const FerPoint nms0 = fer(bg, z, DecoderAlgo::nms, 10, s0, rate, words, seed + 2000003);
+  std::printf("[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d = %.4f; NMS10 @ %.2f dB FER %d/%d = %.4f; NMS10 @ %.2f dB FER %.4f\n",
+              int(bg), z, rate, s0, bp.errors, bp.words, bp.fer(), s0 + 0.3, nms.errors, nms.words,
+              nms.fer(), s0, nms0.fer());
+  // One error of slack for the small CI counts.
+  EXPECT_LE(nms.errors, bp.errors + 1);
+}
+
+TEST(DecoderQualitySlow, Bg1K8448RateThirdNmsWithinPointThreeDbOfBp) {
+  compare(BaseGraph::bg1, 384, 1.0 / 3.0, 0.9, words_or(96));
+}
+
+TEST(DecoderQualitySlow, Bg2K3840RateFifthNmsWithinPointThreeDbOfBp) {
+  compare(BaseGraph::bg2, 384, 1.0 / 5.0, 0.6, words_or(160));
+}
+
+}  // namespace
+}  // namespace mimorx::ldpc
