@@ -34,7 +34,8 @@ void BM_SchnorrEuchner(benchmark::State& state) {
     }
     for (int i = 0; i < nr; ++i) {
       cf32 acc = cf32(g(rng), g(rng)) * std::sqrt(n0);
-      for (int t = 0; t < nt; ++t) acc += h[std::size_t((v / vpc) * nr * nt + t * nr + i)] * x[std::size_t(t)];
+      for (int t = 0; t < nt; ++t)
+        acc += h[std::size_t((v / vpc) * nr * nt + t * nr + i)] * x[std::size_t(t)];
       y[std::size_t(v * nr + i)] = acc;
     }
   }

@@ -160,23 +160,36 @@ int main(int argc, char** argv) {
   };
   auto emit = [&](const std::string& bench, const MimoShape& s, double snr, const PsdLevels& lv,
                   int team, std::int64_t C, int vpc, const Result& r) {
-    std::printf("| %s | %dx%d %s | %4.0f | %s | %d | %lld | %8.3f | %8.2f | %7.0f | %7.1f | %7.0f |\n",
-                bench.c_str(), s.nt, s.nr, to_string(s.mod).c_str(), snr, levels_str(lv).c_str(),
-                team, (long long)(C * vpc), r.ms, r.gbps, r.mvps, r.nodes, r.max_nodes);
+    std::printf(
+        "| %s | %dx%d %s | %4.0f | %s | %d | %lld | %8.3f | %8.2f | %7.0f | %7.1f | %7.0f |\n",
+        bench.c_str(), s.nt, s.nr, to_string(s.mod).c_str(), snr, levels_str(lv).c_str(), team,
+        (long long)(C * vpc), r.ms, r.gbps, r.mvps, r.nodes, r.max_nodes);
     std::fflush(stdout);
     if (json.is_open()) {
-      nlohmann::json j = {{"bench", bench}, {"device", dev.name}, {"nt", s.nt}, {"nr", s.nr},
-                          {"mod", to_string(s.mod)}, {"snr_db", snr}, {"levels", levels_str(lv)},
-                          {"team", team}, {"channels", C}, {"vectors_per_channel", vpc},
-                          {"ms", r.ms}, {"gbit_per_s", r.gbps}, {"mvectors_per_s", r.mvps},
-                          {"avg_nodes", r.nodes}, {"max_nodes", r.max_nodes},
+      nlohmann::json j = {{"bench", bench},
+                          {"device", dev.name},
+                          {"nt", s.nt},
+                          {"nr", s.nr},
+                          {"mod", to_string(s.mod)},
+                          {"snr_db", snr},
+                          {"levels", levels_str(lv)},
+                          {"team", team},
+                          {"channels", C},
+                          {"vectors_per_channel", vpc},
+                          {"ms", r.ms},
+                          {"gbit_per_s", r.gbps},
+                          {"mvectors_per_s", r.mvps},
+                          {"avg_nodes", r.nodes},
+                          {"max_nodes", r.max_nodes},
                           {"avg_leaves", r.leaves}};
       json << j.dump() << "\n";
     }
   };
   std::printf("PSD on %s; timed: SpherePlan::run (validation + QR + search), median of 5\n",
               dev.name.c_str());
-  std::printf("| bench | shape | SNR dB | levels | team | vectors | ms | Gbit/s | Mvec/s | avg nodes | max nodes |\n");
+  std::printf(
+      "| bench | shape | SNR dB | levels | team | vectors | ms | Gbit/s | Mvec/s | avg nodes | max "
+      "nodes |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 
   Data d;
@@ -224,7 +237,9 @@ int main(int argc, char** argv) {
         {{4, 4, Modulation::qpsk}, std::nullopt, {8, 32}},
         {{2, 2, Modulation::qam16}, std::nullopt, {8, 32}},
         {{2, 2, Modulation::qpsk}, std::nullopt, {8}},
-        {{4, 4, Modulation::qam16}, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}}, {8, 32}},
+        {{4, 4, Modulation::qam16},
+         PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}},
+         {8, 32}},
         {{4, 4, Modulation::qam16}, PsdLevels{{7, 5, 3, 1}, {4, 4, 4, 1}}, {32}},
         {{4, 4, Modulation::qpsk}, PsdLevels{{5, 1}, {1, 1}}, {8}},
         {{4, 4, Modulation::qpsk}, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 1}}, {8}},

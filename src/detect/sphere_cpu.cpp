@@ -17,8 +17,7 @@ namespace mimorx::detect {
 
 namespace sphere {
 
-void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* r,
-                int* inv_perm) {
+void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* r, int* inv_perm) {
   const int n = real_dim(mod, nt);
   int perm[kMaxReal];
   real_model(mod, h, nr, nt, q);
@@ -58,7 +57,7 @@ PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std
         l = ++hi[k];
       } else {
         l = increment(b[k], rkk, lo[k] - 1, L) <= increment(b[k], rkk, hi[k] + 1, L) ? --lo[k]
-                                                                                       : ++hi[k];
+                                                                                     : ++hi[k];
       }
     }
     if (l < 0) {
@@ -119,9 +118,8 @@ struct HostTeam {
     }
     for (; np < paths && pos + np < cnt; ++np) {
       const auto lo = b.begin() + pos + np;
-      const auto it = std::min_element(lo, b.begin() + cnt, [](const auto& u, const auto& v) {
-        return u.first < v.first;
-      });
+      const auto it = std::min_element(
+          lo, b.begin() + cnt, [](const auto& u, const auto& v) { return u.first < v.first; });
       if (!(it->first < d2)) break;
       std::iter_swap(lo, it);
     }
@@ -296,8 +294,8 @@ void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float>
     a.symbols = symbols.data;
     a.device = backend_.device();
     a.team_override = sphere::team_override();
-    a.lazy_select = sphere::order_override() == 0 ? sphere::kDefaultLazySelect
-                                                  : sphere::order_override() == 2;
+    a.lazy_select =
+        sphere::order_override() == 0 ? sphere::kDefaultLazySelect : sphere::order_override() == 2;
     sphere::psd_run_cuda(a, stream.handle());
     return;
 #else

@@ -6,9 +6,8 @@
 // core/tensor.hpp's View<const T> -> View<const T> conversion operator (reached through
 // detect/common.hpp) draws nvcc warning 554 "will not be called"; it is harmless here.
 #pragma nv_diag_suppress 554
-#include <cub/cub.cuh>
-
 #include <algorithm>
+#include <cub/cub.cuh>
 
 #include "core/cuda_check.hpp"
 #include "detect/sphere_internal.hpp"
@@ -89,7 +88,8 @@ struct GpuTeam {
     for (; np < paths && pos + np < cnt; ++np) {
       const int lo = pos + np;
       MinPair b{inf_metric(), ~0ull};
-      for (int i = lo + lane; i < cnt; i += TEAM) b = MinPairOp{}(b, MinPair{kx[i], std::uint64_t(i)});
+      for (int i = lo + lane; i < cnt; i += TEAM)
+        b = MinPairOp{}(b, MinPair{kx[i], std::uint64_t(i)});
       b = team_min(b);
       if (!(b.m < d2)) break;
       const int i = int(b.v);
@@ -191,8 +191,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int team_in_block = int(threadIdx.x) / TEAM;
   const int lane = int(threadIdx.x) % TEAM;
   const unsigned mask =
-      TEAM == 32 ? 0xffffffffu
-                 : (((1u << TEAM) - 1u) << ((int(threadIdx.x) % 32) / TEAM * TEAM));
+      TEAM == 32 ? 0xffffffffu : (((1u << TEAM) - 1u) << ((int(threadIdx.x) % 32) / TEAM * TEAM));
   const PsdSchedule& s = a.sched;
   const int n = s.n, nr = a.nr, nt = a.nt, m = 2 * nr, L = s.q;
 
@@ -281,8 +280,8 @@ void launch(const PsdCudaArgs& a, cudaStream_t st) {
   MIMORX_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
-  MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, teams * TEAM,
-                                                                  smem));
+  MIMORX_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, teams * TEAM, smem));
   int sms = 0;
   MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a.device));
   const std::int64_t needed = (a.vectors + teams - 1) / teams;
@@ -311,23 +310,32 @@ void psd_run_cuda(const PsdCudaArgs& a, void* stream) {
   // 4.8 ms with 32 lanes vs 6.7 ms with 8, 64-QAM 58 vs 112 ms), else 8 lanes so that a warp
   // serves 4 vectors (4x4 QPSK 0.67 vs 2.0 ms, 2x2 16-QAM 0.54 vs 1.15 ms). docs/psd.md.
   const int cap = a.sched.capacity;
-  int team = a.team_override ? a.team_override
-                             : ((a.sched.q >= 4 && a.sched.n >= 8) || cap > 64 ? 32 : 8);
+  int team =
+      a.team_override ? a.team_override : ((a.sched.q >= 4 && a.sched.n >= 8) || cap > 64 ? 32 : 8);
   if (cap > 64) team = 32;
   if (team == 8) {
     switch (std::max(cap / 8, 1)) {
-      case 1: return launch<8, 1>(a, st);
-      case 2: return launch<8, 2>(a, st);
-      case 4: return launch<8, 4>(a, st);
-      default: return launch<8, 8>(a, st);
+      case 1:
+        return launch<8, 1>(a, st);
+      case 2:
+        return launch<8, 2>(a, st);
+      case 4:
+        return launch<8, 4>(a, st);
+      default:
+        return launch<8, 8>(a, st);
     }
   }
   switch (std::max(cap / 32, 1)) {
-    case 1: return launch<32, 1>(a, st);
-    case 2: return launch<32, 2>(a, st);
-    case 4: return launch<32, 4>(a, st);
-    case 8: return launch<32, 8>(a, st);
-    default: return launch<32, 16>(a, st);
+    case 1:
+      return launch<32, 1>(a, st);
+    case 2:
+      return launch<32, 2>(a, st);
+    case 4:
+      return launch<32, 4>(a, st);
+    case 8:
+      return launch<32, 8>(a, st);
+    default:
+      return launch<32, 16>(a, st);
   }
 }
 

@@ -22,7 +22,7 @@ struct PsdSchedule {
   int buf_off[kMaxLevels] = {};  // byte offset of level x's buffer (uint64 vectors, then
                                  // float metrics) inside a team's buffer area (kernel layout)
   int buf_bytes = 0;             // the whole buffer area
-  int capacity = 8;  // sort width: power of two >= every non-leaf exp_x, >= 8
+  int capacity = 8;              // sort width: power of two >= every non-leaf exp_x, >= 8
 };
 PsdSchedule make_schedule(const PsdLevels& p, int n, int q);
 
@@ -63,16 +63,16 @@ struct PsdCudaArgs {
   std::int64_t h_stride = 0;
   const cf32* y = nullptr;
   std::int64_t y_stride = 0;
-  float* q = nullptr;        // workspace: channels * m * n
-  float* r = nullptr;        // channels * n * n
-  int* inv_perm = nullptr;   // channels * n
-  int* counter = nullptr;    // one int, the work queue of the persistent teams
+  float* q = nullptr;       // workspace: channels * m * n
+  float* r = nullptr;       // channels * n * n
+  int* inv_perm = nullptr;  // channels * n
+  int* counter = nullptr;   // one int, the work queue of the persistent teams
   std::uint8_t* bits = nullptr;
   float* metrics = nullptr;
   SearchStats* stats = nullptr;
   cf32* symbols = nullptr;
   int device = 0;
-  int team_override = 0;  // 0: automatic; 8 or 32 (benchmark sweeps)
+  int team_override = 0;     // 0: automatic; 8 or 32 (benchmark sweeps)
   bool lazy_select = false;  // order the level buffers by lazy selection instead of a sort
   int chunk = 1;             // vectors a team takes from the queue at once (set by the launcher)
 };

@@ -18,9 +18,9 @@
 
 namespace mimorx::detect::sphere {
 
-inline constexpr int kMaxReal = 16;      // real dimension n (nt <= 8 complex streams)
-inline constexpr int kMaxLevels = 16;    // entries of PsdLevels::lvl
-inline constexpr int kMaxBuffer = 512;   // entries of one sorted PSD level buffer
+inline constexpr int kMaxReal = 16;            // real dimension n (nt <= 8 complex streams)
+inline constexpr int kMaxLevels = 16;          // entries of PsdLevels::lvl
+inline constexpr int kMaxBuffer = 512;         // entries of one sorted PSD level buffer
 inline constexpr int kMaxLeafBatch = 1 << 16;  // children of one leaf expansion
 
 MIMORX_HD float inf_metric() { return std::numeric_limits<float>::infinity(); }
@@ -168,8 +168,7 @@ MIMORX_HD float child_metric(const float* r, const float* z, int n, int L, int l
 }
 
 // The Babai (successive interference cancellation) point and its metric.
-MIMORX_HD std::uint64_t babai_point(const float* r, const float* z, int n, int L,
-                                    float* metric) {
+MIMORX_HD std::uint64_t babai_point(const float* r, const float* z, int n, int L, float* metric) {
   std::uint64_t vec = 0;
   float m = 0.f;
   for (int k = n - 1; k >= 0; --k) {
@@ -267,9 +266,9 @@ struct QueueCursor {
 //       best leaf under those parents (m = +inf when all are pruned).
 struct PsdSearchParams {
   int nlev = 0;
-  const int* lvl = nullptr;    // nlev entries
-  const int* paths = nullptr;  // nlev entries
-  const std::int64_t* nodes_per_parent = nullptr;  // Q + Q^2 + ... + Q^d of level x's jump
+  const int* lvl = nullptr;                           // nlev entries
+  const int* paths = nullptr;                         // nlev entries
+  const std::int64_t* nodes_per_parent = nullptr;     // Q + Q^2 + ... + Q^d of level x's jump
   const std::int64_t* children_per_parent = nullptr;  // Q^d
   std::int64_t node_cap = 0;
 };

@@ -65,9 +65,9 @@ std::size_t psd_team_shared_bytes(const PsdLevels& p, int n, int q) {
 
 void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_limit_bytes) {
   const std::size_t nl = p.lvl.size();
-  require(nl >= 1 && nl <= std::size_t(sphere::kMaxLevels), "levels.lvl",
-          "has " + std::to_string(nl) + " entries; allowed 1.." +
-              std::to_string(sphere::kMaxLevels));
+  require(
+      nl >= 1 && nl <= std::size_t(sphere::kMaxLevels), "levels.lvl",
+      "has " + std::to_string(nl) + " entries; allowed 1.." + std::to_string(sphere::kMaxLevels));
   require(p.paths.size() == nl, "levels.paths",
           "has " + std::to_string(p.paths.size()) + " entries; give one per entry of lvl (" +
               std::to_string(nl) + ")");
@@ -80,8 +80,7 @@ void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_li
               std::to_string(p.lvl[i]) + " is not below " + at("lvl", i - 1) + " = " +
                   std::to_string(p.lvl[i - 1]) + "; levels must strictly decrease");
     }
-    require(p.paths[i] >= 1, at("paths", i),
-            std::to_string(p.paths[i]) + "; paths must be >= 1");
+    require(p.paths[i] >= 1, at("paths", i), std::to_string(p.paths[i]) + "; paths must be >= 1");
   }
   require(p.lvl.back() == 1, at("lvl", nl - 1),
           std::to_string(p.lvl.back()) + "; the last expansion level must be 1 (leaves)");
@@ -100,9 +99,8 @@ void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_li
                 " (fewer paths or closer levels)");
     if (!leaf) {
       require(p.paths[i] <= e, at("paths", i),
-              std::to_string(p.paths[i]) + " exceeds the " +
-                  std::to_string(std::int64_t(e)) + " nodes expanded at level " +
-                  std::to_string(p.lvl[i]));
+              std::to_string(p.paths[i]) + " exceeds the " + std::to_string(std::int64_t(e)) +
+                  " nodes expanded at level " + std::to_string(p.lvl[i]));
     }
     prev_paths = p.paths[i];
     prev_lvl = p.lvl[i];

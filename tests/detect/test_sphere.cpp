@@ -1,7 +1,5 @@
 // Sphere decoders: the Schnorr-Euchner CPU reference, the CPU emulation of the PSD search and
 // the CUDA PSD, each checked against a double-precision brute-force ML search.
-#include "mimorx/detect/sphere.hpp"
-
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "detect/sphere_internal.hpp"
+#include "mimorx/detect/sphere.hpp"
 #include "support/gpu.hpp"
 
 #if __has_include("mimorx/detect/ml.hpp")
@@ -74,7 +73,8 @@ Problem make_problem(MimoShape shape, std::int64_t channels, int vpc, double snr
       H = U * S * V.adjoint();
     }
     for (int t = 0; t < nt; ++t)
-      for (int i = 0; i < nr; ++i) p.h.push_back(cf32(float(H(i, t).real()), float(H(i, t).imag())));
+      for (int i = 0; i < nr; ++i)
+        p.h.push_back(cf32(float(H(i, t).real()), float(H(i, t).imag())));
   }
   const double n0 = std::pow(10.0, -snr_db / 10.0) * nt;
   std::normal_distribution<double> w(0.0, std::sqrt(n0 / 2));
@@ -210,12 +210,11 @@ struct Case {
   int vectors;
 };
 
-const Case kCases[] = {{2, 2, Modulation::bpsk, 40},  {2, 2, Modulation::qpsk, 40},
-                       {2, 2, Modulation::qam16, 40}, {2, 2, Modulation::qam64, 20},
-                       {4, 4, Modulation::qpsk, 20},  {4, 4, Modulation::qam16, 12},
-                       {8, 8, Modulation::qpsk, 6},   {2, 4, Modulation::qam16, 20},
-                       {3, 5, Modulation::qpsk, 20},  {1, 1, Modulation::bpsk, 10},
-                       {3, 3, Modulation::bpsk, 20}};
+const Case kCases[] = {
+    {2, 2, Modulation::bpsk, 40},  {2, 2, Modulation::qpsk, 40},  {2, 2, Modulation::qam16, 40},
+    {2, 2, Modulation::qam64, 20}, {4, 4, Modulation::qpsk, 20},  {4, 4, Modulation::qam16, 12},
+    {8, 8, Modulation::qpsk, 6},   {2, 4, Modulation::qam16, 20}, {3, 5, Modulation::qpsk, 20},
+    {1, 1, Modulation::bpsk, 10},  {3, 3, Modulation::bpsk, 20}};
 
 std::string name(const Case& c, double snr) {
   return std::to_string(c.nt) + "x" + std::to_string(c.nr) + " " + to_string(c.mod) + " " +
@@ -244,7 +243,8 @@ TEST(SphereCpu, IllConditionedChannelsTerminateWithTheMlDecision) {
       // The construction really is ill-conditioned.
       Eigen::MatrixXcd H(c.nr, c.nt);
       for (int t = 0; t < c.nt; ++t)
-        for (int i = 0; i < c.nr; ++i) H(i, t) = cd(p.h[sz(t * c.nr + i)].re, p.h[sz(t * c.nr + i)].im);
+        for (int i = 0; i < c.nr; ++i)
+          H(i, t) = cd(p.h[sz(t * c.nr + i)].re, p.h[sz(t * c.nr + i)].im);
       const auto sv = Eigen::JacobiSVD<Eigen::MatrixXcd>(H).singularValues();
       ASSERT_GE(sv(0) / sv(c.nt - 1), 0.9e3);
       expect_exact(p, run_cpu(p, {}), "ill-conditioned " + name(c, snr));
@@ -285,7 +285,8 @@ TEST(PsdHost, ExactForAutomaticAndExplicitLevels) {
         std::vector<int> ip(sz(n));
         sphere::qr_channel(c.mod, &p.h[sz(v * c.nr * c.nt)], c.nr, c.nt, q.data(), r.data(),
                            ip.data());
-        for (int k = 0; k < n; ++k) z[sz(k)] = sphere::project(q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
+        for (int k = 0; k < n; ++k)
+          z[sz(k)] = sphere::project(q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
         for (int mode = 0; mode < 4; ++mode) {
           const bool babai = mode & 1, lazy = mode & 2;
           float d2 = sphere::inf_metric();
@@ -293,7 +294,8 @@ TEST(PsdHost, ExactForAutomaticAndExplicitLevels) {
           if (babai) best = sphere::babai_point(r.data(), z.data(), n, L, &d2);
           const auto o = sphere::psd_search_host(sched, r.data(), z.data(), d2, best, 0, lazy);
           std::vector<cf32> x(sz(c.nt));
-          for (int t = 0; t < c.nt; ++t) sphere::write_stream(c.mod, c.nt, t, o.best, ip.data(), nullptr, &x[sz(t)]);
+          for (int t = 0; t < c.nt; ++t)
+            sphere::write_stream(c.mod, c.nt, t, o.best, ip.data(), nullptr, &x[sz(t)]);
           const double ml = brute_force_ml(p, v);
           ASSERT_LE(metric_of(p, v, x.data()), ml + tolerance(p, v))
               << name(c, snr) << " vector " << v << " babai " << babai << " lazy " << lazy;
@@ -398,10 +400,11 @@ TEST(PsdQueue, StridedChunksCoverEveryVectorOnce) {
 
 TEST(SphereParams, AutomaticChoiceIsValidForEveryShape) {
   for (int nt = 1; nt <= 8; ++nt) {
-    for (Modulation mod : {Modulation::bpsk, Modulation::qpsk, Modulation::qam16,
-                           Modulation::qam64, Modulation::qam256}) {
+    for (Modulation mod : {Modulation::bpsk, Modulation::qpsk, Modulation::qam16, Modulation::qam64,
+                           Modulation::qam256}) {
       const PsdLevels lv = choose_psd_levels({nt, nt, mod}, 48 * 1024);
-      EXPECT_NO_THROW(validate_psd_levels(lv, sphere::real_dim(mod, nt), axis_levels(mod), 48 * 1024))
+      EXPECT_NO_THROW(
+          validate_psd_levels(lv, sphere::real_dim(mod, nt), axis_levels(mod), 48 * 1024))
           << nt << " " << to_string(mod);
     }
   }
@@ -418,8 +421,9 @@ TEST(SphereCpu, RejectsBadInputs) {
                InvalidArgument);
   p.n0[0] = -1.f;
   std::vector<std::uint8_t> ok(sz(p.vectors() * 4));
-  EXPECT_THROW(plan.run(p.input(), View<std::uint8_t>(ok.data(), std::int64_t(ok.size()), Memory::host)),
-               InvalidArgument);
+  EXPECT_THROW(
+      plan.run(p.input(), View<std::uint8_t>(ok.data(), std::int64_t(ok.size()), Memory::host)),
+      InvalidArgument);
 }
 
 #ifdef MIMORX_TEST_HAS_ML
@@ -510,9 +514,9 @@ TEST(SphereGpu, PsdIsExactMl) {
       if (c.nt == 4 || c.nt == 8) {
         for (int team : {8, 32}) {
           for (int order : {1, 2}) {
-            expect_exact(p, run_gpu(p, {}, team, order),
-                         name(c, snr) + " team " + std::to_string(team) + " order " +
-                             std::to_string(order));
+            expect_exact(
+                p, run_gpu(p, {}, team, order),
+                name(c, snr) + " team " + std::to_string(team) + " order " + std::to_string(order));
           }
         }
       }
@@ -554,10 +558,9 @@ TEST(SphereGpu, AgreesWithCpuOn8x8Qam16AndLargeBatches) {
   MIMORX_REQUIRE_GPU();
 #if MIMORX_HAS_CUDA
   std::mt19937_64 rng(test::fresh_seed() + 12);
-  for (auto [shape, channels, vpc] :
-       {std::tuple{MimoShape{8, 8, Modulation::qam16}, 16, 4},
-        std::tuple{MimoShape{4, 4, Modulation::qam16}, 200, 50},
-        std::tuple{MimoShape{2, 2, Modulation::qam256}, 50, 20}}) {
+  for (auto [shape, channels, vpc] : {std::tuple{MimoShape{8, 8, Modulation::qam16}, 16, 4},
+                                      std::tuple{MimoShape{4, 4, Modulation::qam16}, 200, 50},
+                                      std::tuple{MimoShape{2, 2, Modulation::qam256}, 50, 20}}) {
     for (double snr : {5.0, 15.0, 25.0}) {
       const Problem p = make_problem(shape, channels, vpc, snr, rng);
       const Output cpu = run_cpu(p, {}), gpu = run_gpu(p, {}, 0, snr < 10 ? 2 : 1);

@@ -46,9 +46,9 @@ struct PsdLevels {
 
 struct SphereConfig {
   MimoShape shape;
-  std::optional<PsdLevels> levels;  // empty: chosen per (nt, nr, modulation, GPU)
-  std::int64_t node_cap = 0;        // 0: no cap; else stop a vector's search after this many
-                                    // nodes once a leaf is known (flagged in SearchStats)
+  std::optional<PsdLevels> levels;    // empty: chosen per (nt, nr, modulation, GPU)
+  std::int64_t node_cap = 0;          // 0: no cap; else stop a vector's search after this many
+                                      // nodes once a leaf is known (flagged in SearchStats)
   bool babai_initial_radius = false;  // start from the Babai (SIC) point's metric, not infinity
 };
 
