@@ -3,7 +3,7 @@
 //
 //   CPU:  depth-first Schnorr-Euchner sphere decoder (zig-zag enumeration around the Babai
 //         point of every level, radius shrunk on every leaf), OpenMP over received vectors.
-//   CUDA: the Parallel Sphere Detector of Jozsa, Kis, Szolgay, "New Parallel Sphere Detector
+//   CUDA: the Parallel Sphere Detector of Jozsa et al., "New Parallel Sphere Detector
 //         algorithm providing high-throughput for optimal MIMO detection", ICCS 2013:
 //         breadth-first expansion on a few chosen levels, depth-first between them, one team of
 //         threads per received vector (docs/psd.md says what changed from the paper).
