@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| code | path | Np | blocks/SM | words | kernel ms | info Gbit/s | HBM floor ms | smem "
       "floor ms | end-to-end Gbit/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e) {
+  auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e,
+                      int c2v = -1, int lb = 0) {
     DecoderConfig cfg{c.bg, c.z};
     cfg.rows = c.rows;
     cfg.max_iters = iters;
@@ -86,6 +87,8 @@ int main(int argc, char** argv) {
     cfg.quantized = quantized;
     cfg.codewords_per_block = np;
     cfg.check_input = false;
+    cfg.c2v_shared = c2v;
+    cfg.max_block_threads = lb;
     DecoderPlan plan(cfg, Backend::cuda());
     // Enough words for ~8 waves of resident blocks, at most ~1.5 GB of LLRs.
     const int resident = plan.codewords_per_block() * plan.blocks_per_sm() * dev.sm_count;
@@ -159,8 +162,10 @@ int main(int argc, char** argv) {
       e2e_gbps = double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
     }
     const char* path = quantized ? "int8" : "float";
-    std::printf("| %s | %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n", c.name.c_str(),
-                path, packed ? "" : " unpacked", plan.codewords_per_block(), plan.blocks_per_sm(),
+    std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n",
+                c.name.c_str(), path, packed ? "" : " unpacked",
+                lb == 1024 ? ", 1024-thread blocks" : "",
+                plan.c2v_in_shared() ? "smem" : "L2", plan.codewords_per_block(), plan.blocks_per_sm(),
                 num, kms, gbps, f.hbm_ms, f.smem_ms,
                 e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
     std::fflush(stdout);
@@ -168,7 +173,7 @@ int main(int argc, char** argv) {
       nlohmann::json j = {{"bench", "ldpc_decoder"}, {"device", dev.name}, {"code", c.name},
                           {"bg", int(c.bg)}, {"z", c.z}, {"rows", c.rows}, {"n", plan.n()},
                           {"k", plan.k()}, {"path", path}, {"packed", packed},
-                          {"np", plan.codewords_per_block()}, {"blocks_per_sm", plan.blocks_per_sm()},
+                          {"np", plan.codewords_per_block()}, {"c2v_shared", plan.c2v_in_shared()}, {"max_block_threads", lb ? lb : 512}, {"blocks_per_sm", plan.blocks_per_sm()},
                           {"words", num}, {"iterations", iters}, {"kernel_ms", kms},
                           {"info_gbps", gbps}, {"hbm_floor_ms", f.hbm_ms},
                           {"smem_floor_ms", f.smem_ms}, {"e2e_gbps", e2e_gbps}};
@@ -187,12 +192,26 @@ int main(int argc, char** argv) {
   // Table 3 of the paper: quantisation (above), Np and packing on the headline code.
   for (int np : {1, 2, 4, 8, 12}) {
     try {
-      run_case(cases[0], true, np, true, false);
+      run_case(cases[0], true, np, true, false, -1, np > 6 ? 1024 : 0);
     } catch (const std::exception& e) {
       std::printf("| Np %d | error: %s |\n", np, e.what());
     }
   }
   run_case(cases[0], true, 0, false, false);
   run_case(cases[5], true, 0, false, false);
+  // Register budget: 1024-thread blocks (64 registers, spills) against 512 (no spills).
+  for (int ci : {0, 1, 5}) {
+    for (bool q : {true, false}) run_case(cases[ci], q, 0, true, false, -1, 1024);
+  }
+  // Where the compressed C2V records live: shared memory against the global (L2) workspace.
+  for (int ci : {1, 2, 3, 6}) {
+    for (int placement : {1, 0}) {
+      try {
+        run_case(cases[ci], true, 0, true, false, placement);
+      } catch (const std::exception& e) {
+        std::printf("| %s | C2V %d | error: %s |\n", cases[ci].name.c_str(), placement, e.what());
+      }
+    }
+  }
   return 0;
 }

@@ -167,6 +167,9 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
           std::to_string(c.llr_bits) + "; allowed 2..8");
   require(std::isfinite(c.llr_scale) && c.llr_scale > 0.f && c.llr_scale < 1e6f, "llr_scale",
           std::to_string(c.llr_scale) + "; must be finite and > 0");
+  require(c.max_block_threads == 0 || c.max_block_threads == 512 || c.max_block_threads == 1024,
+          "max_block_threads",
+          std::to_string(c.max_block_threads) + "; allowed 0 (automatic), 512 or 1024");
   require(c.c2v_shared >= -1 && c.c2v_shared <= 1, "c2v_shared",
           std::to_string(c.c2v_shared) + "; allowed -1 (automatic), 0 (global) or 1 (shared)");
   require(c.codewords_per_block >= 0 && c.codewords_per_block <= 512, "codewords_per_block",
@@ -199,6 +202,7 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
   t.early_termination = c.early_termination;
   t.np_override = c.codewords_per_block;
   t.c2v_shared = c.c2v_shared;
+  t.max_block_threads = c.max_block_threads;
   t.device = b.is_cuda() ? b.device() : 0;
   impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
   if (b.is_cuda()) {

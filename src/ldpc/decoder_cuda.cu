@@ -57,8 +57,11 @@ __device__ __forceinline__ float channel_value(const FloatArith&, float x, const
   return x;
 }
 
-template <class A>
-__global__ void __launch_bounds__(1024) layered_kernel(KParams p, A a) {
+// LB bounds the block size and so the register budget: 1024 threads leave 64 registers per
+// thread and the unrolled 19-edge row update spills ~120 bytes; 512 leave 128 and ptxas uses
+// ~106 without spilling (sm_90, nvcc 13). Both are built; DecoderConfig::max_block_threads picks.
+template <class A, int LB>
+__global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
   using T = typename A::T;
   using Rec = typename A::Rec;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -174,7 +177,7 @@ struct CudaDecoder::Impl {
   Buffer<int> row_start;
   Buffer<unsigned char> c2v;
   Buffer<int> bad;
-  int np = 1, bps = 1, grid_max = 1, sms = 1;
+  int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 512;
   bool c2v_shared = true;
   std::size_t smem = 0;
 
@@ -185,14 +188,19 @@ struct CudaDecoder::Impl {
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                              t.device));
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, t.device));
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(layered_kernel<A>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    lb = t.max_block_threads == 1024 ? 1024 : 512;
+    const void* kernel = lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<A, 1024>)
+                                    : reinterpret_cast<const void*>(layered_kernel<A, 512>);
+    MIMORX_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     const int nedges = int(t.edges.size());
-    const int np_max = std::max(1, 1024 / t.z);
+    const int np_max = std::max(1, lb / t.z);
+    require(t.z <= lb, "z", std::to_string(t.z) + " exceeds the block size " + std::to_string(lb));
     if (t.np_override) {
-      require(t.np_override * t.z <= 1024, "codewords_per_block",
+      require(t.np_override * t.z <= lb, "codewords_per_block",
               std::to_string(t.np_override) + " x Z = " + std::to_string(t.np_override * t.z) +
-                  " threads; a block holds at most 1024 (Np <= " + std::to_string(np_max) + ")");
+                  " threads; a block holds at most " + std::to_string(lb) + " (Np <= " +
+                  std::to_string(np_max) + ")");
     }
     // Np maximises the threads resident per SM, Np x Z x blocks/SM, where blocks/SM is the CUDA
     // occupancy calculator's min over threads (2048/SM), registers (64K/SM), shared memory
@@ -211,7 +219,7 @@ struct CudaDecoder::Impl {
         if (b > std::size_t(optin)) continue;
         int nb = 0;
         MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &nb, layered_kernel<A>, t.z * cand, b));
+            &nb, kernel, t.z * cand, b));
         if (nb * cand * t.z > best[pass]) {
           best[pass] = nb * cand * t.z;
           best_np[pass] = cand;
@@ -244,7 +252,11 @@ struct CudaDecoder::Impl {
     p.c2v_global = c2v_shared ? nullptr : c2v.data();
     const int groups = (num + np - 1) / np;
     const int grid = std::min(groups, grid_max);
-    layered_kernel<A><<<grid, dim3(t.z, np), smem, s>>>(p, a);
+    if (lb == 1024) {
+      layered_kernel<A, 1024><<<grid, dim3(t.z, np), smem, s>>>(p, a);
+    } else {
+      layered_kernel<A, 512><<<grid, dim3(t.z, np), smem, s>>>(p, a);
+    }
     MIMORX_CUDA_CHECK_LAUNCH();
   }
 };

@@ -28,6 +28,7 @@ struct DecodeTables {
   bool early_termination = true;
   int np_override = 0;
   int c2v_shared = -1;
+  int max_block_threads = 0;
   int device = 0;
 };
 

@@ -434,6 +434,7 @@ TEST(DecoderGpu, NpOverrideAndBadInput) {
   const int n_used = 28 * 80;
   const auto llr = test::bpsk_llrs(cw, g.n(), n_used, c.z, test::sigma2_for(3.5, 22.0 / 26), seed);
   DecoderConfig cfg = make_cfg(c, DecoderAlgo::nms, true, 10);
+  cfg.max_block_threads = 1024;
   const Decoded cpu = run_cpu(cfg, llr, num);
   for (int np : {1, 3, 12}) {
     cfg.codewords_per_block = np;
@@ -441,6 +442,11 @@ TEST(DecoderGpu, NpOverrideAndBadInput) {
     EXPECT_EQ(gpu.bits, cpu.bits) << "Np " << np;
   }
   cfg.codewords_per_block = 13;  // 13 x 80 > 1024 threads
+  EXPECT_THROW(DecoderPlan(cfg, Backend::cuda()), InvalidArgument);
+  cfg.max_block_threads = 512;
+  cfg.codewords_per_block = 6;
+  EXPECT_EQ(run_gpu(cfg, llr, num).bits, cpu.bits) << "512-thread variant, Np 6";
+  cfg.codewords_per_block = 7;  // 560 > 512
   EXPECT_THROW(DecoderPlan(cfg, Backend::cuda()), InvalidArgument);
   cfg.codewords_per_block = 0;
   EXPECT_THROW(DecoderPlan(make_cfg(c, DecoderAlgo::bp, false), Backend::cuda()), Unsupported);

@@ -27,11 +27,12 @@ struct FerPoint {
 };
 
 FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate,
-             int words, std::uint64_t seed) {
+             int words, std::uint64_t seed, bool quantized = false) {
   const LiftedGraph g(bg, z);
   DecoderConfig cfg{bg, z};
   cfg.algo = algo;
   cfg.max_iters = iters;
+  cfg.quantized = quantized;
   DecoderPlan plan(cfg, Backend::cpu());
   FerPoint p;
   const int batch = 8;
@@ -77,5 +78,29 @@ TEST(DecoderQualitySlow, Bg2K3840RateFifthNmsWithinPointThreeDbOfBp) {
   compare(BaseGraph::bg2, 384, 1.0 / 5.0, 0.6, words_or(160));
 }
 
+}  // namespace
+}  // namespace mimorx::ldpc
+
+namespace mimorx::ldpc {
+namespace {
+// The measurement behind docs/ldpc.md: FER against Eb/N0 for BP20, NMS10 float and NMS10 int8.
+// Runs only with MIMORX_QUALITY_SWEEP="bg z rate from to step" (e.g. "1 384 0.3333 0.4 1.0 0.1").
+TEST(DecoderQualitySlow, Sweep) {
+  const char* spec = std::getenv("MIMORX_QUALITY_SWEEP");
+  if (!spec) GTEST_SKIP() << "set MIMORX_QUALITY_SWEEP to run";
+  int bg = 1, z = 384;
+  double rate = 1.0 / 3, from = 0, to = 1, step = 0.1;
+  ASSERT_EQ(std::sscanf(spec, "%d %d %lf %lf %lf %lf", &bg, &z, &rate, &from, &to, &step), 6);
+  const int words = words_or(200);
+  const std::uint64_t seed = mimorx::test::fresh_seed();
+  for (double s = from; s <= to + 1e-9; s += step) {
+    const FerPoint bp = fer(BaseGraph(bg), z, DecoderAlgo::bp, 20, s, rate, words, seed);
+    const FerPoint nf = fer(BaseGraph(bg), z, DecoderAlgo::nms, 10, s, rate, words, seed);
+    const FerPoint ni = fer(BaseGraph(bg), z, DecoderAlgo::nms, 10, s, rate, words, seed, true);
+    std::printf("[ sweep    ] BG%d Z=%d Eb/N0 %.2f dB: BP20 %d/%d  NMS10 %d/%d  NMS10-int8 %d/%d\n",
+                bg, z, s, bp.errors, bp.words, nf.errors, nf.words, ni.errors, ni.words);
+    std::fflush(stdout);
+  }
+}
 }  // namespace
 }  // namespace mimorx::ldpc
