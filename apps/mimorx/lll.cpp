@@ -7,6 +7,8 @@
 // followed by U = T^T (U * B = B' in fplll's row convention). --check verifies every output
 // (lattice/quality.hpp), prints the report on stderr and fails (exit 2) if one is not reduced.
 // The default delta is fplll's, 0.99.
+#include "mimorx/lattice/lll.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -18,7 +20,6 @@
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/lattice/fplll_format.hpp"
-#include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
 
 namespace {
@@ -57,17 +58,17 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
     auto db = Buffer<F>::device(nm * nb, backend.device());
     auto dt = Buffer<std::int64_t>::device(ht.size(), backend.device());
     db.copy_from(hb);
-    plan.run(MatrixBatch<F>::over(db, nb, n, m),
-             cfg.transform ? MatrixBatch<std::int64_t>::over(dt, nb, m, m)
-                           : MatrixBatch<std::int64_t>(),
-             sv);
+    plan.run(
+        MatrixBatch<F>::over(db, nb, n, m),
+        cfg.transform ? MatrixBatch<std::int64_t>::over(dt, nb, m, m) : MatrixBatch<std::int64_t>(),
+        sv);
     db.copy_to_host(hb.data(), hb.size());
     if (cfg.transform) dt.copy_to_host(ht.data(), ht.size());
   } else {
-    plan.run(MatrixBatch<F>::over(hb, nb, n, m),
-             cfg.transform ? MatrixBatch<std::int64_t>::over(ht, nb, m, m)
-                           : MatrixBatch<std::int64_t>(),
-             sv);
+    plan.run(
+        MatrixBatch<F>::over(hb, nb, n, m),
+        cfg.transform ? MatrixBatch<std::int64_t>::over(ht, nb, m, m) : MatrixBatch<std::int64_t>(),
+        sv);
   }
   for (std::int64_t k = 0; k < nb; ++k) {
     if (st[k] == LllStatus::singular)
@@ -76,8 +77,8 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
           "LLL needs a basis",
           k, m, n));
     if (st[k] != LllStatus::reduced)
-      throw NumericalError(fmt::format("lll: matrix {}: {}; try --precision double",
-                                       k, to_string(st[k])));
+      throw NumericalError(
+          fmt::format("lll: matrix {}: {}; try --precision double", k, to_string(st[k])));
     std::vector<double> out(nm);
     for (std::size_t i = 0; i < nm; ++i) out[i] = double(hb[k * nm + i]);
     if (cfg.transform) ts[k]->assign(ht.data() + k * mm, ht.data() + (k + 1) * mm);
@@ -97,12 +98,12 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
           "check: matrix {} ({} vectors, dim {}): {}; max|mu| {:.4f}, min Lovasz ratio {:.4f} "
           "(delta {}), orthogonality defect {:.4g}, Hermite factor {:.4f}, condition {:.4g}, "
           "det T {} ({}), |B T - B'| {:.2g}\n",
-          k, m, n, q.reduced() && tr.ok() ? "LLL-reduced" : "NOT reduced", q.max_mu,
-          q.lovasz_ratio, o.delta, q.orthogonality_defect, q.hermite_factor, q.condition_number,
-          tr.det, tr.exact_det ? "exact" : "LU", tr.residual);
+          k, m, n, q.reduced() && tr.ok() ? "LLL-reduced" : "NOT reduced", q.max_mu, q.lovasz_ratio,
+          o.delta, q.orthogonality_defect, q.hermite_factor, q.condition_number, tr.det,
+          tr.exact_det ? "exact" : "LU", tr.residual);
       if (!q.reduced() || !tr.ok())
-        throw NumericalError(fmt::format("check: matrix {} is not LLL-reduced: {}{}", k,
-                                         q.message, tr.ok() ? "" : "; " + tr.message));
+        throw NumericalError(fmt::format("check: matrix {} is not LLL-reduced: {}{}", k, q.message,
+                                         tr.ok() ? "" : "; " + tr.message));
     }
     group[k]->b = std::move(out);
   }
@@ -122,7 +123,8 @@ void run_lll(const LllOptions& o) {
   std::vector<TextBasis> bases;
   int line = 1;
   for (TextBasis tb; read_fplll(*in, tb, &line);) bases.push_back(std::move(tb));
-  require(!bases.empty(), "input", "no matrix found; expected fplll's format [[a b c]\\n[d e f]\\n]");
+  require(!bases.empty(), "input",
+          "no matrix found; expected fplll's format [[a b c]\\n[d e f]\\n]");
   const Backend backend = Backend::parse(o.backend);
   std::vector<std::vector<std::int64_t>> ts(bases.size());
   // Batches: all matrices of one shape go through one plan run.
@@ -160,9 +162,11 @@ void add_lll(CLI::App& app) {
       "lll", "LLL-reduce bases in fplll's format (rows are vectors); drop-in for fplll -a lll");
   cmd->add_option("file", o->in, "Input file ('-' or none: stdin)");
   cmd->add_option("-a", o->algorithm, "Algorithm (only 'lll'; accepted for fplll compatibility)");
-  cmd->add_option("-d,--delta", o->delta, "Lovasz parameter delta in [0.25, 1) (default 0.99, as fplll)");
+  cmd->add_option("-d,--delta", o->delta,
+                  "Lovasz parameter delta in [0.25, 1) (default 0.99, as fplll)");
   cmd->add_option("--precision", o->precision, "Arithmetic: float (float32) or double (float64)");
-  cmd->add_flag("--transform", o->transform, "Also print U (U * B = B', rows as vectors) after each basis");
+  cmd->add_flag("--transform", o->transform,
+                "Also print U (U * B = B', rows as vectors) after each basis");
   cmd->add_flag("--check", o->check,
                 "Verify every output, print the quality report on stderr, fail if not reduced");
   cmd->add_option("--backend", o->backend, "cpu, cuda[:N] or auto");

@@ -29,13 +29,15 @@ void BM_Reference(benchmark::State& state, const char* kind) {
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n, b.begin());
+    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
+              b.begin());
     state.ResumeTiming();
     const auto st = lattice::detail::se_lll_double(n, n, b.data(), nullptr, 0.75);
     benchmark::DoNotOptimize(b.data());
     state.PauseTiming();
     swaps += st.swaps;
-    if (runs < kPool) defect += check_lll(n, n, b.data(), {0.75, 1e-6, 1e-9, false}).orthogonality_defect;
+    if (runs < kPool)
+      defect += check_lll(n, n, b.data(), {0.75, 1e-6, 1e-9, false}).orthogonality_defect;
     ++runs;
     k = (k + 1) % kPool;
     state.ResumeTiming();
@@ -51,9 +53,11 @@ void BM_AllSwapFloat(benchmark::State& state, const char* kind) {
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n, b.begin());
+    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
+              b.begin());
     state.ResumeTiming();
-    lattice::detail::all_swap_cpu<float>(n, n, b.data(), nullptr, 0.75, lattice::detail::default_max_iter(n), 1);
+    lattice::detail::all_swap_cpu<float>(n, n, b.data(), nullptr, 0.75,
+                                         lattice::detail::default_max_iter(n), 1);
     benchmark::DoNotOptimize(b.data());
     k = (k + 1) % kPool;
   }
@@ -76,10 +80,23 @@ void BM_BlockDouble(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_Reference, gaussian, "gaussian")->Arg(8)->Arg(16)->Arg(32)->Arg(64)->Arg(128)
+BENCHMARK_CAPTURE(BM_Reference, gaussian, "gaussian")
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(128)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Reference, toeplitz, "toeplitz")->Arg(8)->Arg(16)->Arg(32)->Arg(64)
+BENCHMARK_CAPTURE(BM_Reference, toeplitz, "toeplitz")
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_AllSwapFloat, gaussian, "gaussian")->Arg(8)->Arg(16)->Arg(32)->Arg(64)
+BENCHMARK_CAPTURE(BM_AllSwapFloat, gaussian, "gaussian")
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BlockDouble)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -19,8 +19,9 @@
 using namespace mimorx;
 
 int main() {
-  std::printf("| n | bases | fplll us/basis | mimorx sequential f64 us/basis | mimorx all-swap f32 "
-              "us/basis | orth. defect mimorx/fplll (geo. mean) |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| n | bases | fplll us/basis | mimorx sequential f64 us/basis | mimorx all-swap f32 "
+      "us/basis | orth. defect mimorx/fplll (geo. mean) |\n|---|---|---|---|---|---|\n");
   for (int n : {8, 16, 32, 64, 128}) {
     const int count = n <= 16 ? 200 : n == 32 ? 50 : n == 64 ? 20 : 4;
     auto in = bench::lll_input("gaussian", n, count);

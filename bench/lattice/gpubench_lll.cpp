@@ -66,7 +66,9 @@ int main(int argc, char** argv) {
   if (argc > 1) json.open(argv[1], std::ios::app);
   const auto dev = cuda_devices().at(0);
   std::printf("device: %s\n\n", dev.name.c_str());
-  std::printf("| kind | n | batch | method | us/basis (kernel) | us/basis (plan.run) | reduced | mean orth. defect |\n");
+  std::printf(
+      "| kind | n | batch | method | us/basis (kernel) | us/basis (plan.run) | reduced | mean "
+      "orth. defect |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
@@ -85,8 +87,8 @@ int main(int argc, char** argv) {
         work.copy_from(src, s);
         timer.start();
         lattice::detail::all_swap_cuda<float>(work.data(), nullptr, status.data(), count, n, n,
-                                     std::int64_t(n) * n, 0, 0.75, lattice::detail::default_max_iter(n),
-                                     s.handle(), 0);
+                                              std::int64_t(n) * n, 0, 0.75,
+                                              lattice::detail::default_max_iter(n), s.handle(), 0);
         timer.stop();
         if (rep > 0) ms.push_back(timer.elapsed_ms());
       }
@@ -114,23 +116,30 @@ int main(int argc, char** argv) {
       const int n_precision = int(std::count(st.begin(), st.end(), LllStatus::precision_loss));
       const int n_notconv = int(std::count(st.begin(), st.end(), LllStatus::not_converged));
       if (ok_status != count)
-        std::printf("  (%s n=%d: %d singular, %d precision loss, %d not converged: flagged, "
-                    "not returned as reduced)\n",
-                    kind.c_str(), n, n_singular, n_precision, n_notconv);
+        std::printf(
+            "  (%s n=%d: %d singular, %d precision loss, %d not converged: flagged, "
+            "not returned as reduced)\n",
+            kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
       std::printf("| %s | %d | %d | all-swap | %.4f | %.4f | %d/%d (status %d/%d) | %.4g |\n",
                   kind.c_str(), n, count, kernel_us, plan_us, v.reduced, v.checked, ok_status,
                   count, v.mean_defect);
       std::fflush(stdout);
       if (json.is_open()) {
-        nlohmann::json j = {{"bench", "lll"},          {"device", dev.name},
-                            {"kind", kind},            {"n", n},
-                            {"batch", count},          {"method", "all-swap"},
-                            {"precision", "float32"},  {"delta", 0.75},
+        nlohmann::json j = {{"bench", "lll"},
+                            {"device", dev.name},
+                            {"kind", kind},
+                            {"n", n},
+                            {"batch", count},
+                            {"method", "all-swap"},
+                            {"precision", "float32"},
+                            {"delta", 0.75},
                             {"us_per_basis_kernel", kernel_us},
                             {"us_per_basis_plan", plan_us},
-                            {"verified_reduced", v.reduced}, {"verified", v.checked},
-                            {"status_reduced", ok_status}, {"status_singular", n_singular},
+                            {"verified_reduced", v.reduced},
+                            {"verified", v.checked},
+                            {"status_reduced", ok_status},
+                            {"status_singular", n_singular},
                             {"status_precision_loss", n_precision},
                             {"status_not_converged", n_notconv},
                             {"mean_orthogonality_defect", v.mean_defect}};
@@ -155,7 +164,8 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < reps; ++rep) {
         work.copy_from_host(hf.data(), hf.size());
         const auto t0 = std::chrono::steady_clock::now();
-        plan.run(MatrixBatch<float>::over(work, 1, n, n), {}, View<LllStatus>(&st, 1, Memory::host));
+        plan.run(MatrixBatch<float>::over(work, 1, n, n), {},
+                 View<LllStatus>(&st, 1, Memory::host));
         const auto t1 = std::chrono::steady_clock::now();
         wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
@@ -164,14 +174,23 @@ int main(int argc, char** argv) {
       std::vector<float> out(hf.size());
       work.copy_to_host(out.data(), out.size());
       const auto v = verify(out, n, 1, 1);
-      std::printf("| %s | %d | 1 | block l=%d (CPU+GPU) | %.1f (ms, wall) | - | %d/1 (status %s) | %.4g |\n",
-                  kind.c_str(), n, plan.block(), lat, v.reduced, to_string(st), v.mean_defect);
+      std::printf(
+          "| %s | %d | 1 | block l=%d (CPU+GPU) | %.1f (ms, wall) | - | %d/1 (status %s) | %.4g "
+          "|\n",
+          kind.c_str(), n, plan.block(), lat, v.reduced, to_string(st), v.mean_defect);
       std::fflush(stdout);
       if (json.is_open()) {
-        nlohmann::json j = {{"bench", "lll"},      {"device", dev.name}, {"kind", kind},
-                            {"n", n},              {"batch", 1},         {"method", "block"},
-                            {"block", plan.block()}, {"precision", "float32"},
-                            {"delta", 0.75},       {"ms_wall", lat},     {"verified_reduced", v.reduced},
+        nlohmann::json j = {{"bench", "lll"},
+                            {"device", dev.name},
+                            {"kind", kind},
+                            {"n", n},
+                            {"batch", 1},
+                            {"method", "block"},
+                            {"block", plan.block()},
+                            {"precision", "float32"},
+                            {"delta", 0.75},
+                            {"ms_wall", lat},
+                            {"verified_reduced", v.reduced},
                             {"mean_orthogonality_defect", v.mean_defect}};
         json << j.dump() << "\n";
       }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "mimorx/detect/lr_aided.hpp"
 #include "mimorx/core/error.hpp"
+#include "mimorx/detect/lr_aided.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
@@ -36,7 +36,8 @@ Reduced reduce(const LrConfig& cfg, const cf32* h, double n0) {
   const int rows = ext ? nr + nt : nr;
   std::vector<cd> b(std::size_t(rows) * nt, cd(0));
   for (int j = 0; j < nt; ++j) {
-    for (int i = 0; i < nr; ++i) b[std::size_t(j) * rows + i] = cd(h[j * nr + i].re, h[j * nr + i].im);
+    for (int i = 0; i < nr; ++i)
+      b[std::size_t(j) * rows + i] = cd(h[j * nr + i].re, h[j * nr + i].im);
     if (ext) b[std::size_t(j) * rows + nr + j] = std::sqrt(n0);
   }
   Reduced r;
@@ -70,8 +71,9 @@ LrPlan::LrPlan(const LrConfig& c, Backend backend) : cfg_(c), backend_(backend) 
   require(c.delta > 0.5 && c.delta < 1.0, "delta",
           std::to_string(c.delta) + "; complex LLL needs delta in (0.5, 1)");
   if (c.shape.mod == Modulation::bpsk)
-    throw Unsupported("modulation: bpsk is not a square QAM; LR-aided detection supports "
-                      "qpsk, 16qam, 64qam, 256qam");
+    throw Unsupported(
+        "modulation: bpsk is not a square QAM; LR-aided detection supports "
+        "qpsk, 16qam, 64qam, 256qam");
   if (backend.is_cuda() && !built_with_cuda())
     throw Unsupported("backend: this build has no CUDA backend");
 }
@@ -108,8 +110,8 @@ void LrPlan::run(const DetectInput& in, View<std::uint8_t> bits, const Stream& s
                                stream.handle());
     mimorx::detail::copy_bytes(yh.data(), Memory::host, Y, Memory::device, yh.size() * sizeof(cf32),
                                stream.handle());
-    mimorx::detail::copy_bytes(nh.data(), Memory::host, N0, Memory::device, nh.size() * sizeof(float),
-                               stream.handle());
+    mimorx::detail::copy_bytes(nh.data(), Memory::host, N0, Memory::device,
+                               nh.size() * sizeof(float), stream.handle());
     stream.synchronize();
     H = hh.data();
     Y = yh.data();

@@ -199,7 +199,8 @@ bool linearly_dependent(int n, int m, const double* b) {
   for (int j = 0; j < m; ++j) {
     long double* qj = &q[std::size_t(j) * n];
     long double orig = 0, nn = 0;
-    for (int i = 0; i < n; ++i) orig += (long double)b[std::size_t(j) * n + i] * b[std::size_t(j) * n + i];
+    for (int i = 0; i < n; ++i)
+      orig += (long double)b[std::size_t(j) * n + i] * b[std::size_t(j) * n + i];
     for (int i = 0; i < n; ++i) nn += qj[i] * qj[i];
     if (!(nn > orig * 1e-26L) || nn == 0) return true;
     const long double rn = std::sqrt(nn);
@@ -302,7 +303,8 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
           for (int i = 0; i < n; ++i) s += qj[i] * qj[i];
           for (int i = 0; i < n; ++i) o += b[std::size_t(j) * n + i] * b[std::size_t(j) * n + i];
           const F rjj = std::sqrt(s);
-          if (!(rjj > singular_fraction<F>() * std::sqrt(o)) || !std::isfinite(rjj)) singular = true;
+          if (!(rjj > singular_fraction<F>() * std::sqrt(o)) || !std::isfinite(rjj))
+            singular = true;
           Rc(j, j) = rjj;
           for (int i = j + 1; i < m; ++i) Rc(i, j) = 0;
         }
@@ -386,7 +388,8 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
               const std::int64_t* tj = t + std::size_t(k - 1) * m;
               for (int i = 0; i < m; ++i) {
                 std::int64_t p = 0, s2 = 0;
-                if (__builtin_mul_overflow(qi, tj[i], &p) || __builtin_sub_overflow(tk[i], p, &s2)) {
+                if (__builtin_mul_overflow(qi, tj[i], &p) ||
+                    __builtin_sub_overflow(tk[i], p, &s2)) {
 #pragma omp atomic write
                   overflow = true;
                 }

@@ -197,9 +197,9 @@ struct Basis {
 constexpr int kFullEvery = 8;
 
 template <class F, bool kT>
-__global__ void __launch_bounds__(512) all_swap_kernel(F* gb, long long* gt, int* gstatus, int n,
-                                                       int m, long long sb, long long st,
-                                                       F delta, long max_iter) {
+__global__ void __launch_bounds__(512)
+    all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
+                    F delta, long max_iter) {
   extern __shared__ __align__(16) unsigned char smem[];
   Basis<F, kT> w;
   w.n = n;
@@ -307,7 +307,8 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
   const dim3 block(Tx, Ty);
   for (std::int64_t off = 0; off < batch; off += 2147483647LL) {
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
-    kernel<<<grid, block, smem, s>>>(b + off * sb, reinterpret_cast<long long*>(t ? t + off * st : nullptr),
+    kernel<<<grid, block, smem, s>>>(b + off * sb,
+                                     reinterpret_cast<long long*>(t ? t + off * st : nullptr),
                                      status + off, n, m, sb, st, F(delta), max_iter);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
@@ -317,13 +318,14 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
 
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
   const std::size_t f = dbl ? 8 : 4;
-  return (transform ? std::size_t(8) * m * m : 0) + f * (2 * std::size_t(n) * m + std::size_t(m) * m) +
-         4 * (std::size_t(m) + 4);
+  return (transform ? std::size_t(8) * m * m : 0) +
+         f * (2 * std::size_t(n) * m + std::size_t(m) * m) + 4 * (std::size_t(m) + 4);
 }
 
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
   int optin = 0;
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  MIMORX_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return all_swap_cuda_smem(n, m, transform, dbl) <= std::size_t(optin);
 }
 
@@ -336,8 +338,8 @@ void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t bat
   const bool dbl = sizeof(F) == 8;
   const std::size_t smem = all_swap_cuda_smem(n, m, t != nullptr, dbl);
   if (!all_swap_cuda_fits(n, m, t != nullptr, dbl, device))
-    throw Unsupported("m, n: a " + std::to_string(n) + "x" + std::to_string(m) +
-                      " basis needs " + std::to_string(smem) +
+    throw Unsupported("m, n: a " + std::to_string(n) + "x" + std::to_string(m) + " basis needs " +
+                      std::to_string(smem) +
                       " bytes of shared memory, more than one block can have; use method block");
   const auto s = mimorx::detail::as_stream(stream);
   if (t) {

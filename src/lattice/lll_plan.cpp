@@ -81,8 +81,10 @@ bool gs_update(int n, int m, const F* b, Eigen::MatrixXd& R) {
   bool ok = llt.info() == Eigen::Success;
   if (ok) {
     R = llt.matrixU();
-    const double cmin = R.diagonal().cwiseAbs().minCoeff(), cmax = R.diagonal().cwiseAbs().maxCoeff();
-    ok = cmin > 1e-6 * cmax;  // diag ratio as a cheap conditioning proxy (eps^(1/2) of float64 ~ 1e-8)
+    const double cmin = R.diagonal().cwiseAbs().minCoeff(),
+                 cmax = R.diagonal().cwiseAbs().maxCoeff();
+    ok = cmin >
+         1e-6 * cmax;  // diag ratio as a cheap conditioning proxy (eps^(1/2) of float64 ~ 1e-8)
   }
   if (!ok) {
     Eigen::HouseholderQR<Eigen::MatrixXd> qr(B);
@@ -230,8 +232,8 @@ LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, lon
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (int c = 0; c < cnt; ++c) {
         const int s0 = starts[c];
-        Eigen::Map<const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic>> u(
-            &U[c * bs], sz, sz);
+        Eigen::Map<const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic>> u(&U[c * bs],
+                                                                                        sz, sz);
         const Eigen::MatrixXd cols = R.block(0, s0, s0 + sz, sz) * u.cast<double>();
         R.block(0, s0, s0 + sz, sz) = cols;
       }
@@ -239,8 +241,7 @@ LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, lon
       for (int c = 0; c < cnt; ++c) {
         const int s0 = starts[c];
         Eigen::HouseholderQR<Eigen::MatrixXd> qr(R.block(s0, s0, sz, sz));
-        const Eigen::MatrixXd rows =
-            qr.householderQ().adjoint() * R.block(s0, s0, sz, m - s0);
+        const Eigen::MatrixXd rows = qr.householderQ().adjoint() * R.block(s0, s0, sz, m - s0);
         R.block(s0, s0, sz, m - s0) = rows;
         for (int j = 0; j < sz; ++j)
           for (int i = j + 1; i < sz; ++i) R(s0 + i, s0 + j) = 0;
@@ -308,7 +309,9 @@ void LllPlan::run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform,
 }
 
 namespace {
-int threads_of(const LllConfig& c) { return c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads(); }
+int threads_of(const LllConfig& c) {
+  return c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads();
+}
 
 template <class F>
 detail::BlockReducer<F> cpu_reducer(double delta, int threads) {
@@ -350,14 +353,14 @@ struct GpuReducer {
       ds = Buffer<std::int32_t>::device(count, device);
     }
     std::copy(blocks, blocks + total, hb.data());
-    mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host, total * sizeof(F),
-                       stream.handle());
+    mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
+                               total * sizeof(F), stream.handle());
     detail::all_swap_cuda<F>(db.data(), du.data(), ds.data(), count, l, l, bs, bs, delta,
                              detail::default_max_iter(l), stream.handle(), device);
     mimorx::detail::copy_bytes(hu.data(), Memory::host, du.data(), Memory::device,
-                       total * sizeof(std::int64_t), stream.handle());
+                               total * sizeof(std::int64_t), stream.handle());
     mimorx::detail::copy_bytes(hs.data(), Memory::host, ds.data(), Memory::device,
-                       count * sizeof(std::int32_t), stream.handle());
+                               count * sizeof(std::int32_t), stream.handle());
     stream.synchronize();
     std::copy(hu.data(), hu.data() + total, u);
     for (int c = 0; c < count; ++c) stat[c] = LllStatus(hs[c]);
@@ -427,7 +430,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
     if (method_ == LllMethod::sequential || method_ == LllMethod::all_swap) {
       // Bases in parallel; a lone large basis gets the threads inside (two-level nesting).
       const int outer = int(std::min<std::int64_t>(threads, nb));
-      const int inner = method_ == LllMethod::all_swap && m >= 96 ? std::max(1, threads / outer) : 1;
+      const int inner =
+          method_ == LllMethod::all_swap && m >= 96 ? std::max(1, threads / outer) : 1;
       if (inner > 1) omp_set_max_active_levels(2);
 #pragma omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1)
       for (std::int64_t k = 0; k < nb; ++k) {
@@ -467,12 +471,12 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
     if (method_ == LllMethod::all_swap) {
       if (dstatus_.size() < std::size_t(nb))
         dstatus_ = Buffer<std::int32_t>::device(nb, backend_.device());
-      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr, dstatus_.data(),
-                               nb, n, m, basis.batch_stride, tstride, cfg_.delta, max_iter,
-                               stream.handle(), backend_.device());
+      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr,
+                               dstatus_.data(), nb, n, m, basis.batch_stride, tstride, cfg_.delta,
+                               max_iter, stream.handle(), backend_.device());
       std::vector<std::int32_t> hs(nb);
       mimorx::detail::copy_bytes(hs.data(), Memory::host, dstatus_.data(), Memory::device,
-                         nb * sizeof(std::int32_t), stream.handle());
+                                 nb * sizeof(std::int32_t), stream.handle());
       stream.synchronize();
       for (std::int64_t k = 0; k < nb; ++k) st[k] = LllStatus(hs[k]);
     } else {
@@ -485,25 +489,34 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       if (inner > 1) omp_set_max_active_levels(2);
 #pragma omp parallel num_threads(workers)
       {
-        GpuReducer<F> gr{backend_.device(), cfg_.delta, Stream::create(backend_.device()), {},
-                         {}, {}, {}, {}, {}};
-        detail::BlockReducer<F> reduce = [&gr](F* bl, std::int64_t* u, LllStatus* s, int c,
-                                               int l) { return gr(bl, u, s, c, l); };
+        GpuReducer<F> gr{backend_.device(),
+                         cfg_.delta,
+                         Stream::create(backend_.device()),
+                         {},
+                         {},
+                         {},
+                         {},
+                         {},
+                         {}};
+        detail::BlockReducer<F> reduce = [&gr](F* bl, std::int64_t* u, LllStatus* s, int c, int l) {
+          return gr(bl, u, s, c, l);
+        };
         std::vector<F> hb(std::size_t(n) * m);
         std::vector<std::int64_t> ht(cfg_.transform ? std::size_t(m) * m : 0);
 #pragma omp for schedule(dynamic)
         for (std::int64_t k = 0; k < nb; ++k) {
           mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
-                             hb.size() * sizeof(F), gr.stream.handle());
+                                     hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();
           st[k] = detail::block_lll<F>(n, m, hb.data(), ht.empty() ? nullptr : ht.data(),
                                        cfg_.delta, block_, max_iter, inner, reduce)
                       .status;
           mimorx::detail::copy_bytes(basis.matrix(k), Memory::device, hb.data(), Memory::host,
-                             hb.size() * sizeof(F), gr.stream.handle());
+                                     hb.size() * sizeof(F), gr.stream.handle());
           if (!ht.empty())
             mimorx::detail::copy_bytes(transform.data + k * tstride, Memory::device, ht.data(),
-                               Memory::host, ht.size() * sizeof(std::int64_t), gr.stream.handle());
+                                       Memory::host, ht.size() * sizeof(std::int64_t),
+                                       gr.stream.handle());
           gr.stream.synchronize();
         }
       }
@@ -535,8 +548,8 @@ template void LllPlan::run_impl<double>(MatrixBatch<double>, MatrixBatch<std::in
 LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, bool transform,
                      LllMethod method) {
   require(b.size() == std::size_t(n) * m, "basis",
-          "has " + std::to_string(b.size()) + " entries, expected n*m = " +
-              std::to_string(std::size_t(n) * m));
+          "has " + std::to_string(b.size()) +
+              " entries, expected n*m = " + std::to_string(std::size_t(n) * m));
   LllConfig c;
   c.n = n;
   c.m = m;

@@ -98,8 +98,8 @@ TEST(LrAided, NoiselessRecoveryAllKindsAndModulations) {
     for (auto [nt, nr] : {std::pair{4, 4}, std::pair{2, 4}, std::pair{8, 8}}) {
       const auto f = make_frame(g, {nt, nr, mod}, 20, 5, 1e-9);
       for (auto kind : {LrKind::zf, LrKind::mmse, LrKind::mmse_sic})
-        EXPECT_EQ(lr_errors(f, kind), 0) << to_string(mod) << " " << nt << "x" << nr
-                                         << " kind " << int(kind);
+        EXPECT_EQ(lr_errors(f, kind), 0)
+            << to_string(mod) << " " << nt << "x" << nr << " kind " << int(kind);
     }
   }
 }

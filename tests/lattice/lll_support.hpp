@@ -44,8 +44,7 @@ inline std::vector<double> knapsack_basis(std::mt19937_64& g, int m, double scal
 // Expects B' reduced, T integer unimodular with B' = B T, and equal volumes.
 template <class F>
 void expect_reduced(int n, int m, const std::vector<double>& b0, const std::vector<F>& br,
-                    const std::vector<std::int64_t>* t, double delta, bool f32,
-                    const char* what) {
+                    const std::vector<std::int64_t>* t, double delta, bool f32, const char* what) {
   lattice::CheckOptions opt;
   opt.delta = delta;
   if (f32) {
@@ -56,10 +55,13 @@ void expect_reduced(int n, int m, const std::vector<double>& b0, const std::vect
   EXPECT_TRUE(q.reduced()) << what << ": " << q.message;
   std::vector<double> bd(br.begin(), br.end());
   const auto q0 = lattice::check_lll(n, m, b0.data(), {delta, 1e-6, 1e-9, false});
-  EXPECT_NEAR(q.log_volume, q0.log_volume, f32 ? 1e-3 * std::max(1.0, std::abs(q0.log_volume)) + 1e-3 : 1e-8 * std::max(1.0, std::abs(q0.log_volume)) + 1e-9)
+  EXPECT_NEAR(q.log_volume, q0.log_volume,
+              f32 ? 1e-3 * std::max(1.0, std::abs(q0.log_volume)) + 1e-3
+                  : 1e-8 * std::max(1.0, std::abs(q0.log_volume)) + 1e-9)
       << what << ": the volume changed";
   if (t) {
-    const auto tr = lattice::check_transform(n, m, b0.data(), bd.data(), t->data(), f32 ? 1e-5 : 1e-10);
+    const auto tr =
+        lattice::check_transform(n, m, b0.data(), bd.data(), t->data(), f32 ? 1e-5 : 1e-10);
     EXPECT_TRUE(tr.ok()) << what << ": " << tr.message;
   }
 }

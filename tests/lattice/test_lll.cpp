@@ -215,7 +215,8 @@ TEST(LllPlanCpuLarge, BlockMethodOn128) {
   std::vector<std::int64_t> t(n * n);
   LllStatus st;
   plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
-           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), View<LllStatus>(&st, 1, Memory::host));
+           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host),
+           View<LllStatus>(&st, 1, Memory::host));
   ASSERT_EQ(st, LllStatus::reduced);
   test::expect_reduced(n, n, b0, b, &t, 0.75, false, "block 128");
 }
@@ -229,7 +230,8 @@ TEST(LllPlanCpuErrors, StatusOrException) {
     LllPlan plan(cfg, Backend::cpu());
     auto b = dep;
     LllStatus st = LllStatus::reduced;
-    plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {}, View<LllStatus>(&st, 1, Memory::host));
+    plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {},
+             View<LllStatus>(&st, 1, Memory::host));
     EXPECT_EQ(st, LllStatus::singular) << to_string(method);
     b = dep;
     EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, 3, 3, Memory::host), {}, {}),
@@ -254,10 +256,11 @@ TEST(LllPlanCpuErrors, StatusOrException) {
 }
 
 // ---- Against fplll (Debian's fplll-tools), skipped when the binary is absent ----
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "mimorx/lattice/fplll_format.hpp"
 

@@ -42,16 +42,17 @@ void gpu_case(std::mt19937_64& g, int n, int m, int batch, LllMethod method, boo
   auto dt = Buffer<std::int64_t>::device(transform ? mm * batch : 0);
   dt.fill_bytes(0xFF);
   std::vector<LllStatus> st(batch, LllStatus::not_converged);
-  plan.run(MatrixBatch<F>::over(db, batch, n, m),
-           transform ? MatrixBatch<std::int64_t>::over(dt, batch, m, m) : MatrixBatch<std::int64_t>(),
-           View<LllStatus>(st.data(), batch, Memory::host));
+  plan.run(
+      MatrixBatch<F>::over(db, batch, n, m),
+      transform ? MatrixBatch<std::int64_t>::over(dt, batch, m, m) : MatrixBatch<std::int64_t>(),
+      View<LllStatus>(st.data(), batch, Memory::host));
   db.copy_to_host(hb.data(), hb.size());
   std::vector<std::int64_t> ht(dt.size());
   if (transform) dt.copy_to_host(ht.data(), ht.size());
   const bool f32 = sizeof(F) == 4;
   for (int k = 0; k < batch; ++k) {
-    ASSERT_EQ(st[k], LllStatus::reduced) << "n=" << n << " m=" << m << " basis " << k
-                                         << " f32=" << f32 << ": " << to_string(st[k]);
+    ASSERT_EQ(st[k], LllStatus::reduced)
+        << "n=" << n << " m=" << m << " basis " << k << " f32=" << f32 << ": " << to_string(st[k]);
     std::vector<double> in(b0.begin() + k * nm, b0.begin() + (k + 1) * nm);
     std::vector<F> out(hb.begin() + k * nm, hb.begin() + (k + 1) * nm);
     std::vector<std::int64_t> tk(transform ? ht.begin() + k * mm : ht.begin(),
@@ -95,9 +96,15 @@ TEST(LllGpu, DegenerateBasesAreFlagged) {
   LllConfig cfg{3, 3};
   cfg.method = LllMethod::all_swap;
   LllPlan plan(cfg, Backend::cuda());
-  std::vector<double> h = {1, 2, 3, 2, 4, 6, 0, 1, 0,                                     // dependent
-                           1, 0, std::numeric_limits<double>::quiet_NaN(), 0, 1, 0, 0, 0, 1,  // NaN
-                           1, 0, 0, 0, 0, 0, 0, 0, 1};                                     // zero
+  std::vector<double> h = {1, 2, 3,
+                           2, 4, 6,
+                           0, 1, 0,  // dependent
+                           1, 0, std::numeric_limits<double>::quiet_NaN(),
+                           0, 1, 0,
+                           0, 0, 1,  // NaN
+                           1, 0, 0,
+                           0, 0, 0,
+                           0, 0, 1};  // zero
   auto d = Buffer<double>::device(h.size());
   d.copy_from_host(h.data(), h.size());
   std::vector<LllStatus> st(3, LllStatus::reduced);
@@ -122,7 +129,8 @@ TEST(LllGpu, CpuAndGpuBothReduceTheSameInput) {
   LllConfig cfg{n, n};
   cfg.method = LllMethod::all_swap;
   auto cpu = b0;
-  LllPlan(cfg, Backend::cpu()).run(MatrixBatch<double>(cpu.data(), batch, n, n, Memory::host), {}, {});
+  LllPlan(cfg, Backend::cpu())
+      .run(MatrixBatch<double>(cpu.data(), batch, n, n, Memory::host), {}, {});
   auto d = Buffer<double>::device(b0.size());
   d.copy_from_host(b0.data(), b0.size());
   LllPlan(cfg, Backend::cuda()).run(MatrixBatch<double>::over(d, batch, n, n), {}, {});

@@ -10,10 +10,10 @@
 namespace mimorx::lattice {
 
 struct TextBasis {
-  int n = 0;               // dimension (entries per vector = fplll's columns)
-  int m = 0;               // vectors (fplll's rows)
-  std::vector<double> b;   // n x m, column-major: column j = fplll row j
-  bool integer = true;     // every entry was written as an integer
+  int n = 0;              // dimension (entries per vector = fplll's columns)
+  int m = 0;              // vectors (fplll's rows)
+  std::vector<double> b;  // n x m, column-major: column j = fplll row j
+  bool integer = true;    // every entry was written as an integer
 };
 
 // Reads the next matrix; false at end of input. Throws InvalidArgument (naming the line) on

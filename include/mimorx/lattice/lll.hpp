@@ -72,10 +72,10 @@ struct LllConfig {
 class LllPlan {
  public:
   LllPlan(const LllConfig& config, Backend backend);
-  void run(MatrixBatch<double> basis, MatrixBatch<std::int64_t> transform,
-           View<LllStatus> status, const Stream& stream = Stream{});
-  void run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform,
-           View<LllStatus> status, const Stream& stream = Stream{});
+  void run(MatrixBatch<double> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
+           const Stream& stream = Stream{});
+  void run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
+           const Stream& stream = Stream{});
   const LllConfig& config() const { return cfg_; }
   LllMethod method() const { return method_; }  // the method chosen for this shape/backend
   int block() const { return block_; }          // l used by the block method
@@ -117,7 +117,7 @@ LllStats clll_reference(int n, int m, std::complex<double>* b, std::complex<doub
 
 // One host basis through a plan (convenience for the CLI and tests).
 struct LllResult {
-  std::vector<double> basis;             // n x m, column-major
+  std::vector<double> basis;            // n x m, column-major
   std::vector<std::int64_t> transform;  // m x m when requested
   LllStatus status = LllStatus::reduced;
 };

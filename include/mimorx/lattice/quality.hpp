@@ -12,13 +12,13 @@ namespace mimorx::lattice {
 
 struct QualityReport {
   bool finite = true;
-  bool size_reduced = false;   // max |mu_ij| <= eta
-  bool lovasz = false;         // delta_check r_{k-1}^2 <= r_{k-1,k}^2 + r_k^2 for all k
+  bool size_reduced = false;  // max |mu_ij| <= eta
+  bool lovasz = false;        // delta_check r_{k-1}^2 <= r_{k-1,k}^2 + r_k^2 for all k
   bool reduced() const { return finite && size_reduced && lovasz; }
-  double max_mu = 0;           // max |mu_ij| (complex: max over real and imaginary parts)
-  int worst_lovasz_index = -1; // k of the largest Lovasz violation (or of the tightest pair)
-  double lovasz_ratio = 0;     // min_k (r_{k-1,k}^2 + r_k^2) / r_{k-1}^2; reduced iff >= delta
-  double log_volume = 0;       // log det(B^T B)^(1/2)
+  double max_mu = 0;                // max |mu_ij| (complex: max over real and imaginary parts)
+  int worst_lovasz_index = -1;      // k of the largest Lovasz violation (or of the tightest pair)
+  double lovasz_ratio = 0;          // min_k (r_{k-1,k}^2 + r_k^2) / r_{k-1}^2; reduced iff >= delta
+  double log_volume = 0;            // log det(B^T B)^(1/2)
   double orthogonality_defect = 0;  // prod ||b_i|| / vol (>= 1; 1 = orthogonal)
   double hermite_factor = 0;        // ||b_0|| / vol^(1/m)
   double condition_number = 0;      // sigma_max / sigma_min of B (2-norm)
@@ -51,8 +51,8 @@ struct TransformReport {
   bool unimodular = false;
   bool consistent = false;
   bool exact_det = false;
-  double det = 0;          // det T (exact value when exact_det)
-  double residual = 0;     // max |B T - B'| / scale
+  double det = 0;       // det T (exact value when exact_det)
+  double residual = 0;  // max |B T - B'| / scale
   bool ok() const { return integer && unimodular && consistent; }
   std::string message;
 };
