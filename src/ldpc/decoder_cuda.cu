@@ -58,8 +58,9 @@ __device__ __forceinline__ float channel_value(const FloatArith&, float x, const
 }
 
 // LB bounds the block size and so the register budget: 1024 threads leave 64 registers per
-// thread and the unrolled 19-edge row update spills ~120 bytes; 512 leave 128 and ptxas uses
-// ~106 without spilling (sm_90, nvcc 13). Both are built; DecoderConfig::max_block_threads picks.
+// thread, 512 leave 128. With register arrays for 19-edge rows the 1024 variant spilled ~120
+// bytes (106 registers needed); those rows now update in place and ptxas reports 58-64
+// registers, 0-20 bytes of spills (sm_90, nvcc 13). DecoderConfig::max_block_threads picks.
 template <class A, int LB>
 __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
   using T = typename A::T;
@@ -177,7 +178,7 @@ struct CudaDecoder::Impl {
   Buffer<int> row_start;
   Buffer<unsigned char> c2v;
   Buffer<int> bad;
-  int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 512;
+  int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 1024;
   bool c2v_shared = true;
   std::size_t smem = 0;
 
@@ -188,7 +189,7 @@ struct CudaDecoder::Impl {
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                              t.device));
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, t.device));
-    lb = t.max_block_threads == 1024 ? 1024 : 512;
+    lb = t.max_block_threads == 512 ? 512 : 1024;
     const void* kernel = lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<A, 1024>)
                                     : reinterpret_cast<const void*>(layered_kernel<A, 512>);
     MIMORX_CUDA_CHECK(

@@ -184,14 +184,48 @@ MIMORX_HD void layer_row(typename A::T* app, const DecEdge* e, int deg, int r, i
   }
 }
 
-// Largest row degree: 19 in BG1 (rows 0-3), 10 in BG2 and in BG1 rows >= 4.
+// The same update without register arrays: q_j goes to the APP slot in the first pass and is
+// read back in the second (within a layer no other row touches that variable). Used for the
+// degree-19 rows of BG1 (rows 0-3), whose arrays would not fit in 64 registers per thread.
+template <class A>
+MIMORX_HD void layer_row_inplace(typename A::T* app, const DecEdge* e, int deg, int r, int z,
+                                 typename A::Rec& rec, const A& a) {
+  auto m1 = A::big();
+  auto m2 = A::big();
+  int idx = 0;
+  std::uint32_t signs = 0, total = 0;
+  for (int j = 0; j < deg; ++j) {
+    const int v = e[j].colz + wrap_index(r, e[j].shift, z);
+    const auto q = A::sub(A::load(app[v]), A::message(rec, j));
+    app[v] = A::store(q);
+    const auto m = A::mag(q);
+    if (m < m1) {
+      m2 = m1;
+      m1 = m;
+      idx = j;
+    } else if (m < m2) {
+      m2 = m;
+    }
+    const std::uint32_t s = A::negative(q) ? 1u : 0u;
+    signs |= s << j;
+    total ^= s;
+  }
+  rec = A::make_rec(a.scale(m1), a.scale(m2), idx, total, signs);
+  for (int j = 0; j < deg; ++j) {
+    const int v = e[j].colz + wrap_index(r, e[j].shift, z);
+    app[v] = A::store(A::add(A::load(app[v]), A::message(rec, j)));
+  }
+}
+
+// Rows of degree <= 10 (all of BG2, BG1 rows >= 4) keep q_j in registers; longer rows update
+// in place. Both compute the same numbers.
 template <class A>
 MIMORX_HD void layer_row(typename A::T* app, const DecEdge* e, int deg, int r, int z,
                          typename A::Rec& rec, const A& a) {
   if (deg <= 10) {
     layer_row<10>(app, e, deg, r, z, rec, a);
   } else {
-    layer_row<19>(app, e, deg, r, z, rec, a);
+    layer_row_inplace(app, e, deg, r, z, rec, a);
   }
 }
 

@@ -49,8 +49,8 @@ struct DecoderConfig {
   // CUDA: where the compressed C2V records live: 1 shared memory, 0 a global (L2) workspace,
   // -1 chosen by the plan (docs/ldpc.md).
   int c2v_shared = -1;
-  // CUDA: largest thread block, 512 (up to 128 registers per thread, no spills) or 1024 (64
-  // registers: the unrolled row update spills); 0 = 512. Bounds Np <= max_block_threads / Z.
+  // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread); 0 = 1024.
+  // Bounds Np <= max_block_threads / Z.
   int max_block_threads = 0;
   // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
   // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
