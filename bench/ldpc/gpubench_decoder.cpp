@@ -165,8 +165,7 @@ int main(int argc, char** argv) {
     const char* path = quantized ? "int8" : "float";
     std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
-                lb == 512 ? ", 512-thread blocks" : "",
-                plan.c2v_in_shared() ? "smem" : "L2", plan.codewords_per_block(), plan.blocks_per_sm(),
+                plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "", plan.codewords_per_block(), plan.blocks_per_sm(),
                 num, kms, gbps, f.hbm_ms, f.smem_ms,
                 e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
     std::fflush(stdout);
