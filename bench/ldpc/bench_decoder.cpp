@@ -32,8 +32,8 @@ void run(benchmark::State& st, BaseGraph bg, int z, int rows, DecoderAlgo algo, 
   }
   st.counters["info_bits/s"] =
       benchmark::Counter(double(num) * plan.k(), benchmark::Counter::kIsIterationInvariantRate);
-  st.counters["edge_updates/s"] = benchmark::Counter(
-      double(num) * plan.edges() * cfg.max_iters, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["edge_updates/s"] = benchmark::Counter(double(num) * plan.edges() * cfg.max_iters,
+                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 }  // namespace
 

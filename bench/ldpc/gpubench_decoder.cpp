@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| code | path | Np | blocks/SM | words | kernel ms | info Gbit/s | HBM floor ms | smem "
       "floor ms | end-to-end Gbit/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e,
-                      int c2v = -1, int lb = 0) {
+  auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e, int c2v = -1,
+                      int lb = 0) {
     DecoderConfig cfg{c.bg, c.z};
     cfg.rows = c.rows;
     cfg.max_iters = iters;
@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
     const int num = std::max(resident, std::min(resident * 8, cap));
     Buffer<float> llr = Buffer<float>::device(std::size_t(num) * plan.n());
     rng::fill_gaussian(Backend::cuda(), 7, 3, View<float>(llr));
-    Buffer<std::uint8_t> out = Buffer<std::uint8_t>::device(
-        std::size_t(num) * (packed ? plan.packed_bytes() : plan.k()));
+    Buffer<std::uint8_t> out =
+        Buffer<std::uint8_t>::device(std::size_t(num) * (packed ? plan.packed_bytes() : plan.k()));
     Stream s = Stream::create();
     auto once = [&] {
       if (packed) {
@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
       const int nstreams = 3, chunk = std::max(1, num / 12);
       Buffer<float> h_llr = Buffer<float>::pinned(std::size_t(num) * plan.n());
       llr.copy_to_host(h_llr.data(), h_llr.size());
-      Buffer<std::uint8_t> h_out = Buffer<std::uint8_t>::pinned(std::size_t(num) * plan.packed_bytes());
+      Buffer<std::uint8_t> h_out =
+          Buffer<std::uint8_t>::pinned(std::size_t(num) * plan.packed_bytes());
       std::vector<Stream> ss;
       std::vector<DecoderPlan> plans;
       std::vector<Buffer<float>> d_in;
@@ -142,14 +143,17 @@ int main(int argc, char** argv) {
         int i = 0;
         for (int w0 = 0; w0 < num; w0 += chunk, ++i) {
           const int si = i % nstreams, m = std::min(chunk, num - w0);
-          mimorx::detail::copy_bytes(d_in[si].data(), Memory::device, h_llr.data() + std::size_t(w0) * plan.n(),
-                             Memory::host, std::size_t(m) * plan.n() * 4, ss[si].handle());
-          plans[si].decode_packed(View<const float>(d_in[si].data(), std::int64_t(m) * plan.n(), Memory::device),
-                                  m, View<std::uint8_t>(d_out[si].data(), std::int64_t(m) * plan.packed_bytes(), Memory::device),
-                                  {}, ss[si]);
-          mimorx::detail::copy_bytes(h_out.data() + std::size_t(w0) * plan.packed_bytes(), Memory::host,
-                             d_out[si].data(), Memory::device, std::size_t(m) * plan.packed_bytes(),
-                             ss[si].handle());
+          mimorx::detail::copy_bytes(d_in[si].data(), Memory::device,
+                                     h_llr.data() + std::size_t(w0) * plan.n(), Memory::host,
+                                     std::size_t(m) * plan.n() * 4, ss[si].handle());
+          plans[si].decode_packed(
+              View<const float>(d_in[si].data(), std::int64_t(m) * plan.n(), Memory::device), m,
+              View<std::uint8_t>(d_out[si].data(), std::int64_t(m) * plan.packed_bytes(),
+                                 Memory::device),
+              {}, ss[si]);
+          mimorx::detail::copy_bytes(h_out.data() + std::size_t(w0) * plan.packed_bytes(),
+                                     Memory::host, d_out[si].data(), Memory::device,
+                                     std::size_t(m) * plan.packed_bytes(), ss[si].handle());
         }
         for (auto& st : ss) st.synchronize();
       };
@@ -158,25 +162,41 @@ int main(int argc, char** argv) {
       for (int r = 0; r < 3; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         pipeline();
-        e2e_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        e2e_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
       }
       e2e_gbps = double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
     }
     const char* path = quantized ? "int8" : "float";
     std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
-                plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "", plan.codewords_per_block(), plan.blocks_per_sm(),
-                num, kms, gbps, f.hbm_ms, f.smem_ms,
-                e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
+                plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "",
+                plan.codewords_per_block(), plan.blocks_per_sm(), num, kms, gbps, f.hbm_ms,
+                f.smem_ms, e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
     std::fflush(stdout);
     if (json.is_open()) {
-      nlohmann::json j = {{"bench", "ldpc_decoder"}, {"device", dev.name}, {"code", c.name},
-                          {"bg", int(c.bg)}, {"z", c.z}, {"rows", c.rows}, {"n", plan.n()},
-                          {"k", plan.k()}, {"path", path}, {"packed", packed},
-                          {"np", plan.codewords_per_block()}, {"c2v_shared", plan.c2v_in_shared()}, {"max_block_threads", lb ? lb : 1024}, {"blocks_per_sm", plan.blocks_per_sm()},
-                          {"words", num}, {"iterations", iters}, {"kernel_ms", kms},
-                          {"info_gbps", gbps}, {"hbm_floor_ms", f.hbm_ms},
-                          {"smem_floor_ms", f.smem_ms}, {"e2e_gbps", e2e_gbps}};
+      nlohmann::json j = {{"bench", "ldpc_decoder"},
+                          {"device", dev.name},
+                          {"code", c.name},
+                          {"bg", int(c.bg)},
+                          {"z", c.z},
+                          {"rows", c.rows},
+                          {"n", plan.n()},
+                          {"k", plan.k()},
+                          {"path", path},
+                          {"packed", packed},
+                          {"np", plan.codewords_per_block()},
+                          {"c2v_shared", plan.c2v_in_shared()},
+                          {"max_block_threads", lb ? lb : 1024},
+                          {"blocks_per_sm", plan.blocks_per_sm()},
+                          {"words", num},
+                          {"iterations", iters},
+                          {"kernel_ms", kms},
+                          {"info_gbps", gbps},
+                          {"hbm_floor_ms", f.hbm_ms},
+                          {"smem_floor_ms", f.smem_ms},
+                          {"e2e_gbps", e2e_gbps}};
       json << j.dump() << "\n";
     }
   };
@@ -215,8 +235,9 @@ int main(int argc, char** argv) {
   }
   // Early termination on encoded words (BPSK, AWGN at Eb/N0 = 2.5 dB for R ~ 1/3 and 5 dB for
   // R ~ 0.85: past the waterfall, as a link runs): 64 noisy encoded words tiled over the batch.
-  std::printf("\n| code | path | Eb/N0 dB | ET | mean iterations | kernel ms | info Gbit/s |\n"
-              "|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| code | path | Eb/N0 dB | ET | mean iterations | kernel ms | info Gbit/s |\n"
+      "|---|---|---|---|---|---|---|\n");
   for (int ci : {0, 1}) {
     const Case& c = cases[ci];
     const double ebn0 = ci == 0 ? 5.0 : 2.5;
@@ -235,12 +256,14 @@ int main(int argc, char** argv) {
     for (int w = 0; w < base; ++w) {  // 64 noisy words, then tiled
       for (int i = 0; i < n_used; ++i) {
         const float x = cw[std::size_t(w) * g.n() + i] ? -1.f : 1.f;
-        const float y = x + std::sqrt(sigma2) * rng::gaussian_at(12, 0, std::uint64_t(w) * n_used + i);
+        const float y =
+            x + std::sqrt(sigma2) * rng::gaussian_at(12, 0, std::uint64_t(w) * n_used + i);
         h[std::size_t(w) * n_used + i] = i < 2 * c.z ? 0.f : 2.f * y / sigma2;
       }
     }
     for (int w = base; w < num; ++w) {
-      std::copy_n(h.begin() + std::size_t(w % base) * n_used, n_used, h.begin() + std::size_t(w) * n_used);
+      std::copy_n(h.begin() + std::size_t(w % base) * n_used, n_used,
+                  h.begin() + std::size_t(w) * n_used);
     }
     Buffer<float> llr = Buffer<float>::device(h.size());
     llr.copy_from_host(h.data(), h.size());
@@ -251,7 +274,8 @@ int main(int argc, char** argv) {
       cfg.early_termination = et;
       cfg.check_input = false;
       DecoderPlan plan(cfg, Backend::cuda());
-      Buffer<std::uint8_t> out = Buffer<std::uint8_t>::device(std::size_t(num) * plan.packed_bytes());
+      Buffer<std::uint8_t> out =
+          Buffer<std::uint8_t>::device(std::size_t(num) * plan.packed_bytes());
       Buffer<int> its = Buffer<int>::device(num);
       Stream st = Stream::create();
       plan.decode_packed(llr, num, out, its, st);
@@ -273,9 +297,15 @@ int main(int argc, char** argv) {
       std::printf("| %s | int8 | %.1f | %s | %.2f | %.3f | %.1f |\n", c.name.c_str(), ebn0,
                   et ? "on" : "off", mean, kms, gbps);
       if (json.is_open()) {
-        nlohmann::json j = {{"bench", "ldpc_decoder_et"}, {"device", dev.name}, {"code", c.name},
-                            {"ebn0_db", ebn0}, {"early_termination", et}, {"mean_iterations", mean},
-                            {"kernel_ms", kms}, {"info_gbps", gbps}, {"words", num}};
+        nlohmann::json j = {{"bench", "ldpc_decoder_et"},
+                            {"device", dev.name},
+                            {"code", c.name},
+                            {"ebn0_db", ebn0},
+                            {"early_termination", et},
+                            {"mean_iterations", mean},
+                            {"kernel_ms", kms},
+                            {"info_gbps", gbps},
+                            {"words", num}};
         json << j.dump() << "\n";
       }
     }

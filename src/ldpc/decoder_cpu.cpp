@@ -147,8 +147,7 @@ struct DecoderPlan::Impl {
                std::uint8_t* synd);
 };
 
-DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
-    : impl_(std::make_unique<Impl>(c, b)) {
+DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_unique<Impl>(c, b)) {
   require(c.bg == BaseGraph::bg1 || c.bg == BaseGraph::bg2, "bg",
           "value " + std::to_string(int(c.bg)) + "; allowed 1 (BG1) or 2 (BG2)");
   const LiftedGraph g(c.bg, c.z);  // throws InvalidArgument naming z
@@ -178,7 +177,8 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b)
     throw Unsupported("algo: bp has no quantised version; use nms or oms with quantized = true");
   }
   if (c.algo == DecoderAlgo::bp && b.is_cuda()) {
-    throw Unsupported("algo: bp (flooding sum-product) runs on the CPU only; use nms or oms on cuda");
+    throw Unsupported(
+        "algo: bp (flooding sum-product) runs on the CPU only; use nms or oms on cuda");
   }
   DecodeTables& t = impl_->t;
   t.z = c.z;
@@ -254,13 +254,13 @@ void DecoderPlan::decode_packed(View<const float> llrs, int num, View<std::uint8
 }
 
 void DecoderPlan::decode_codeword(View<const float> llrs, int num, View<std::uint8_t> bits,
-                                  View<int> iterations, View<std::uint8_t> synd, const Stream& stream) {
+                                  View<int> iterations, View<std::uint8_t> synd,
+                                  const Stream& stream) {
   impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
 }
 
-void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode,
-                            View<std::uint8_t> out, View<int> iterations,
-                            View<std::uint8_t> synd, const Stream& stream) {
+void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode, View<std::uint8_t> out,
+                            View<int> iterations, View<std::uint8_t> synd, const Stream& stream) {
   require(num >= 0, "num_codewords", std::to_string(num) + "; must be >= 0");
   require_size(llrs, std::int64_t(num) * t.n_used, "llrs");
   if (mode == OutMode::info_unpacked) {
@@ -296,9 +296,9 @@ void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode,
     return;
   }
 #if MIMORX_HAS_CUDA
-  const bool ok = cuda->run(llrs.data, num, mode, out.data,
-                            iterations.size ? iterations.data : nullptr,
-                            synd.size ? synd.data : nullptr, stream.handle(), cfg.check_input);
+  const bool ok =
+      cuda->run(llrs.data, num, mode, out.data, iterations.size ? iterations.data : nullptr,
+                synd.size ? synd.data : nullptr, stream.handle(), cfg.check_input);
   require(ok, "llrs", "contains NaN or Inf; every LLR must be finite");
 #else
   (void)stream;

@@ -33,7 +33,9 @@ struct KParams {
   int* bad_flag;
 };
 
-__host__ __device__ constexpr std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t(15); }
+__host__ __device__ constexpr std::size_t align16(std::size_t b) {
+  return (b + 15) & ~std::size_t(15);
+}
 
 __host__ __device__ inline std::size_t header_bytes(int nedges, int rows, int np) {
   return align16(sizeof(DecEdge) * nedges + sizeof(int) * (rows + 1) + sizeof(int) * np);
@@ -80,10 +82,9 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
   for (int i = tid; i < p.nedges; i += nthreads) s_edges[i] = p.edges[i];
   for (int i = tid; i <= p.rows; i += nthreads) s_rs[i] = p.row_start[i];
   T* app = s_app + std::size_t(w) * p.n_used;
-  Rec* rec = p.c2v_global
-                 ? static_cast<Rec*>(p.c2v_global) +
-                       (std::size_t(blockIdx.x) * p.np + w) * std::size_t(p.rows) * z
-                 : s_rec + std::size_t(w) * p.rows * z;
+  Rec* rec = p.c2v_global ? static_cast<Rec*>(p.c2v_global) +
+                                (std::size_t(blockIdx.x) * p.np + w) * std::size_t(p.rows) * z
+                          : s_rec + std::size_t(w) * p.rows * z;
   int bad = 0;
   for (int g = blockIdx.x; g * p.np < p.num; g += gridDim.x) {
     const int cw = g * p.np + w;
@@ -186,8 +187,8 @@ struct CudaDecoder::Impl {
   void configure() {
     MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
     int optin = 0;
-    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                             t.device));
+    MIMORX_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, t.device));
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, t.device));
     lb = t.max_block_threads == 512 ? 512 : 1024;
     const void* kernel = lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<A, 1024>)
@@ -200,8 +201,8 @@ struct CudaDecoder::Impl {
     if (t.np_override) {
       require(t.np_override * t.z <= lb, "codewords_per_block",
               std::to_string(t.np_override) + " x Z = " + std::to_string(t.np_override * t.z) +
-                  " threads; a block holds at most " + std::to_string(lb) + " (Np <= " +
-                  std::to_string(np_max) + ")");
+                  " threads; a block holds at most " + std::to_string(lb) +
+                  " (Np <= " + std::to_string(np_max) + ")");
     }
     // Np maximises the threads resident per SM, Np x Z x blocks/SM, where blocks/SM is the CUDA
     // occupancy calculator's min over threads (2048/SM), registers (64K/SM), shared memory
@@ -219,8 +220,8 @@ struct CudaDecoder::Impl {
         const std::size_t b = smem_bytes<A>(nedges, t.rows, t.n_used, t.z, cand, shared);
         if (b > std::size_t(optin)) continue;
         int nb = 0;
-        MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &nb, kernel, t.z * cand, b));
+        MIMORX_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, t.z * cand, b));
         if (nb * cand * t.z > best[pass]) {
           best[pass] = nb * cand * t.z;
           best_np[pass] = cand;
@@ -240,9 +241,8 @@ struct CudaDecoder::Impl {
     smem = best_smem[pick];
     grid_max = bps * sms;
     if (!c2v_shared) {
-      c2v = Buffer<unsigned char>::device(std::size_t(grid_max) * np * t.rows * t.z *
-                                              sizeof(typename A::Rec),
-                                          t.device);
+      c2v = Buffer<unsigned char>::device(
+          std::size_t(grid_max) * np * t.rows * t.z * sizeof(typename A::Rec), t.device);
     }
   }
 
@@ -282,9 +282,8 @@ int CudaDecoder::codewords_per_block() const { return impl_->np; }
 int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
 bool CudaDecoder::c2v_in_shared() const { return impl_->c2v_shared; }
 
-bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* out,
-                      int* iterations, std::uint8_t* syndrome_ok, void* stream,
-                      bool check_input) {
+bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
+                      std::uint8_t* syndrome_ok, void* stream, bool check_input) {
   const DecodeTables& t = impl_->t;
   MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
   cudaStream_t s = mimorx::detail::as_stream(stream);
@@ -323,8 +322,8 @@ bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* ou
   }
   if (!check_input) return true;
   int flag = 0;
-  MIMORX_CUDA_CHECK(cudaMemcpyAsync(&flag, impl_->bad.data(), sizeof(int),
-                                    cudaMemcpyDeviceToHost, s));
+  MIMORX_CUDA_CHECK(
+      cudaMemcpyAsync(&flag, impl_->bad.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
   return flag == 0;
 }

@@ -13,13 +13,13 @@ enum class OutMode { info_unpacked, info_packed, codeword };
 // Everything the kernels need, fixed when the plan is built.
 struct DecodeTables {
   int z = 0;
-  int rows = 0;    // base rows decoded (layers)
-  int n_used = 0;  // LLRs per codeword
-  int k = 0;       // information bits
-  std::vector<DecEdge> edges;   // edges of the decoded rows, row by row
-  std::vector<int> row_start;   // CSR into edges, rows + 1 entries
+  int rows = 0;                // base rows decoded (layers)
+  int n_used = 0;              // LLRs per codeword
+  int k = 0;                   // information bits
+  std::vector<DecEdge> edges;  // edges of the decoded rows, row by row
+  std::vector<int> row_start;  // CSR into edges, rows + 1 entries
   bool quantized = false;
-  bool offset = false;          // OMS instead of NMS
+  bool offset = false;  // OMS instead of NMS
   float alpha = 0.75f, beta = 0.5f;
   int alpha16 = 12, beta_q = 1;  // integer NMS/OMS parameters
   float llr_scale = 2.f;

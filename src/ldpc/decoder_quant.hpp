@@ -61,11 +61,10 @@ struct IntArith {
     return s < msg_max ? s : msg_max;
   }
   MIMORX_HD static Rec zero_rec() { return Rec{0u, 0u}; }
-  MIMORX_HD static Rec make_rec(int n1, int n2, int idx, std::uint32_t total,
-                                std::uint32_t signs) {
-    return Rec{std::uint32_t(n1) | (std::uint32_t(n2) << 8) | (std::uint32_t(idx) << 16) |
-                   (total << 24),
-               signs};
+  MIMORX_HD static Rec make_rec(int n1, int n2, int idx, std::uint32_t total, std::uint32_t signs) {
+    return Rec{
+        std::uint32_t(n1) | (std::uint32_t(n2) << 8) | (std::uint32_t(idx) << 16) | (total << 24),
+        signs};
   }
   MIMORX_HD static int message(const Rec& rec, int j) {
     const int idx = int((rec.meta >> 16) & 0xff);

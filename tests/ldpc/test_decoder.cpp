@@ -1,5 +1,3 @@
-#include "mimorx/ldpc/decoder.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +6,7 @@
 #include <vector>
 
 #include "ldpc/decoder_quant.hpp"
+#include "mimorx/ldpc/decoder.hpp"
 #include "support/gpu.hpp"
 #include "test_decoder_common.hpp"
 
@@ -76,8 +75,8 @@ TEST(DecoderCpu, EncodedWordsDecodeAllAlgorithms) {
       for (auto algo : {DecoderAlgo::bp, DecoderAlgo::nms, DecoderAlgo::oms}) {
         for (bool q : {false, true}) {
           if (algo == DecoderAlgo::bp && q) continue;
-          SCOPED_TRACE(name(c) + " sigma2=" + std::to_string(sigma2) + " algo=" +
-                       std::to_string(int(algo)) + " quantized=" + std::to_string(q));
+          SCOPED_TRACE(name(c) + " sigma2=" + std::to_string(sigma2) +
+                       " algo=" + std::to_string(int(algo)) + " quantized=" + std::to_string(q));
           const Decoded d = run_cpu(make_cfg(c, algo, q, 20), llr, num);
           for (int w = 0; w < num; ++w) {
             EXPECT_EQ(d.ok[w], 1) << "word " << w;
@@ -220,9 +219,9 @@ TEST(DecoderCpu, PackedMatchesUnpacked) {
         ASSERT_EQ(bit, info[std::size_t(w) * plan.k() + i]) << "word " << w << " bit " << i;
       }
       if (plan.k() % 8) {  // the tail of the last byte is zero
-        EXPECT_EQ(packed[w * plan.packed_bytes() + plan.packed_bytes() - 1] &
-                      (0xFF >> (plan.k() % 8)),
-                  0);
+        EXPECT_EQ(
+            packed[w * plan.packed_bytes() + plan.packed_bytes() - 1] & (0xFF >> (plan.k() % 8)),
+            0);
       }
     }
   }
@@ -287,11 +286,28 @@ TEST(DecoderCpu, BadInputIsRejected) {
   llr[17] = 1.f;
   View<const float> wrong(llr.data(), std::int64_t(llr.size()), Memory::device);
   expect_msg([&] { plan.decode(wrong, 2, hview(info)); }, "llrs");
-  expect_msg([&] { DecoderPlan p(make_cfg({BaseGraph::bg1, 17, 0}, DecoderAlgo::nms, false), Backend::cpu()); }, "z");
-  expect_msg([&] { DecoderPlan p(make_cfg({BaseGraph::bg1, 0, 0}, DecoderAlgo::nms, false), Backend::cpu()); }, "z");
-  expect_msg([&] { DecoderPlan p(make_cfg({BaseGraph::bg1, 8, 3}, DecoderAlgo::nms, false), Backend::cpu()); }, "rows");
-  expect_msg([&] { DecoderPlan p(make_cfg({BaseGraph::bg2, 8, 43}, DecoderAlgo::nms, false), Backend::cpu()); }, "rows");
-  expect_msg([&] { DecoderPlan p(make_cfg(c, DecoderAlgo::nms, false, 0), Backend::cpu()); }, "max_iters");
+  expect_msg(
+      [&] {
+        DecoderPlan p(make_cfg({BaseGraph::bg1, 17, 0}, DecoderAlgo::nms, false), Backend::cpu());
+      },
+      "z");
+  expect_msg(
+      [&] {
+        DecoderPlan p(make_cfg({BaseGraph::bg1, 0, 0}, DecoderAlgo::nms, false), Backend::cpu());
+      },
+      "z");
+  expect_msg(
+      [&] {
+        DecoderPlan p(make_cfg({BaseGraph::bg1, 8, 3}, DecoderAlgo::nms, false), Backend::cpu());
+      },
+      "rows");
+  expect_msg(
+      [&] {
+        DecoderPlan p(make_cfg({BaseGraph::bg2, 8, 43}, DecoderAlgo::nms, false), Backend::cpu());
+      },
+      "rows");
+  expect_msg([&] { DecoderPlan p(make_cfg(c, DecoderAlgo::nms, false, 0), Backend::cpu()); },
+             "max_iters");
   {
     DecoderConfig cfg = make_cfg(c, DecoderAlgo::nms, false);
     cfg.alpha = 1.5f;
@@ -332,7 +348,8 @@ GpuDecoded run_gpu(const DecoderConfig& cfg, const std::vector<float>& llr, int 
   auto d_llr = to_device(llr);
   Buffer<std::uint8_t> bits = Buffer<std::uint8_t>::device(std::size_t(num) * plan.n());
   Buffer<std::uint8_t> ok = Buffer<std::uint8_t>::device(num);
-  Buffer<std::uint8_t> packed = Buffer<std::uint8_t>::device(std::size_t(num) * plan.packed_bytes());
+  Buffer<std::uint8_t> packed =
+      Buffer<std::uint8_t>::device(std::size_t(num) * plan.packed_bytes());
   Buffer<int> iters = Buffer<int>::device(num);
   bits.fill_bytes(0xEE);
   packed.fill_bytes(0xEE);
@@ -360,8 +377,10 @@ std::vector<std::uint8_t> pack_info(const std::vector<std::uint8_t>& bits, int n
 TEST(DecoderGpu, IntegerPathBitExactWithCpu) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = mimorx::test::fresh_seed();
-  const std::vector<Code> codes = {{BaseGraph::bg1, 384, 0}, {BaseGraph::bg1, 80, 6},
-                                   {BaseGraph::bg2, 384, 0}, {BaseGraph::bg2, 10, 0},
+  const std::vector<Code> codes = {{BaseGraph::bg1, 384, 0},
+                                   {BaseGraph::bg1, 80, 6},
+                                   {BaseGraph::bg2, 384, 0},
+                                   {BaseGraph::bg2, 10, 0},
                                    {BaseGraph::bg1, 3, 0}};
   for (const Code& c : codes) {
     const LiftedGraph g(c.bg, c.z);
@@ -394,8 +413,8 @@ TEST(DecoderGpu, IntegerPathBitExactWithCpu) {
 TEST(DecoderGpu, FloatPathMatchesCpu) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = mimorx::test::fresh_seed();
-  const std::vector<Code> codes = {{BaseGraph::bg1, 384, 0}, {BaseGraph::bg1, 384, 4},
-                                   {BaseGraph::bg2, 36, 0}};
+  const std::vector<Code> codes = {
+      {BaseGraph::bg1, 384, 0}, {BaseGraph::bg1, 384, 4}, {BaseGraph::bg2, 36, 0}};
   for (const Code& c : codes) {
     const LiftedGraph g(c.bg, c.z);
     const int num = c.z >= 300 ? 4 : 40;

@@ -2,8 +2,8 @@
 // Shared by the decoder tests: codewords, BPSK over AWGN, the rate-matching-free transmission.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -109,7 +109,8 @@ inline std::vector<std::uint8_t> random_codewords(BaseGraph bg, int z, int num,
              View<std::uint8_t>(cw.data(), std::int64_t(cw.size()), Memory::host));
 #else
   const ReferenceEncoder enc(bg, z);
-  for (int w = 0; w < num; ++w) enc.encode(&info[std::size_t(w) * g.k()], &cw[std::size_t(w) * g.n()]);
+  for (int w = 0; w < num; ++w)
+    enc.encode(&info[std::size_t(w) * g.k()], &cw[std::size_t(w) * g.n()]);
 #endif
   for (int w = 0; w < num; ++w) {
     EXPECT_TRUE(g.is_codeword(cw.data() + std::size_t(w) * g.n())) << "encoder output " << w;

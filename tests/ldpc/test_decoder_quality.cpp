@@ -27,8 +27,8 @@ struct FerPoint {
   double fer() const { return words ? double(errors) / words : 0; }
 };
 
-FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate,
-             int words, std::uint64_t seed, bool quantized = false) {
+FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate, int words,
+             std::uint64_t seed, bool quantized = false) {
   const LiftedGraph g(bg, z);
   DecoderConfig cfg{bg, z};
   cfg.algo = algo;
@@ -68,10 +68,11 @@ void compare(BaseGraph bg, int z, double rate, double s_bp, double gap, int word
   const FerPoint bp = fer(bg, z, DecoderAlgo::bp, 20, s_bp, rate, words, seed);
   const FerPoint oms = fer(bg, z, DecoderAlgo::oms, 10, s_bp + gap, rate, words, seed + 1000003);
   const FerPoint nms = fer(bg, z, DecoderAlgo::nms, 10, s_bp + 0.3, rate, words, seed + 2000003);
-  std::printf("[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; OMS10 @ %.2f dB %d/%d; "
-              "NMS10 @ %.2f dB %d/%d\n",
-              int(bg), z, rate, s_bp, bp.errors, bp.words, s_bp + gap, oms.errors, oms.words,
-              s_bp + 0.3, nms.errors, nms.words);
+  std::printf(
+      "[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; OMS10 @ %.2f dB %d/%d; "
+      "NMS10 @ %.2f dB %d/%d\n",
+      int(bg), z, rate, s_bp, bp.errors, bp.words, s_bp + gap, oms.errors, oms.words, s_bp + 0.3,
+      nms.errors, nms.words);
   EXPECT_LE(bp.errors * 96, 5 * words);
   EXPECT_LE(oms.errors * 96, 3 * words);
 }

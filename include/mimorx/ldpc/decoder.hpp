@@ -42,9 +42,9 @@ struct DecoderConfig {
   bool early_termination = true;
   bool quantized = false;
   // Extensions (defaults keep the full mother code and the documented quantisation).
-  int rows = 0;             // base rows decoded, 4..base rows; 0 = all (the mother code)
-  int llr_bits = 6;         // channel LLR width of the integer path, 2..8
-  float llr_scale = 2.0f;   // integer channel LLR = round(llr * llr_scale), saturated
+  int rows = 0;                 // base rows decoded, 4..base rows; 0 = all (the mother code)
+  int llr_bits = 6;             // channel LLR width of the integer path, 2..8
+  float llr_scale = 2.0f;       // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
   // CUDA: where the compressed C2V records live: 1 shared memory, 0 a global (L2) workspace,
   // -1 chosen by the plan (docs/ldpc.md).
@@ -72,8 +72,8 @@ class DecoderPlan {
   void decode(View<const float> llrs, int num_codewords, View<std::uint8_t> info_bits,
               View<int> iterations = {}, const Stream& stream = {});
   // packed_info_bits: ceil(k/8) bytes per codeword, bit i in byte i/8 at 0x80 >> (i%8).
-  void decode_packed(View<const float> llrs, int num_codewords,
-                     View<std::uint8_t> packed_info_bits, View<int> iterations = {}, const Stream& stream = {});
+  void decode_packed(View<const float> llrs, int num_codewords, View<std::uint8_t> packed_info_bits,
+                     View<int> iterations = {}, const Stream& stream = {});
   // Every decoded bit (num_codewords x n(), unpacked 0/1) and, optionally, one byte per word:
   // 1 when the hard decision satisfies the decoded check rows.
   void decode_codeword(View<const float> llrs, int num_codewords, View<std::uint8_t> bits,
@@ -82,9 +82,9 @@ class DecoderPlan {
 
   const DecoderConfig& config() const;
   const Backend& backend() const;
-  int n() const;        // LLRs per codeword
-  int k() const;        // information bits per codeword
-  int rows() const;     // base rows decoded
+  int n() const;     // LLRs per codeword
+  int k() const;     // information bits per codeword
+  int rows() const;  // base rows decoded
   int packed_bytes() const { return (k() + 7) / 8; }
   // CUDA: codewords per thread block (Np) and thread blocks resident per SM; 0 on the CPU.
   int codewords_per_block() const;
