@@ -57,6 +57,8 @@ struct DecoderConfig {
   bool check_input = true;
 };
 
+// A CUDA plan owns a workspace (C2V records when they do not fit in shared memory, the NaN
+// flag) shared by its calls: calls that may overlap on different streams need one plan each.
 class DecoderPlan {
  public:
   DecoderPlan(const DecoderConfig&, Backend);
