@@ -1,0 +1,458 @@
+// mimorx ldpc encode | decode | ber: the 5G NR LDPC codec from the command line (docs/ldpc.md).
+//
+// Code: --bg B --z Z (K' = K = 22Z or 10Z information bits per block), or --k K' --rate R (base
+// graph and Zc chosen as TS 38.212 §7.2.2 / §5.2.2 do for a block of K' bits; F = K - K' filler
+// bits are added and removed internally). Rate matching (§5.4.2, Qm = 1, one block): E = --e, or
+// ceil(K' / --rate), or, with neither, every non-filler bit of the circular buffer (N - F).
+// --no-rate-match: the transmitted columns of the mother codeword, 66Z (BG1) or 50Z (BG2) bits
+// (the 2Z punctured systematic columns are excluded; filler positions are included, as 0).
+// Formats: one code block per line. Bits: characters 0/1 (whitespace ignored). LLRs: numbers
+// separated by whitespace (positive = bit 0), or with --binary float32 little-endian, blocks
+// back to back.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/error.hpp"
+#include "mimorx/core/rng.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+#include "mimorx/ldpc/encoder.hpp"
+#include "mimorx/ldpc/rate_match.hpp"
+#include "mimorx/ldpc/segmentation.hpp"
+#include "mimorx/modem/demap.hpp"
+#include "mimorx/modem/modulation.hpp"
+
+namespace {
+
+using namespace mimorx;
+using namespace mimorx::ldpc;
+
+struct Options {
+  int bg = 0, z = 0, k = 0, e = 0, rv = 0, iters = 10;
+  double rate = 0.0;
+  bool no_rate_match = false, binary = false;
+  std::string algo = "nms", backend = "auto", in = "-", out = "-";
+  // ber
+  std::string mod = "bpsk", snr = "0:0.5:3", json;
+  int frames = 100;
+  std::uint64_t seed = 1;
+};
+
+// One code block's parameters, resolved from the options.
+struct Code {
+  BaseGraph bg;
+  int z, k_prime, k, n;  // n: full mother codeword (68Z / 52Z)
+  int tx;                // bits per block on the air: E, or 66Z / 50Z without rate matching
+  bool rate_match;
+  RateMatchConfig rm;
+};
+
+Code resolve(const Options& o, int qm = 1) {
+  Code c{};
+  const bool by_graph = o.bg != 0 || o.z != 0;
+  require(by_graph != (o.k != 0), "code",
+          "give either --bg and --z, or --k and --rate (got " +
+              std::string(by_graph ? "--bg/--z" : "neither") + (o.k ? " and --k" : "") + ")");
+  require(o.rate == 0.0 || (std::isfinite(o.rate) && o.rate > 0.0 && o.rate <= 0.95), "rate",
+          fmt::format("{}; allowed (0, 0.95]", o.rate));
+  if (by_graph) {
+    require(o.bg == 1 || o.bg == 2, "bg", fmt::format("{}; allowed 1 or 2", o.bg));
+    require(is_lifting_size(o.z), "z",
+            fmt::format("{} is not a 5G NR lifting size (TS 38.212 Table 5.3.2-1)", o.z));
+    c.bg = BaseGraph(o.bg);
+    c.z = o.z;
+    c.k = (o.bg == 1 ? 22 : 10) * o.z;
+    c.k_prime = c.k;
+  } else {
+    require(o.rate > 0.0, "rate", "--k needs --rate (the code rate that picks the base graph)");
+    require(o.k >= 1 && o.k <= 8448, "k", fmt::format("{} bits; allowed 1..8448", o.k));
+    c.bg = select_base_graph(o.k, o.rate);
+    require(c.bg == BaseGraph::bg1 || o.k <= 3840, "k",
+            fmt::format("{} bits at rate {} selects BG2, whose blocks hold at most 3840 bits", o.k,
+                        o.rate));
+    int kb = 22;
+    if (c.bg == BaseGraph::bg2) kb = o.k > 640 ? 10 : o.k > 560 ? 9 : o.k > 192 ? 8 : 6;
+    c.z = 0;
+    for (int z : lifting_sizes()) {
+      if (kb * z >= o.k) {
+        c.z = z;
+        break;
+      }
+    }
+    c.k = (c.bg == BaseGraph::bg1 ? 22 : 10) * c.z;
+    c.k_prime = o.k;
+  }
+  c.n = (c.bg == BaseGraph::bg1 ? 68 : 52) * c.z;
+  c.rate_match = !o.no_rate_match;
+  const int ncb = (c.bg == BaseGraph::bg1 ? 66 : 50) * c.z;
+  if (c.rate_match) {
+    int e = o.e;
+    if (e == 0) {
+      e = o.rate > 0 ? int(std::ceil(c.k_prime / o.rate)) : ncb - (c.k - c.k_prime);
+      e = (e + qm - 1) / qm * qm;  // whole modulation symbols (ber)
+    }
+    c.rm = RateMatchConfig{c.bg, c.z, c.k_prime, ncb, e, 1, o.rv};
+    validate(c.rm);
+    c.tx = e;
+  } else {
+    require(o.rv == 0, "rv", "--rv needs rate matching (drop --no-rate-match)");
+    c.tx = ncb;
+  }
+  return c;
+}
+
+DecoderAlgo parse_algo(const std::string& s) {
+  if (s == "bp") return DecoderAlgo::bp;
+  if (s == "nms") return DecoderAlgo::nms;
+  if (s == "oms") return DecoderAlgo::oms;
+  throw InvalidArgument("algo: '" + s + "'; allowed bp, nms, oms");
+}
+
+std::istream& open_in(const std::string& path, std::ifstream& f, bool binary) {
+  if (path == "-") return std::cin;
+  f.open(path, binary ? std::ios::binary : std::ios::in);
+  require(bool(f), "input", "cannot open '" + path + "'");
+  return f;
+}
+
+struct Output {
+  std::ofstream f;
+  std::ostream* os = &std::cout;
+  explicit Output(const std::string& path) {
+    if (path == "-") return;
+    f.open(path);
+    require(bool(f), "output", "cannot open '" + path + "' for writing");
+    os = &f;
+  }
+};
+
+// Encodes a batch of K'-bit blocks into the bits sent per block (E or 66Z/50Z).
+std::vector<std::uint8_t> encode_blocks(const Code& c, const Backend& backend,
+                                        const std::vector<std::uint8_t>& info, int num) {
+  std::vector<std::uint8_t> full(std::size_t(num) * c.k, 0);
+  for (int w = 0; w < num; ++w) {
+    std::copy_n(info.begin() + std::size_t(w) * c.k_prime, c.k_prime,
+                full.begin() + std::size_t(w) * c.k);
+  }
+  EncoderPlan plan(c.bg, c.z, backend);
+  std::vector<std::uint8_t> cw(std::size_t(num) * c.n);
+  if (backend.is_cuda()) {
+    auto d_in = Buffer<std::uint8_t>::device(full.size(), backend.device());
+    auto d_cw = Buffer<std::uint8_t>::device(cw.size(), backend.device());
+    d_in.copy_from_host(full.data(), full.size());
+    plan.encode(d_in, num, d_cw);
+    d_cw.copy_to_host(cw.data(), cw.size());
+  } else {
+    plan.encode(View<const std::uint8_t>(full.data(), std::int64_t(full.size()), Memory::host), num,
+                View<std::uint8_t>(cw.data(), std::int64_t(cw.size()), Memory::host));
+  }
+  std::vector<std::uint8_t> tx(std::size_t(num) * c.tx);
+  for (int w = 0; w < num; ++w) {
+    std::span<const std::uint8_t> one(cw.data() + std::size_t(w) * c.n, c.n);
+    std::span<std::uint8_t> dst(tx.data() + std::size_t(w) * c.tx, c.tx);
+    if (c.rate_match) {
+      rate_match(c.rm, one, dst);
+    } else {
+      std::copy(one.begin() + 2 * c.z, one.end(), dst.begin());
+    }
+  }
+  return tx;
+}
+
+// Decodes num blocks of received LLRs (c.tx each); returns K' bits per block.
+std::vector<std::uint8_t> decode_blocks(const Code& c, DecoderPlan& plan, const Backend& backend,
+                                        const std::vector<float>& llr, int num,
+                                        std::vector<int>* iters = nullptr) {
+  std::vector<float> mother(std::size_t(num) * c.n, 0.f);
+  for (int w = 0; w < num; ++w) {
+    std::span<const float> one(llr.data() + std::size_t(w) * c.tx, c.tx);
+    std::span<float> dst(mother.data() + std::size_t(w) * c.n, c.n);
+    if (c.rate_match) {
+      rate_recover(c.rm, one, dst);
+    } else {
+      for (int i = 0; i < c.tx; ++i) {
+        require(std::isfinite(one[i]), "llr",
+                fmt::format("block {} value {} is NaN or Inf; LLRs must be finite", w, i));
+      }
+      std::copy(one.begin(), one.end(), dst.begin() + 2 * c.z);
+      for (int p = c.k_prime; p < c.k; ++p) dst[p] = kFillerLlr;
+    }
+  }
+  std::vector<std::uint8_t> bits(std::size_t(num) * c.k);
+  std::vector<int> it(num, 0);
+  if (backend.is_cuda()) {
+    auto d_llr = Buffer<float>::device(mother.size(), backend.device());
+    auto d_bits = Buffer<std::uint8_t>::device(bits.size(), backend.device());
+    auto d_it = Buffer<int>::device(num, backend.device());
+    d_llr.copy_from_host(mother.data(), mother.size());
+    plan.decode(d_llr, num, d_bits, d_it);
+    d_bits.copy_to_host(bits.data(), bits.size());
+    d_it.copy_to_host(it.data(), num);
+  } else {
+    plan.decode(View<const float>(mother.data(), std::int64_t(mother.size()), Memory::host), num,
+                View<std::uint8_t>(bits.data(), std::int64_t(bits.size()), Memory::host),
+                View<int>(it.data(), num, Memory::host));
+  }
+  std::vector<std::uint8_t> out(std::size_t(num) * c.k_prime);
+  for (int w = 0; w < num; ++w) {
+    std::copy_n(bits.begin() + std::size_t(w) * c.k, c.k_prime,
+                out.begin() + std::size_t(w) * c.k_prime);
+  }
+  if (iters) *iters = std::move(it);
+  return out;
+}
+
+void run_encode(const Options& o) {
+  const Code c = resolve(o);
+  const Backend backend = Backend::parse(o.backend);
+  std::ifstream f;
+  std::istream& in = open_in(o.in, f, false);
+  std::vector<std::uint8_t> info;
+  int num = 0;
+  std::string line;
+  for (int ln = 1; std::getline(in, line); ++ln) {
+    int count = 0;
+    for (char ch : line) {
+      if (ch == '0' || ch == '1') {
+        info.push_back(std::uint8_t(ch - '0'));
+        ++count;
+      } else {
+        require(std::isspace(static_cast<unsigned char>(ch)), "input",
+                fmt::format("line {}: character '{}'; bits are 0 or 1", ln, ch));
+      }
+    }
+    if (count == 0) continue;
+    require(count == c.k_prime, "input",
+            fmt::format("line {} has {} bits, expected K' = {}", ln, count, c.k_prime));
+    ++num;
+  }
+  require(num > 0, "input", "no code block found; expected one line of K' 0/1 bits per block");
+  const auto tx = encode_blocks(c, backend, info, num);
+  Output out(o.out);
+  std::string s(std::size_t(c.tx) + 1, '\n');
+  for (int w = 0; w < num; ++w) {
+    for (int i = 0; i < c.tx; ++i) s[i] = char('0' + tx[std::size_t(w) * c.tx + i]);
+    *out.os << s;
+  }
+}
+
+DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend) {
+  require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
+  DecoderConfig dc{c.bg, c.z};
+  dc.algo = parse_algo(o.algo);
+  dc.max_iters = o.iters;
+  return DecoderPlan(dc, backend);
+}
+
+void run_decode(const Options& o) {
+  const Code c = resolve(o);
+  const Backend backend = Backend::parse(o.backend);
+  std::ifstream f;
+  std::istream& in = open_in(o.in, f, o.binary);
+  std::vector<float> llr;
+  int num = 0;
+  if (o.binary) {
+    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t block = std::size_t(c.tx) * 4;
+    require(!raw.empty() && raw.size() % block == 0, "input",
+            fmt::format("{} bytes; expected a positive multiple of {} (float32 x {} per block)",
+                        raw.size(), block, c.tx));
+    llr.resize(raw.size() / 4);
+    for (std::size_t i = 0; i < llr.size(); ++i) {
+      const unsigned char* b = reinterpret_cast<const unsigned char*>(raw.data()) + 4 * i;
+      const std::uint32_t u = std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 |
+                              std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24;
+      std::memcpy(&llr[i], &u, 4);
+    }
+    num = int(llr.size() / c.tx);
+  } else {
+    std::string line;
+    for (int ln = 1; std::getline(in, line); ++ln) {
+      std::istringstream ls(line);
+      std::size_t before = llr.size();
+      std::string tok;
+      while (ls >> tok) {
+        char* end = nullptr;
+        const float v = std::strtof(tok.c_str(), &end);
+        require(end && *end == '\0', "input",
+                fmt::format("line {}: '{}' is not a number", ln, tok));
+        llr.push_back(v);
+      }
+      const std::size_t count = llr.size() - before;
+      if (count == 0) continue;
+      require(count == std::size_t(c.tx), "input",
+              fmt::format("line {} has {} LLRs, expected {} per block", ln, count, c.tx));
+      ++num;
+    }
+  }
+  require(num > 0, "input", "no code block found");
+  for (std::size_t i = 0; i < llr.size(); ++i) {
+    require(std::isfinite(llr[i]), "input",
+            fmt::format("block {} LLR {} is NaN or Inf; LLRs must be finite", i / c.tx, i % c.tx));
+  }
+  DecoderPlan plan = make_decoder(c, o, backend);
+  const auto bits = decode_blocks(c, plan, backend, llr, num);
+  Output out(o.out);
+  std::string s(std::size_t(c.k_prime) + 1, '\n');
+  for (int w = 0; w < num; ++w) {
+    for (int i = 0; i < c.k_prime; ++i) s[i] = char('0' + bits[std::size_t(w) * c.k_prime + i]);
+    *out.os << s;
+  }
+}
+
+std::vector<double> parse_range(const std::string& s) {
+  std::vector<double> v;
+  double a, step = 1.0, b;
+  char c1 = 0, c2 = 0;
+  std::istringstream is(s);
+  if ((is >> a >> c1 >> step >> c2 >> b) && c1 == ':' && c2 == ':' && is.eof()) {
+    require(step > 0 && b >= a && (b - a) / step < 1000, "snr",
+            "'" + s + "'; expected start:step:stop with step > 0 and stop >= start");
+    for (int i = 0; a + i * step <= b + 1e-9; ++i) v.push_back(a + i * step);
+    return v;
+  }
+  std::istringstream one(s);
+  require(bool(one >> a) && one.eof(), "snr", "'" + s + "'; expected a number or start:step:stop");
+  return {a};
+}
+
+void run_ber(const Options& o) {
+  const Modulation mod = parse_modulation(o.mod);
+  const int qm = bits_per_symbol(mod);
+  const Code c = resolve(o, qm);
+  const Backend backend = Backend::parse(o.backend);
+  require(c.tx % qm == 0, "mod",
+          fmt::format("{} bits per block are not a multiple of Qm = {}; pick --e", c.tx, qm));
+  require(o.frames >= 1, "frames", fmt::format("{}; must be >= 1", o.frames));
+  const auto snrs = parse_range(o.snr);
+  DecoderPlan plan = make_decoder(c, o, backend);
+  const int batch = std::min(o.frames, 256);
+  const double rate = double(c.k_prime) / c.tx;
+  nlohmann::json results = nlohmann::json::array();
+  fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} iters={} backend={}\n", int(c.bg), c.z,
+             c.k_prime, c.tx, rate, to_string(mod), o.algo, o.iters, backend.name());
+  fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
+             "bit_errors", "BER", "fr_err", "FER");
+  for (std::size_t si = 0; si < snrs.size(); ++si) {
+    const double esn0 = snrs[si];
+    const float n0 = float(std::pow(10.0, -esn0 / 10.0));
+    std::int64_t bit_err = 0, frame_err = 0, done = 0;
+    while (done < o.frames) {
+      const int num = int(std::min<std::int64_t>(batch, o.frames - done));
+      std::vector<std::uint8_t> info(std::size_t(num) * c.k_prime);
+      const std::uint64_t base = std::uint64_t(done) * c.k_prime;
+      for (std::size_t i = 0; i < info.size(); ++i) {
+        info[i] = rng::uniform_at(o.seed, 2 * si, base + i) < 0.5f;
+      }
+      const auto tx = encode_blocks(c, backend, info, num);
+      std::vector<float> llr(tx.size());
+      const std::int64_t syms = std::int64_t(tx.size()) / qm;
+      const std::uint64_t nbase = std::uint64_t(done) * c.tx / qm * 2;
+      const float sd = std::sqrt(n0 / 2.f);
+      for (std::int64_t s = 0; s < syms; ++s) {
+        cf32 x = map_symbol(mod, tx.data() + s * qm);
+        x.re += sd * rng::gaussian_at(o.seed, 2 * si + 1, nbase + 2 * s);
+        x.im += sd * rng::gaussian_at(o.seed, 2 * si + 1, nbase + 2 * s + 1);
+        maxlog_llrs(mod, x, n0, llr.data() + s * qm);
+      }
+      const auto got = decode_blocks(c, plan, backend, llr, num);
+      for (int w = 0; w < num; ++w) {
+        int e = 0;
+        for (int i = 0; i < c.k_prime; ++i) {
+          e += got[std::size_t(w) * c.k_prime + i] != info[std::size_t(w) * c.k_prime + i];
+        }
+        bit_err += e;
+        frame_err += e > 0;
+      }
+      done += num;
+    }
+    const double ebn0 = esn0 - 10.0 * std::log10(rate * qm);
+    const double ber = double(bit_err) / (double(done) * c.k_prime);
+    const double fer = double(frame_err) / double(done);
+    fmt::print("{:8.2f} {:8.2f} {:8d} {:12d} {:12.4e} {:8d} {:10.4e}\n", esn0, ebn0, done, bit_err,
+               ber, frame_err, fer);
+    results.push_back({{"esn0_db", esn0},
+                       {"ebn0_db", ebn0},
+                       {"frames", done},
+                       {"bit_errors", bit_err},
+                       {"ber", ber},
+                       {"frame_errors", frame_err},
+                       {"fer", fer}});
+  }
+  if (!o.json.empty()) {
+    std::ofstream jf(o.json);
+    require(bool(jf), "json", "cannot open '" + o.json + "' for writing");
+    nlohmann::json doc = {{"command", "ldpc ber"},
+                          {"bg", int(c.bg)},
+                          {"z", c.z},
+                          {"k", c.k_prime},
+                          {"e", c.tx},
+                          {"rate", rate},
+                          {"modulation", to_string(mod)},
+                          {"algo", o.algo},
+                          {"iters", o.iters},
+                          {"seed", o.seed},
+                          {"backend", backend.name()},
+                          {"results", results}};
+    jf << doc.dump(2) << "\n";
+  }
+}
+
+void add_code_options(CLI::App* cmd, Options* o) {
+  cmd->add_option("--bg", o->bg, "Base graph 1 or 2 (with --z)");
+  cmd->add_option("--z", o->z, "Lifting size Z (TS 38.212 Table 5.3.2-1)");
+  cmd->add_option("--k", o->k, "Information bits K' per block (with --rate)");
+  cmd->add_option("--rate", o->rate, "Code rate: picks the base graph with --k; E = ceil(K'/R)");
+  cmd->add_option("--e", o->e, "Rate-matched bits per block (overrides --rate for E)");
+  cmd->add_option("--rv", o->rv, "Redundancy version 0..3");
+  cmd->add_flag("--no-rate-match", o->no_rate_match,
+                "Raw transmitted columns: 66Z (BG1) / 50Z (BG2) bits, 2Z punctured excluded");
+  cmd->add_option("--backend", o->backend, "auto, cpu or cuda[:N]");
+}
+
+void add_ldpc(CLI::App& app) {
+  auto* ldpc = app.add_subcommand("ldpc", "5G NR LDPC: encode, decode, BER over AWGN");
+  ldpc->require_subcommand(1);
+  auto o = std::make_shared<Options>();
+  auto* enc = ldpc->add_subcommand("encode",
+                                   "Encode: one block of K' bits (0/1) per line in, "
+                                   "one block of E bits per line out");
+  add_code_options(enc, o.get());
+  enc->add_option("-i,--input", o->in, "Input file ('-': stdin)");
+  enc->add_option("-o,--output", o->out, "Output file ('-': stdout)");
+  enc->callback([o] { run_encode(*o); });
+  auto* dec = ldpc->add_subcommand(
+      "decode", "Decode: one block of E LLRs per line in (positive = 0), K' bits per line out");
+  add_code_options(dec, o.get());
+  dec->add_option("-i,--input", o->in, "Input file ('-': stdin)");
+  dec->add_option("-o,--output", o->out, "Output file ('-': stdout)");
+  dec->add_flag("--binary", o->binary, "Input LLRs are float32 little-endian, blocks back to back");
+  dec->add_option("--iters", o->iters, "Maximum decoder iterations");
+  dec->add_option("--algo", o->algo, "bp, nms or oms");
+  dec->callback([o] { run_decode(*o); });
+  auto* ber = ldpc->add_subcommand("ber", "FER/BER of the codec over AWGN");
+  add_code_options(ber, o.get());
+  ber->add_option("--mod", o->mod, "bpsk, qpsk, 16qam, 64qam, 256qam");
+  ber->add_option("--snr", o->snr, "Es/N0 in dB: value or start:step:stop");
+  ber->add_option("--frames", o->frames, "Code blocks per SNR point");
+  ber->add_option("--seed", o->seed, "Random seed (Philox)");
+  ber->add_option("--iters", o->iters, "Maximum decoder iterations");
+  ber->add_option("--algo", o->algo, "bp, nms or oms");
+  ber->add_option("--json", o->json, "Write the results as JSON to this file");
+  ber->callback([o] { run_ber(*o); });
+}
+
+}  // namespace
+MIMORX_REGISTER_COMMAND(ldpc, add_ldpc);
