@@ -6,7 +6,7 @@
 //   1. Core parity (4Z bits, columns kb..kb+3). Adding the first four block rows cancels the
 //      double-diagonal columns kb+1..kb+3 (each appears twice with equal shifts), leaving
 //      P^x p_kb = sum_i lambda_i, where lambda_i is the info part of block row i and x is the one
-//      shift of column kb that occurs an odd number of times (1 for BG1 except iLS 6: 105 mod Z;
+//      shift of column kb that occurs an odd number of times (0 for BG1 except iLS 6: 105 mod Z;
 //      1 or 0 for BG2). Then each remaining core column is the only unknown of one of rows 0..3.
 //   2. Extension parity: block row i >= 4 has the degree-1 column kb + i with shift 0, so every
 //      extension bit is the parity of its row's known bits; all rows are independent.
