@@ -52,8 +52,7 @@ class SoftHardAdapter final : public Detector {
   bool soft_;
 };
 
-[[maybe_unused]]  // Hard-output plans whose run() takes extra optional outputs (metrics,
-                  // statistics).
+// Hard-output plans whose run() takes extra optional outputs (metrics, statistics).
 template <class Plan>
 class HardAdapter final : public Detector {
  public:
@@ -67,7 +66,7 @@ class HardAdapter final : public Detector {
   Plan plan_;
 };
 
-int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
+[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
   int v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && p == value.data() + value.size() && v >= 1, "detector",

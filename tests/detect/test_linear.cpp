@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -65,6 +66,7 @@ Batch make_batch(std::uint64_t seed, MimoShape s, std::int64_t C, int vpc,
 struct Out {
   Buffer<std::uint8_t> bits;
   Buffer<float> llrs;
+  std::vector<double> kappa;  // oracle only: 2-norm condition number of each vector's H
 };
 
 Out run_plan(const LinearConfig& cfg, const Backend& be, const Batch& b) {
@@ -84,7 +86,7 @@ Out run_plan(const LinearConfig& cfg, const Backend& be, const Batch& b) {
                  b.vpc};
   LinearPlan plan(cfg, be);
   plan.run(in, View<std::uint8_t>(bits), View<float>(llrs));
-  Out o{Buffer<std::uint8_t>::host(nb), Buffer<float>::host(cfg.soft ? nb : 0)};
+  Out o{Buffer<std::uint8_t>::host(nb), Buffer<float>::host(cfg.soft ? nb : 0), {}};
   o.bits.copy_from(bits);
   if (cfg.soft) o.llrs.copy_from(llrs);
   return o;
@@ -95,7 +97,7 @@ Out oracle(LinearKind kind, const Batch& b) {
   const MimoShape s = b.shape;
   const int m = bits_per_symbol(s.mod);
   const std::int64_t nb = b.V * s.nt * m;
-  Out o{Buffer<std::uint8_t>::host(nb), Buffer<float>::host(nb)};
+  Out o{Buffer<std::uint8_t>::host(nb), Buffer<float>::host(nb), {}};
   for (std::int64_t v = 0; v < b.V; ++v) {
     const cf32* hp = b.h.data() + (v / b.vpc) * s.nr * s.nt;
     MatC H(s.nr, s.nt), y(s.nr, 1);
@@ -103,6 +105,8 @@ Out oracle(LinearKind kind, const Batch& b) {
       for (int i = 0; i < s.nr; ++i) H(i, j) = Cd(hp[j * s.nr + i].re, hp[j * s.nr + i].im);
     for (int i = 0; i < s.nr; ++i) y(i, 0) = Cd(b.y[v * s.nr + i].re, b.y[v * s.nr + i].im);
     const double n0 = b.n0[b.n0.size() == 1 ? 0 : v];
+    const Eigen::VectorXd sv = Eigen::JacobiSVD<MatC>(H).singularValues();
+    o.kappa.push_back(sv(0) / sv(sv.size() - 1));
     MatC G = H.adjoint() * H;
     if (kind == LinearKind::mmse) G += n0 * MatC::Identity(s.nt, s.nt);
     const MatC Gi = G.inverse();
@@ -119,7 +123,10 @@ Out oracle(LinearKind kind, const Batch& b) {
       } else {
         var = n0 * Gi(k, k).real();
       }
-      const cf32 xf(float(x.real()), float(x.imag()));
+      // The detector clips estimates to +-64 (far outside every constellation) so deep fades
+      // cannot overflow the LLRs; the oracle does the same.
+      const auto clip = [](double t) { return float(std::clamp(t, -64.0, 64.0)); };
+      const cf32 xf(clip(x.real()), clip(x.imag()));
       hard_bits(s.mod, xf, o.bits.data() + (v * s.nt + k) * m);
       maxlog_llrs(s.mod, xf, float(var), o.llrs.data() + (v * s.nt + k) * m);
     }
@@ -146,10 +153,14 @@ TEST(Linear, MatchesDoublePrecisionOracle) {
       for (std::int64_t i = 0; i < nb; ++i) {
         bit_diff += got.bits[i] != ref.bits[i];
         ASSERT_TRUE(std::isfinite(got.llrs[i]));
-        llr_out += std::abs(got.llrs[i] - ref.llrs[i]) > 1e-3f * (1.f + std::abs(ref.llrs[i]));
+        // Float equalisation error grows like kappa(H)^2 * eps (Gram matrix), so the LLR
+        // tolerance does too; a rare near-singular channel must not fail the comparison.
+        const double kappa = ref.kappa[std::size_t(i / s.bits_per_vector())];
+        const double tol = (1e-3 + 1e-6 * kappa * kappa) * (1.0 + std::abs(ref.llrs[i]));
+        llr_out += std::abs(got.llrs[i] - ref.llrs[i]) > tol;
         // Hard decisions agree with the LLR signs (positive = bit 0).
         if (got.llrs[i] != 0.f) {
-          ASSERT_EQ(got.bits[i], got.llrs[i] > 0.f ? 0 : 1) << i;
+          ASSERT_EQ(got.bits[i], got.llrs[i] > 0.f ? 0 : 1) << i << " llr " << got.llrs[i];
         }
       }
       // Float vs double may flip decisions of estimates on a decision boundary only.

@@ -44,9 +44,21 @@ MIMORX_HD int slice_pam(Modulation m, float v) {
   const int levels = axis_levels(m);
   const float t = (v / qam_scale(m) + float(levels)) * 0.5f;
   // Compare in float before converting so huge or infinite v cannot overflow the int.
-  if (!(t >= 1.f)) return 0;  // also catches NaN
-  if (t >= float(levels - 1)) return levels - 1;
-  return int(t);  // t in [1, L-1): truncation == floor
+  if (!(t >= 0.f)) return 0;  // also catches NaN
+  int level = t >= float(levels - 1) ? levels - 1 : int(t);  // truncation == floor here
+  // The rounding of t can put a v within an ulp of a boundary on the other side of it than
+  // the distances |v - a_l| that the max-log demapper compares. Settle such cases with the
+  // same distances (rounded subtraction is monotone, so this is exact), so hard decisions and
+  // LLR signs never disagree. Only a strictly nearer neighbour moves the decision: exact ties
+  // (LLR 0) and huge |v|, where both distances round to the same value, keep the level.
+  const auto dist = [&](int l) {
+    const float e = v - pam_level_amplitude(m, l);
+    return e < 0.f ? -e : e;
+  };
+  const float d = dist(level);
+  if (level > 0 && dist(level - 1) < d) return level - 1;
+  if (level + 1 < levels && dist(level + 1) < d) return level + 1;
+  return level;
 }
 
 // Interleaves the real-axis bits (c0.. -> b0 b2 ...) and imaginary-axis bits (-> b1 b3 ...).
