@@ -26,7 +26,7 @@ using namespace mimorx::lattice;
 
 namespace {
 
-double median(std::vector<double> v) {
+[[maybe_unused]] double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -36,7 +36,7 @@ struct Verdict {
   double mean_defect = 0;
 };
 
-Verdict verify(const std::vector<float>& out, int n, int count, int sample) {
+[[maybe_unused]] Verdict verify(const std::vector<float>& out, int n, int count, int sample) {
   Verdict v;
   CheckOptions co;
   co.delta = 0.75;

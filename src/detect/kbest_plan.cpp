@@ -152,6 +152,7 @@ struct KbestPlan::Impl {
                          s.handle());
       return;
 #else
+      (void)s;
       throw Unsupported("backend: this build of mimorx has no CUDA backend");
 #endif
     }

@@ -143,6 +143,7 @@ struct NwayPlan::Impl {
                         cand_d, cand_sym, backend.device(), s.handle());
       return;
 #else
+      (void)s;
       throw Unsupported("backend: this build of mimorx has no CUDA backend");
 #endif
     }

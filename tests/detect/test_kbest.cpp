@@ -39,7 +39,7 @@ double true_distance(const Problem& p, std::int64_t v, const std::uint8_t* sym) 
   for (int i = 0; i < s.nr; ++i) {
     std::complex<double> acc(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
     for (int t = 0; t < s.nt; ++t) {
-      std::uint8_t b[8];
+      std::uint8_t b[8] = {};
       for (int j = 0; j < m; ++j) b[j] = std::uint8_t((sym[t] >> (m - 1 - j)) & 1);
       const cf32 x = map_symbol(s.mod, b);
       const cf32 hh = p.h[(v / p.vpc) * s.nr * s.nt + t * s.nr + i];

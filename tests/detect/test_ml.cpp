@@ -53,7 +53,7 @@ Problem make_problem(MimoShape s, std::int64_t channels, int vpc, bool per_vecto
   for (std::int64_t v = 0; v < V; ++v) {
     std::vector<cf32> x(sz(s.nt));
     for (auto& xt : x) {
-      std::uint8_t b[8];
+      std::uint8_t b[8] = {};
       for (int k = 0; k < m; ++k) b[k] = std::uint8_t(gen() & 1);
       xt = map_symbol(s.mod, b);
     }

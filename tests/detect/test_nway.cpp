@@ -34,7 +34,7 @@ Out run_cpu(const Problem& p, int n_ways, float clip = 8.f) {
 TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
   for (int k = 1; k <= 4; ++k) {
     for (int c = 0; c < (1 << k); ++c) {
-      std::uint8_t b[4];
+      std::uint8_t b[4] = {};
       for (int j = 0; j < k; ++j) b[j] = std::uint8_t((c >> j) & 1);
       const int a = pam_amplitude(k, b);
       const int level = (a + (1 << k) - 1) / 2;
@@ -49,7 +49,7 @@ TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
     for (int ir = 0; ir < L; ++ir) {
       for (int ii = 0; ii < L; ++ii) {
         const unsigned w = nway::symbol_bits_of_levels(m / 2, ir, ii);
-        std::uint8_t b[8];
+        std::uint8_t b[8] = {};
         for (int j = 0; j < m; ++j) b[j] = std::uint8_t((w >> j) & 1);
         const cf32 x = map_symbol(mod, b);
         unsigned fast = 0;
@@ -165,7 +165,7 @@ TEST(NwayCandidates, DistancesAreTrueDistancesAndFirstSymbolIsEnumerated) {
           for (int i = 0; i < s.nr; ++i) {
             std::complex<double> acc(p.y[v * s.nr + i].re, p.y[v * s.nr + i].im);
             for (int t = 0; t < s.nt; ++t) {
-              std::uint8_t b[8];
+              std::uint8_t b[8] = {};
               for (int j = 0; j < m; ++j)
                 b[j] = std::uint8_t((sym[c * s.nt + t] >> (m - 1 - j)) & 1);
               const cf32 x = map_symbol(mod, b);

@@ -79,7 +79,7 @@ inline void naive_maxlog(const Problem& p, float clip, std::vector<float>& llr,
   const int m = bits_per_symbol(s.mod), M = 1 << m, nb = p.nbits();
   std::vector<std::complex<double>> pts(M);
   for (int i = 0; i < M; ++i) {
-    std::uint8_t b[8];
+    std::uint8_t b[8] = {};
     for (int k = 0; k < m; ++k) b[k] = std::uint8_t((i >> (m - 1 - k)) & 1);
     const cf32 x = map_symbol(s.mod, b);
     pts[i] = {x.re, x.im};
@@ -137,7 +137,7 @@ inline void fast_maxlog(const Problem& p, float clip, std::vector<float>& llr,
   std::vector<C> pts(M);
   std::vector<int> bits_of(M);
   for (int i = 0; i < M; ++i) {
-    std::uint8_t b[8];
+    std::uint8_t b[8] = {};
     for (int k = 0; k < m; ++k) b[k] = std::uint8_t((i >> (m - 1 - k)) & 1);
     const cf32 x = map_symbol(s.mod, b);
     pts[i] = {x.re, x.im};
@@ -145,7 +145,7 @@ inline void fast_maxlog(const Problem& p, float clip, std::vector<float>& llr,
   // Axis level l (amplitude 2l-(L-1)) -> its axis bits, by searching the mapping.
   std::vector<int> axis_bits_of(L);
   for (int c = 0; c < L; ++c) {
-    std::uint8_t b[8];
+    std::uint8_t b[8] = {};
     for (int k = 0; k < ka; ++k) b[k] = std::uint8_t((c >> k) & 1);
     const int a = pam_amplitude(ka, b);
     axis_bits_of[(a + L - 1) / 2] = c;

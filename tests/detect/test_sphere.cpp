@@ -43,7 +43,7 @@ struct Problem {
 };
 
 cf32 random_symbol(Modulation mod, std::mt19937_64& rng) {
-  std::uint8_t b[8];
+  std::uint8_t b[8] = {};
   for (int k = 0; k < bits_per_symbol(mod); ++k) b[k] = std::uint8_t(rng() & 1);
   return map_symbol(mod, b);
 }
@@ -113,7 +113,7 @@ double brute_force_ml(const Problem& p, std::int64_t v) {
   const cf32* y = &p.y[sz(v * nr)];
   std::vector<cd> pts(sz(M));
   for (int s = 0; s < M; ++s) {
-    std::uint8_t b[8];
+    std::uint8_t b[8] = {};
     for (int k = 0; k < bits_per_symbol(p.shape.mod); ++k)
       b[k] = std::uint8_t((s >> (bits_per_symbol(p.shape.mod) - 1 - k)) & 1);
     const cf32 c = map_symbol(p.shape.mod, b);

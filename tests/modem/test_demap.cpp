@@ -51,7 +51,7 @@ TEST(Demap, NearestPointAndHardBitsMatchBruteForce) {
       const cf32 p = nearest_point(mod, y);
       // Ties have probability zero with continuous y; compare distances to be robust anyway.
       EXPECT_NEAR(norm2(y - p), c.dist(y, best), 1e-5) << to_string(mod);
-      std::uint8_t b[8];
+      std::uint8_t b[8] = {};
       hard_bits(mod, y, b);
       EXPECT_EQ(map_symbol(mod, b), p) << to_string(mod);
     }
@@ -91,12 +91,12 @@ TEST(Demap, PamLevelsAreAscendingAndConsistentWithMapper) {
         EXPECT_GT(pam_level_amplitude(mod, l), pam_level_amplitude(mod, l - 1));
       }
       EXPECT_EQ(slice_pam(mod, pam_level_amplitude(mod, l)), l);
-      std::uint8_t c[4];
+      std::uint8_t c[4] = {};
       pam_level_bits(mod, l, c);
       EXPECT_FLOAT_EQ(float(pam_amplitude(axis_bits(mod), c)) * qam_scale(mod),
                       pam_level_amplitude(mod, l));
       for (int l2 = 0; l2 < levels; ++l2) {
-        std::uint8_t bits[8];
+        std::uint8_t bits[8] = {};
         symbol_bits_from_levels(mod, l, l2, bits);
         const cf32 p = map_symbol(mod, bits);
         EXPECT_FLOAT_EQ(p.re, pam_level_amplitude(mod, l));

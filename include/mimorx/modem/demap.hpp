@@ -27,7 +27,7 @@ MIMORX_HD float pam_level_amplitude(Modulation m, int level) {
 // pam_amplitude() of modulation.hpp: with r_1 = |a|, c0 = (a < 0), and for j >= 1
 // c_j = (r_j > 2^(k-j)), r_(j+1) = |2^(k-j) - r_j| (38.211 Table 5.1.x recursion read backwards).
 MIMORX_HD void pam_level_bits(Modulation m, int level, std::uint8_t* axis_bits_out) {
-  const int k = axis_bits(m);
+  const int k = axis_bits(m) < 4 ? axis_bits(m) : 4;  // <= 4 (256-QAM); bound for the compiler
   const int a = 2 * level - (axis_levels(m) - 1);
   axis_bits_out[0] = a < 0 ? 1 : 0;
   int r = a < 0 ? -a : a;
@@ -64,8 +64,8 @@ MIMORX_HD int slice_pam(Modulation m, float v) {
 // Interleaves the real-axis bits (c0.. -> b0 b2 ...) and imaginary-axis bits (-> b1 b3 ...).
 MIMORX_HD void symbol_bits_from_levels(Modulation m, int level_re, int level_im,
                                        std::uint8_t* bits) {
-  const int k = axis_bits(m);
-  std::uint8_t re[4], im[4];  // k <= 4 (256-QAM)
+  const int k = axis_bits(m) < 4 ? axis_bits(m) : 4;
+  std::uint8_t re[4] = {}, im[4] = {};  // k <= 4 (256-QAM)
   pam_level_bits(m, level_re, re);
   pam_level_bits(m, level_im, im);
   for (int j = 0; j < k; ++j) {
@@ -96,7 +96,7 @@ MIMORX_HD void hard_bits(Modulation m, cf32 y, std::uint8_t* bits) {
 // One pass over the L levels, keeping the two minima of (v - a_l)^2 per bit.
 MIMORX_HD void maxlog_axis_llrs(Modulation m, float v, float inv_noise_var, float* out,
                                 int stride) {
-  const int k = axis_bits(m);
+  const int k = axis_bits(m) < 4 ? axis_bits(m) : 4;  // <= 4 (256-QAM); bound for the compiler
   const int levels = axis_levels(m);
   constexpr float kBig = 3.0e38f;
   float d0[4] = {kBig, kBig, kBig, kBig};
@@ -104,7 +104,7 @@ MIMORX_HD void maxlog_axis_llrs(Modulation m, float v, float inv_noise_var, floa
   for (int l = 0; l < levels; ++l) {
     const float e = v - pam_level_amplitude(m, l);
     const float d = e * e;
-    std::uint8_t c[4];
+    std::uint8_t c[4] = {};
     pam_level_bits(m, l, c);
     for (int j = 0; j < k; ++j) {
       if (c[j]) {
