@@ -13,11 +13,13 @@
 namespace {
 
 struct SimOptions {
-  std::string mimo = "2x2";
+  // The default study: exact ML (sphere detector) for 4x4 16-QAM, down to BER ~1e-5, about a
+  // minute on two CPU cores and a few seconds on a GPU.
+  std::string mimo = "4x4";
   std::string mod = "16qam";
-  std::string detector = "ml";
+  std::string detector = "psd";
   std::string snr = "0:2:20";
-  std::int64_t frames = 100000;
+  std::int64_t frames = 1000000;
   std::int64_t batch = 0;
   std::int64_t min_errors = 0;
   std::string backend = "auto";
