@@ -3,11 +3,13 @@
 // Timed: MlPlan::run as a user calls it (device NaN/Inf validation, workspace reset, search and
 // reduction kernels, bit decoding), median of 7 after a warm-up. Throughput = detected bits/s.
 //
-// Operation-count floor (docs/ml.md): the search visits M^(nt-1) residuals per vector (the last
-// column is minimised in closed form) and spends about 8 nr + 21 FP32/INT instructions on each
-// (r update 2nr, h^H r 4nr, ||r||^2 2nr, two slicers and the metric ~21). `floor Gbit/s` is the
-// throughput if every lane of every SM retired one such instruction per cycle at 1.98 GHz (the
-// H100 SXM boost clock); `fraction` is measured / floor.
+// Operation-count floor (docs/ml.md): the search visits M^(nt-1) column-0 hypotheses per vector
+// (the last column is minimised in closed form) at about 22 FP32 instructions each (z update 2,
+// base 1, two slicers 10, distance and metric 3, code 3, compare and select 3), plus per chunk
+// (M^(nt-2) per vector) the middle columns 4 nr (nt-2), the projections h_l^H rb, w^H rb and the
+// residual energy 18 nr, about 12 more, and about 6 per real level of column 0 (ml_math.hpp).
+// `floor Gbit/s` is the throughput if every lane of every SM retired one such instruction per
+// cycle at 1.98 GHz (the H100 SXM boost clock); `fraction` is measured / floor.
 // Usage: gpubench_ml_detect [out.jsonl]
 #include <algorithm>
 #include <cmath>
@@ -36,9 +38,12 @@ struct Row {
 };
 
 double ops_per_vector(const MimoShape& s) {
-  double outer = 1;
-  for (int t = 0; t + 1 < s.nt; ++t) outer *= constellation_size(s.mod);
-  return outer * (8.0 * s.nr + 21.0);
+  const double m = constellation_size(s.mod), levels = axis_levels(s.mod);
+  double chunks = 1;
+  for (int t = 2; t < s.nt; ++t) chunks *= m;
+  const double per_chunk = (s.nt >= 2 ? m * 22.0 + levels * 6.0 : 22.0) + 18.0 * s.nr +
+                           4.0 * s.nr * (s.nt > 2 ? s.nt - 2 : 0) + 12.0;
+  return chunks * per_chunk;
 }
 
 }  // namespace
@@ -77,7 +82,7 @@ int main(int argc, char** argv) {
     for (std::int64_t v = 0; v < V; ++v) {
       std::vector<cf32> x(std::size_t(s.nt));
       for (auto& xt : x) {
-        std::uint8_t b[8];
+        std::uint8_t b[8] = {};
         const auto r = rng();
         for (int k = 0; k < m; ++k) b[k] = std::uint8_t((r >> k) & 1);
         xt = map_symbol(s.mod, b);

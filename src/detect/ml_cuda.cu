@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
 #include "detect/ml_cuda.hpp"
@@ -11,18 +12,10 @@ using ml::ModParams;
 
 constexpr int kThreads = 256;
 
-template <int NR>
-__device__ float column_energy(const cf32* h, int col) {
-  float g = 0.f;
-#pragma unroll
-  for (int i = 0; i < NR; ++i) g += norm2(h[col * NR + i]);
-  return g;
-}
-
 // One thread per (vector, chunk); chunks of one vector are consecutive threads, T = chunks per
 // vector is a power of two, so a warp holds whole vectors (T <= 32) or 32 chunks of one vector;
 // `seg` = min(T, 32) lanes reduce by xor shuffles, then one atomic per segment.
-template <int NR, bool SOFT>
+template <int NR, bool SOFT, int LV>
 __global__ void __launch_bounds__(kThreads)
     ml_kernel(ModParams p, int nt, const cf32* h, std::int64_t h_stride, const cf32* y,
               std::int64_t y_stride, int vpc, std::int64_t vectors, int tpv_log2, int per_thread,
@@ -37,10 +30,9 @@ __global__ void __launch_bounds__(kThreads)
   acc.reset();
   if (valid) {
     const cf32* hv = h + (v / vpc) * h_stride;
-    const float g = column_energy<NR>(hv, nt - 1);
-    const float inv_g = g > 0.f ? 1.f / g : 0.f;
+    const ml::VecConsts<NR> k = ml::vec_consts<NR>(p, nt, hv);
     for (int j = 0; j < per_thread; ++j) {
-      ml::run_chunk<NR, SOFT>(p, nt, hv, y + v * y_stride, g, inv_g, c + j, acc);
+      ml::run_chunk<NR, SOFT, LV>(p, nt, hv, y + v * y_stride, k, c + j, acc);
     }
   }
   const bool leader = valid && (threadIdx.x & 31) % seg == 0;
@@ -89,15 +81,15 @@ int grid_for(std::int64_t n) {
   return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
 }
 
-template <bool SOFT>
+template <bool SOFT, int LV>
 void launch_ml(int nr, dim3 grid, cudaStream_t st, ModParams p, int nt, const cf32* h,
                std::int64_t hs, const cf32* y, std::int64_t ys, int vpc, std::int64_t vectors,
                int tpv_log2, int per_thread, int seg, unsigned long long* hw, float* sw) {
   switch (nr) {
-#define MIMORX_ML_CASE(N)                                                                      \
-  case N:                                                                                      \
-    ml_kernel<N, SOFT><<<grid, kThreads, 0, st>>>(p, nt, h, hs, y, ys, vpc, vectors, tpv_log2, \
-                                                  per_thread, seg, hw, sw);                    \
+#define MIMORX_ML_CASE(N)                                                                          \
+  case N:                                                                                          \
+    ml_kernel<N, SOFT, LV><<<grid, kThreads, 0, st>>>(p, nt, h, hs, y, ys, vpc, vectors, tpv_log2, \
+                                                      per_thread, seg, hw, sw);                    \
     break;
     MIMORX_ML_CASE(1)
     MIMORX_ML_CASE(2)
@@ -154,14 +146,28 @@ void ml_cuda(Modulation mod, int nt, int nr, bool soft, const cf32* h, std::int6
                                     ml_workspace_bytes(vectors, nt, mod, soft), st));
   if (soft) {
     float* ws = static_cast<float*>(workspace);
-    launch_ml<true>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
-                    tpv_log2, int(per_thread), seg, nullptr, ws);
+    launch_ml<true, 0>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
+                       tpv_log2, int(per_thread), seg, nullptr, ws);
     finalize_soft<<<grid_for(vectors * nt * p.m), kThreads, 0, st>>>(p, nt, vectors, ws, n0,
                                                                      n0_size, bits, llrs);
   } else {
     auto* ws = static_cast<unsigned long long*>(workspace);
-    launch_ml<false>(nr, grid, st, p, nt, h, h_stride, y, y_stride, vectors_per_channel, vectors,
-                     tpv_log2, int(per_thread), seg, ws, nullptr);
+    // Hard QAM with 2, 4 or 8 levels per axis: column 0's loops fully unrolled (ml_math.hpp).
+    const int lv = p.bpsk ? 0 : p.levels;
+    auto hard = [&](auto tag) {
+      launch_ml<false, decltype(tag)::value>(nr, grid, st, p, nt, h, h_stride, y, y_stride,
+                                             vectors_per_channel, vectors, tpv_log2,
+                                             int(per_thread), seg, ws, nullptr);
+    };
+    if (lv == 2) {
+      hard(std::integral_constant<int, 2>{});
+    } else if (lv == 4) {
+      hard(std::integral_constant<int, 4>{});
+    } else if (lv == 8) {
+      hard(std::integral_constant<int, 8>{});
+    } else {
+      hard(std::integral_constant<int, 0>{});
+    }
     finalize_hard<<<grid_for(vectors), kThreads, 0, st>>>(p, nt, vectors, ws, bits);
   }
   MIMORX_CUDA_CHECK_LAUNCH();

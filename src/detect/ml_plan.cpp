@@ -18,12 +18,10 @@ std::int64_t count_hypotheses(const MimoShape& s) {
 }
 
 // One received vector on the CPU: every chunk in order, then the per-vector minima.
-template <int NR, bool SOFT>
+template <int NR, bool SOFT, int LV>
 void detect_vector(const ml::ModParams& p, int nt, const cf32* h, const cf32* y, float n0,
                    std::uint8_t* bits, float* llrs) {
-  float g = 0.f;
-  for (int i = 0; i < NR; ++i) g += norm2(h[(nt - 1) * NR + i]);
-  const float inv_g = g > 0.f ? 1.f / g : 0.f;
+  const ml::VecConsts<NR> k = ml::vec_consts<NR>(p, nt, h);
   std::int64_t chunks = 1;
   for (int t = 1; t < nt - 1; ++t) chunks *= p.size;
   const int slots = 2 * nt * p.m;
@@ -34,10 +32,10 @@ void detect_vector(const ml::ModParams& p, int nt, const cf32* h, const cf32* y,
   for (std::int64_t c = 0; c < chunks; ++c) {
     if constexpr (SOFT) {
       acc.reset();
-      ml::run_chunk<NR, SOFT>(p, nt, h, y, g, inv_g, c, acc);
+      ml::run_chunk<NR, SOFT, LV>(p, nt, h, y, k, c, acc);
       for (int s = 0; s < slots; ++s) mins[s] = std::min(mins[s], ml::soft_slot(p, nt, c, acc, s));
     } else {
-      ml::run_chunk<NR, SOFT>(p, nt, h, y, g, inv_g, c, acc);  // chunks in code order
+      ml::run_chunk<NR, SOFT, LV>(p, nt, h, y, k, c, acc);  // chunks in code order
     }
   }
   const unsigned long long best = acc.key();
@@ -52,7 +50,7 @@ void detect_vector(const ml::ModParams& p, int nt, const cf32* h, const cf32* y,
   }
 }
 
-template <int NR, bool SOFT>
+template <int NR, bool SOFT, int LV>
 void detect_all(const ml::ModParams& p, int nt, const DetectInput& in, std::uint8_t* bits,
                 float* llrs) {
   const std::int64_t V = num_vectors(in);
@@ -60,34 +58,45 @@ void detect_all(const ml::ModParams& p, int nt, const DetectInput& in, std::uint
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::int64_t v = 0; v < V; ++v) {
     const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
-    detect_vector<NR, SOFT>(p, nt, in.h.matrix(v / in.vectors_per_channel), in.y.matrix(v), n0,
-                            bits ? bits + v * per : nullptr, llrs ? llrs + v * per : nullptr);
+    detect_vector<NR, SOFT, LV>(p, nt, in.h.matrix(v / in.vectors_per_channel), in.y.matrix(v), n0,
+                                bits ? bits + v * per : nullptr, llrs ? llrs + v * per : nullptr);
   }
 }
 
-template <bool SOFT>
-void detect_cpu(int nr, const ml::ModParams& p, int nt, const DetectInput& in, std::uint8_t* bits,
-                float* llrs) {
+template <bool SOFT, int LV>
+void detect_cpu_lv(int nr, const ml::ModParams& p, int nt, const DetectInput& in,
+                   std::uint8_t* bits, float* llrs) {
   switch (nr) {
     case 1:
-      return detect_all<1, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<1, SOFT, LV>(p, nt, in, bits, llrs);
     case 2:
-      return detect_all<2, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<2, SOFT, LV>(p, nt, in, bits, llrs);
     case 3:
-      return detect_all<3, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<3, SOFT, LV>(p, nt, in, bits, llrs);
     case 4:
-      return detect_all<4, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<4, SOFT, LV>(p, nt, in, bits, llrs);
     case 5:
-      return detect_all<5, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<5, SOFT, LV>(p, nt, in, bits, llrs);
     case 6:
-      return detect_all<6, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<6, SOFT, LV>(p, nt, in, bits, llrs);
     case 7:
-      return detect_all<7, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<7, SOFT, LV>(p, nt, in, bits, llrs);
     case 8:
-      return detect_all<8, SOFT>(p, nt, in, bits, llrs);
+      return detect_all<8, SOFT, LV>(p, nt, in, bits, llrs);
     default:
       break;
   }
+}
+// The same specialisations as the CUDA launch (ml_cuda.cu): hard QAM with 2, 4 or 8 levels per
+// axis runs the fully unrolled column-0 loops, everything else the generic ones.
+template <bool SOFT>
+void detect_cpu(int nr, const ml::ModParams& p, int nt, const DetectInput& in, std::uint8_t* bits,
+                float* llrs) {
+  const int lv = SOFT || p.bpsk ? 0 : p.levels;
+  if (lv == 2) return detect_cpu_lv<SOFT, 2>(nr, p, nt, in, bits, llrs);
+  if (lv == 4) return detect_cpu_lv<SOFT, 4>(nr, p, nt, in, bits, llrs);
+  if (lv == 8) return detect_cpu_lv<SOFT, 8>(nr, p, nt, in, bits, llrs);
+  detect_cpu_lv<SOFT, 0>(nr, p, nt, in, bits, llrs);
 }
 }  // namespace
 

@@ -36,19 +36,31 @@ struct Problem {
   float noise(std::int64_t v) const { return n0[n0.size() == 1 ? 0 : sz(v)]; }
 };
 
+void fill_y(Problem& p, std::mt19937_64& gen);
+
 Problem make_problem(MimoShape s, std::int64_t channels, int vpc, bool per_vector_n0,
                      std::mt19937_64& gen) {
   Problem p;
   p.shape = s;
   p.vpc = vpc;
   const std::int64_t V = channels * vpc;
-  const int m = bits_per_symbol(s.mod);
   std::normal_distribution<float> g(0.f, std::sqrt(0.5f));
   std::uniform_real_distribution<float> u(0.005f, 1.5f);
   p.h.resize(sz(channels * s.nr * s.nt));
   for (auto& e : p.h) e = {g(gen), g(gen)};
   p.n0.resize(per_vector_n0 ? sz(V) : 1);
   for (auto& e : p.n0) e = u(gen);
+  fill_y(p, gen);
+  return p;
+}
+
+// y = H x + n for random symbols x, with the problem's channels and noise variances.
+void fill_y(Problem& p, std::mt19937_64& gen) {
+  const MimoShape& s = p.shape;
+  const int vpc = p.vpc;
+  const std::int64_t V = std::int64_t(p.h.size()) / (s.nr * s.nt) * vpc;
+  const int m = bits_per_symbol(s.mod);
+  std::normal_distribution<float> g(0.f, std::sqrt(0.5f));
   p.y.resize(sz(V * s.nr));
   for (std::int64_t v = 0; v < V; ++v) {
     std::vector<cf32> x(sz(s.nt));
@@ -65,7 +77,6 @@ Problem make_problem(MimoShape s, std::int64_t channels, int vpc, bool per_vecto
       p.y[sz(v * s.nr + i)] = acc + cf32{sd * g(gen), sd * g(gen)};
     }
   }
-  return p;
 }
 
 // ||y - H x||^2 in double for the symbols of the given bits (nt*m).
@@ -198,6 +209,57 @@ void expect_soft_exact(const Problem& p, const std::vector<float>& llrs,
   }
 }
 
+// Channels on which the column-0 / last-column split of ml_math.hpp degenerates (kind % 5): a
+// zero last column (g = 0), a zero column 0 (s0 = 0), column 0 equal to the last (w = 0 up to
+// rounding), column 0 nearly parallel to the last (tiny s0, large u0), and, for nt >= 3, a middle
+// column equal to column 0. y is drawn for the modified channels.
+Problem make_degenerate_problem(MimoShape s, std::int64_t channels, std::mt19937_64& gen) {
+  Problem p = make_problem(s, channels, 1, true, gen);
+  std::normal_distribution<float> g(0.f, 1.f);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    cf32* h = &p.h[sz(c * s.nr * s.nt)];
+    cf32* last = h + (s.nt - 1) * s.nr;
+    for (int i = 0; i < s.nr; ++i) {
+      switch (c % 5) {
+        case 0:
+          last[i] = {0.f, 0.f};
+          break;
+        case 1:
+          h[i] = {0.f, 0.f};
+          break;
+        case 2:
+          h[i] = last[i];
+          break;
+        case 3:
+          h[i] = last[i] * cf32{0.3f, -0.7f} + cf32{1e-4f * g(gen), 1e-4f * g(gen)};
+          break;
+        default:
+          if (s.nt >= 3) h[s.nr + i] = h[i];
+          break;
+      }
+    }
+  }
+  fill_y(p, gen);
+  return p;
+}
+
+const Case kDegenerateCases[] = {{2, 2, Modulation::qam16, 10}, {3, 2, Modulation::qpsk, 10},
+                                 {3, 3, Modulation::qam16, 5},  {2, 3, Modulation::bpsk, 10},
+                                 {2, 2, Modulation::qam64, 5},  {2, 1, Modulation::qam256, 5}};
+
+TEST(Ml, DegenerateChannelsStayExact) {
+  std::mt19937_64 gen(test::fresh_seed() + 6);
+  for (const Case& c : kDegenerateCases) {
+    const Problem p = make_degenerate_problem({c.nt, c.nr, c.mod}, c.channels, gen);
+    std::vector<std::uint8_t> bits;
+    std::vector<float> llrs;
+    run_cpu(p, false, bits, llrs);
+    expect_hard_exact(p, bits, "degenerate " + name(c));
+    run_cpu(p, true, bits, llrs);
+    expect_soft_exact(p, llrs, bits, "degenerate " + name(c));
+  }
+}
+
 TEST(Ml, HardDecisionsAreExactMl) {
   std::mt19937_64 gen(test::fresh_seed());
   for (const Case& c : kCases) {
@@ -314,6 +376,20 @@ TEST(MlGpu, MatchesCpuAndBruteForce) {
         EXPECT_LE(differ, cb.size() / 100) << name(c);
       }
     }
+  }
+}
+
+TEST(MlGpu, DegenerateChannelsStayExact) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 gen(test::fresh_seed() + 7);
+  for (const Case& c : kDegenerateCases) {
+    const Problem p = make_degenerate_problem({c.nt, c.nr, c.mod}, c.channels, gen);
+    std::vector<std::uint8_t> bits;
+    std::vector<float> llrs;
+    run(p, false, Backend::cuda(), bits, llrs);
+    expect_hard_exact(p, bits, "gpu degenerate " + name(c));
+    run(p, true, Backend::cuda(), bits, llrs);
+    expect_soft_exact(p, llrs, bits, "gpu degenerate " + name(c));
   }
 }
 
