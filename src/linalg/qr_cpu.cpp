@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/qr_fixed.hpp"
 #include "linalg/qr_internal.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
@@ -12,6 +13,22 @@ namespace mimorx::linalg {
 namespace {
 std::string model_name(QrModel m) {
   return m == QrModel::complex ? "complex" : m == QrModel::rvd ? "rvd" : "mrvd";
+}
+
+// The fixed-size specialisation (the code the GPU kernel runs for these shapes).
+template <class T, int NR, int NT>
+void run_cpu_fixed(const detail::QrArgs& a) {
+  constexpr int M = detail::fixed_rows<T, NR>, N = detail::fixed_rows<T, NT>;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < a.channels; ++c) {
+    const cf32* h = a.h + c * a.h_stride;
+    detail::QrFixed<T, M, N> s;
+    detail::qr_fixed_problem<T, NR, NT>(
+        a, c, [h](int i) { return h[i]; }, s);
+    detail::qr_fixed_store(a, c, s);
+    if (a.z) detail::qr_fixed_qhy<T, NR>(a, c, s);
+    if (a.status) a.status[c] = s.status;
+  }
 }
 
 template <class T>
@@ -56,71 +73,86 @@ QrPlan::QrPlan(QrPlan&&) noexcept = default;
 QrPlan& QrPlan::operator=(QrPlan&&) noexcept = default;
 QrPlan::~QrPlan() = default;
 
+// Every check tests its condition first and builds its message only when it fails: run() of a
+// small batch takes a few microseconds, and the caller's timing includes this host work.
 void QrPlan::check(const QrInput& in, const QrOutput& out) const {
   const Memory mem = memory_of(backend_);
   const int m = rows(), n = cols();
   const std::int64_t C = in.h.batch;
-  require(in.h.rows == cfg_.nr && in.h.cols == cfg_.nt, "h",
-          "matrices are " + std::to_string(in.h.rows) + "x" + std::to_string(in.h.cols) +
-              ", expected nr x nt = " + std::to_string(cfg_.nr) + "x" + std::to_string(cfg_.nt));
-  require(C >= 0 && in.h.batch_stride >= std::int64_t(cfg_.nr) * cfg_.nt, "h",
-          "batch stride " + std::to_string(in.h.batch_stride) + " is smaller than one matrix");
-  require_memory(in.h.where, mem, "h");
-  require(in.h.data != nullptr || C == 0, "h", "has no data");
+  if (!(in.h.rows == cfg_.nr && in.h.cols == cfg_.nt))
+    require(false, "h",
+            "matrices are " + std::to_string(in.h.rows) + "x" + std::to_string(in.h.cols) +
+                ", expected nr x nt = " + std::to_string(cfg_.nr) + "x" + std::to_string(cfg_.nt));
+  if (!(C >= 0 && in.h.batch_stride >= std::int64_t(cfg_.nr) * cfg_.nt))
+    require(false, "h",
+            "batch stride " + std::to_string(in.h.batch_stride) + " is smaller than one matrix");
+  if (in.h.where != mem) require_memory(in.h.where, mem, "h");
+  if (!(in.h.data != nullptr || C == 0)) require(false, "h", "has no data");
   const bool cplx = cfg_.model == QrModel::complex;
   if (cfg_.want_q) {
     if (cplx) {
-      require_shape(out.q, C, m, n, "q");
-      require_memory(out.q.where, mem, "q");
+      if (!(out.q.batch == C && out.q.rows == m && out.q.cols == n))
+        require_shape(out.q, C, m, n, "q");
+      if (out.q.where != mem) require_memory(out.q.where, mem, "q");
     } else {
-      require_shape(out.q_real, C, m, n, "q_real");
-      require_memory(out.q_real.where, mem, "q_real");
+      if (!(out.q_real.batch == C && out.q_real.rows == m && out.q_real.cols == n))
+        require_shape(out.q_real, C, m, n, "q_real");
+      if (out.q_real.where != mem) require_memory(out.q_real.where, mem, "q_real");
     }
   }
   if (cplx) {
-    require_shape(out.r, C, n, n, "r");
-    require_memory(out.r.where, mem, "r");
+    if (!(out.r.batch == C && out.r.rows == n && out.r.cols == n))
+      require_shape(out.r, C, n, n, "r");
+    if (out.r.where != mem) require_memory(out.r.where, mem, "r");
   } else {
-    require_shape(out.r_real, C, n, n, "r_real");
-    require_memory(out.r_real.where, mem, "r_real");
+    if (!(out.r_real.batch == C && out.r_real.rows == n && out.r_real.cols == n))
+      require_shape(out.r_real, C, n, n, "r_real");
+    if (out.r_real.where != mem) require_memory(out.r_real.where, mem, "r_real");
   }
   if (cfg_.want_qhy) {
-    require(in.vectors_per_channel >= 1, "vectors_per_channel",
-            std::to_string(in.vectors_per_channel) + "; must be >= 1");
+    if (!(in.vectors_per_channel >= 1))
+      require(false, "vectors_per_channel",
+              std::to_string(in.vectors_per_channel) + "; must be >= 1");
     const std::int64_t V = C * in.vectors_per_channel;
-    require_shape(in.y, V, cfg_.nr, 1, "y");
-    require_memory(in.y.where, mem, "y");
+    if (!(in.y.batch == V && in.y.rows == cfg_.nr && in.y.cols == 1))
+      require_shape(in.y, V, cfg_.nr, 1, "y");
+    if (in.y.where != mem) require_memory(in.y.where, mem, "y");
     if (cplx) {
-      require_shape(out.z, V, n, 1, "z");
-      require_memory(out.z.where, mem, "z");
+      if (!(out.z.batch == V && out.z.rows == n && out.z.cols == 1))
+        require_shape(out.z, V, n, 1, "z");
+      if (out.z.where != mem) require_memory(out.z.where, mem, "z");
     } else {
-      require_shape(out.z_real, V, n, 1, "z_real");
-      require_memory(out.z_real.where, mem, "z_real");
+      if (!(out.z_real.batch == V && out.z_real.rows == n && out.z_real.cols == 1))
+        require_shape(out.z_real, V, n, 1, "z_real");
+      if (out.z_real.where != mem) require_memory(out.z_real.where, mem, "z_real");
     }
   }
   if (out.perm.size != 0) {
-    require_size(out.perm, C * n, "perm");
-    require_memory(out.perm.where, mem, "perm");
+    if (out.perm.size != C * n) require_size(out.perm, C * n, "perm");
+    if (out.perm.where != mem) require_memory(out.perm.where, mem, "perm");
   }
   if (out.status.size != 0) {
-    require_size(out.status, C, "status");
-    require_memory(out.status.where, mem, "status");
+    if (out.status.size != C) require_size(out.status, C, "status");
+    if (out.status.where != mem) require_memory(out.status.where, mem, "status");
   }
   if (in.order.size != 0) {
-    require(!cfg_.sorted, "order",
-            "an explicit column order cannot be combined with sorted (SQRD chooses the order)");
-    require(in.order.size == n || in.order.size == C * n, "order",
-            "has " + std::to_string(in.order.size) + " entries; give n=" + std::to_string(n) +
-                " (one order for all channels) or C*n=" + std::to_string(C * n));
-    require_memory(in.order.where, mem, "order");
+    if (cfg_.sorted)
+      require(false, "order",
+              "an explicit column order cannot be combined with sorted (SQRD chooses the order)");
+    if (!(in.order.size == n || in.order.size == C * n))
+      require(false, "order",
+              "has " + std::to_string(in.order.size) + " entries; give n=" + std::to_string(n) +
+                  " (one order for all channels) or C*n=" + std::to_string(C * n));
+    if (in.order.where != mem) require_memory(in.order.where, mem, "order");
     if (in.order.where == Memory::host) {
       for (std::int64_t s = 0; s < in.order.size; s += n) {
         std::vector<char> seen(n, 0);
         for (int j = 0; j < n; ++j) {
           const int v = in.order[s + j];
-          require(v >= 0 && v < n && !seen[v], "order",
-                  "entry " + std::to_string(s + j) + " = " + std::to_string(v) +
-                      " makes it no permutation of 0.." + std::to_string(n - 1));
+          if (!(v >= 0 && v < n && !seen[v]))
+            require(false, "order",
+                    "entry " + std::to_string(s + j) + " = " + std::to_string(v) +
+                        " makes it no permutation of 0.." + std::to_string(n - 1));
           seen[v] = 1;
         }
       }
@@ -171,11 +203,10 @@ void QrPlan::run(const QrInput& in, const QrOutput& out, const Stream& stream) {
   }
 
   if (backend_.is_cpu()) {
-    if (cplx) {
-      run_cpu<cf32>(a);
-    } else {
-      run_cpu<float>(a);
-    }
+    const bool fixed = detail::qr_fixed_dispatch(
+        a, [&]<class T, int NR, int NT>() { run_cpu_fixed<T, NR, NT>(a); });
+    if (!fixed && cplx) run_cpu<cf32>(a);
+    if (!fixed && !cplx) run_cpu<float>(a);
   } else {
 #if MIMORX_HAS_CUDA
     detail::qr_run_cuda(a, backend_.device(), stream.handle());

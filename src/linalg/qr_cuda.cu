@@ -1,15 +1,18 @@
-// Batched QR on the GPU: a group of G lanes per problem (G = model rows rounded up to a power
-// of two, at most 32), so that 8x8 real problems put four problems in a warp and every step
-// of the Gram-Schmidt recursion is spread over the rows. Lane l owns rows l, l + G, ... of A
-// and of R (shared memory, one slice per problem); sums over rows are butterfly reductions
-// with __shfl_xor_sync. The arithmetic is qr_problem(), the same source the CPU runs with
-// SerialRows{G}, hence bit-identical results. (A first version with one thread per problem
-// took 64 us for 8400 8x8 MRVD problems on an H100: 263 warps, each a long dependent chain.)
+// Batched QR on the GPU. Small shapes (qr_fixed_shape: nr <= 4) take qr_fixed_kernel below,
+// one thread per problem with the problem in registers (qr_fixed.hpp). Other shapes: a group
+// of G lanes per problem (G = model rows rounded up to a power of two, at most 32). Lane l
+// owns rows l, l + G, ... of A and of R (shared memory, one slice per problem); sums over rows
+// are butterfly reductions with __shfl_xor_sync. The arithmetic is qr_problem(), the same
+// source the CPU runs with SerialRows{G}, hence bit-identical results. (A first version with
+// one thread per problem and the matrices in shared memory took 64 us for 8400 8x8 MRVD
+// problems on an H100; the G-lane kernel 49 us; the register kernel 17 us.)
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
+#include "linalg/qr_fixed.hpp"
 #include "linalg/qr_internal.hpp"
 #include "mimorx/core/error.hpp"
 
@@ -37,8 +40,9 @@ struct LaneRows {
   MIMORX_HD bool owns(int i) const { return (i & (g - 1)) == lane; }
   template <class T, class F>
   MIMORX_HD T rowsum(int m, F f) const {
-    T p = hd::zero<T>();
-    for (int r = lane; r < m; r += g) p = hd::add(p, f(r));
+    // As SerialRows: from zero when g == 1, else from the lane's first row.
+    T p = g > 1 && lane < m ? f(lane) : hd::zero<T>();
+    for (int r = g > 1 && lane < m ? lane + g : lane; r < m; r += g) p = hd::add(p, f(r));
     for (int o = g >> 1; o >= 1; o >>= 1) p = hd::add(p, shfl_xor(mask, p, o));
     return p;
   }
@@ -69,6 +73,121 @@ __global__ void __launch_bounds__(128) qr_kernel(QrArgs a, int g) {
   float* wn = fbase + t;
   int* wp = reinterpret_cast<int*>(fbase + std::size_t(a.n) * es) + t;
   qr_problem<T>(ex, a, c, wa, wr, wp, wn, es);
+}
+
+// Fixed-size shapes (qr_fixed.hpp): one thread per problem with the problem in registers.
+// A block of kFixedThreads problems loads its channels with coalesced loads into shared
+// memory, each thread decomposes its own, stages Q, R and the permutation in shared memory
+// (odd per-thread strides, so a warp's accesses hit distinct banks), and the block writes them
+// out with coalesced stores. 8400 problems are 132 blocks of two warps: one block per SM.
+constexpr int kFixedThreads = 64;
+
+template <class T>
+__device__ __forceinline__ void put(float* p, T v) {
+  if constexpr (std::is_same_v<T, cf32>) {
+    p[0] = v.re;
+    p[1] = v.im;
+  } else {
+    p[0] = v;
+  }
+}
+
+// Block-wide copies of cnt * SIZE elements between global memory (problem p at
+// g + (c0 + p) * stride) and shared memory (problem p at s + p * PITCH). A full block of
+// contiguous problems runs a compile-time trip count with every load issued before the first
+// store, so the block waits for one memory latency rather than one per iteration.
+template <int SIZE, int PITCH, class E>
+__device__ __forceinline__ void load_in(E* s, const E* g, std::int64_t stride, std::int64_t c0,
+                                        int cnt) {
+  const int t = int(threadIdx.x);
+  if (cnt == kFixedThreads && stride == SIZE) {
+    const E* src = g + c0 * SIZE;
+    E v[SIZE];
+#pragma unroll
+    for (int it = 0; it < SIZE; ++it) v[it] = src[it * kFixedThreads + t];
+#pragma unroll
+    for (int it = 0; it < SIZE; ++it) {
+      const int idx = it * kFixedThreads + t, p = idx / SIZE, e = idx - p * SIZE;
+      s[p * PITCH + e] = v[it];
+    }
+  } else {
+    for (int idx = t; idx < cnt * SIZE; idx += kFixedThreads) {
+      const int p = idx / SIZE, e = idx - p * SIZE;
+      s[p * PITCH + e] = g[(c0 + p) * stride + e];
+    }
+  }
+}
+template <int SIZE, int PITCH, class E>
+__device__ __forceinline__ void copy_out(E* g, std::int64_t stride, std::int64_t c0, int cnt,
+                                         const E* s) {
+  const int t = int(threadIdx.x);
+  if (cnt == kFixedThreads && stride == SIZE) {
+    E* dst = g + c0 * SIZE;
+    E v[SIZE];
+#pragma unroll
+    for (int it = 0; it < SIZE; ++it) {
+      const int idx = it * kFixedThreads + t, p = idx / SIZE, e = idx - p * SIZE;
+      v[it] = s[p * PITCH + e];
+    }
+#pragma unroll
+    for (int it = 0; it < SIZE; ++it) dst[it * kFixedThreads + t] = v[it];
+  } else {
+    for (int idx = t; idx < cnt * SIZE; idx += kFixedThreads) {
+      const int p = idx / SIZE, e = idx - p * SIZE;
+      g[(c0 + p) * stride + e] = s[p * PITCH + e];
+    }
+  }
+}
+
+template <class T, int NR, int NT>
+__global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
+  constexpr int M = fixed_rows<T, NR>, N = fixed_rows<T, NT>;
+  constexpr int W = int(sizeof(T) / sizeof(float));  // floats per element
+  constexpr int HS = 2 * NR * NT, QS = M * N * W, RS = N * N * W;
+  constexpr int S1 = (HS > RS ? HS : RS) | 1;  // H in, then this problem's R out
+  constexpr int S2 = QS | 1, SP = N | 1;
+  constexpr int P = kFixedThreads;
+  __shared__ float s_hr[P * S1];
+  __shared__ float s_q[P * S2];
+  __shared__ int s_p[P * SP];
+  const int t = int(threadIdx.x);
+  const std::int64_t c0 = std::int64_t(blockIdx.x) * P;
+  const int cnt = a.channels - c0 < P ? int(a.channels - c0) : P;
+  load_in<HS, S1>(s_hr, reinterpret_cast<const float*>(a.h), 2 * a.h_stride, c0, cnt);
+  __syncthreads();
+  if (t < cnt) {
+    const std::int64_t c = c0 + t;
+    float* mine = s_hr + t * S1;  // only this thread touches it until the next barrier
+    QrFixed<T, M, N> s;
+    qr_fixed_problem<T, NR, NT>(
+        a, c, [mine](int i) { return cf32(mine[2 * i], mine[2 * i + 1]); }, s);
+    if (a.z) qr_fixed_qhy<T, NR>(a, c, s);
+    if (a.status) a.status[c] = s.status;
+    float* sq = s_q + t * S2;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+#pragma unroll
+      for (int i = 0; i < M; ++i) put(sq + (j * M + i) * W, s.a[j][i]);
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) put(mine + (j * N + i) * W, i <= j ? s.r[j][i] : hd::zero<T>());
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) s_p[t * SP + j] = s.perm[j];
+  }
+  __syncthreads();
+  if (a.q) copy_out<QS, S2>(static_cast<float*>(a.q), a.q_stride * W, c0, cnt, s_q);
+  if (a.r) copy_out<RS, S1>(static_cast<float*>(a.r), a.r_stride * W, c0, cnt, s_hr);
+  if (a.perm) copy_out<N, SP>(a.perm, N, c0, cnt, s_p);
+}
+
+template <class T, int NR, int NT>
+void launch_fixed(const QrArgs& a, cudaStream_t stream) {
+  const std::int64_t blocks = (a.channels + kFixedThreads - 1) / kFixedThreads;
+  qr_fixed_kernel<T, NR, NT><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
+  MIMORX_CUDA_CHECK_LAUNCH();
 }
 
 // Device attributes, cached: a run of a small batch is a few microseconds of GPU time and
@@ -123,6 +242,11 @@ void launch(const QrArgs& a, int device, cudaStream_t stream) {
 
 void qr_run_cuda(const QrArgs& args, int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const cudaStream_t st = mimorx::detail::as_stream(stream);
+  if (qr_fixed_dispatch(args,
+                        [&]<class T, int NR, int NT>() { launch_fixed<T, NR, NT>(args, st); })) {
+    return;
+  }
   if (args.model == QrModel::complex) {
     launch<cf32>(args, device, mimorx::detail::as_stream(stream));
   } else {

@@ -62,7 +62,7 @@ MIMORX_HD float model_y<float>(const QrArgs& a, const cf32* y, int i) {
 
 // Lanes per problem of the GPU kernel (and the reduction order the CPU reproduces): one lane
 // per model row, rounded up to a power of two, at most a warp.
-MIMORX_HD int qr_group_size(int m) {
+MIMORX_HD constexpr int qr_group_size(int m) {
   int g = 1;
   while (g < m && g < 32) g <<= 1;
   return g;

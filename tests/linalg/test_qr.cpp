@@ -4,10 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
+#include <type_traits>
 #include <vector>
 
+#include "linalg/qr_fixed.hpp"
+#include "linalg/qr_internal.hpp"
 #include "mimorx/core/rng.hpp"
 #include "mimorx/linalg/qr.hpp"
 #include "support/gpu.hpp"
@@ -408,6 +413,115 @@ TEST(Qr, BadInputIsRejected) {
   if (cuda_available()) {
     QrPlan gplan(QrConfig{.nr = 4, .nt = 4}, Backend::cuda());
     EXPECT_THROW(gplan.run(in, out), InvalidArgument);
+  }
+}
+
+// The fixed-size specialisation (registers, unrolled; what the GPU runs for nr <= 4) computes
+// bit for bit what the general routine (qr_problem with SerialRows{G}) computes, including
+// rank-deficient channels, SQRD ties (duplicate columns), non-finite H or y, bad orders,
+// explicit orders and rotations.
+// First index where two arrays differ in their bits, or -1.
+template <class V>
+long first_difference(const V& x, const V& y) {
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::memcmp(&x[i], &y[i], sizeof(x[i])) != 0) return long(i);
+  return -1;
+}
+
+TEST(Qr, FixedSizePathIsBitIdenticalToGeneral) {
+  const auto seed = test::fresh_seed();
+  const Case shapes[] = {{1, 1}, {2, 1}, {2, 2}, {3, 2}, {3, 3}, {4, 1}, {4, 3}, {4, 4}};
+  for (const Case cs : shapes) {
+    const std::int64_t C = 300;
+    const int vpc = 2;
+    auto h = gaussian_cf32(seed, 7000 + cs.nr * 10 + cs.nt, C * cs.nr * cs.nt);
+    auto y = gaussian_cf32(seed, 8000 + cs.nr * 10 + cs.nt, C * vpc * cs.nr);
+    const int hs = cs.nr * cs.nt;
+    for (std::int64_t c = 0; c < C; c += 7) {
+      // Duplicate and dependent columns: SQRD ties and rank deficiency.
+      if (cs.nt >= 2) {
+        for (int i = 0; i < cs.nr; ++i) h[c * hs + cs.nr + i] = h[c * hs + i];
+        if (c % 14 == 0)
+          for (int i = 0; i < cs.nr; ++i) h[c * hs + cs.nr + i] = h[c * hs + i] * cf32(0.f, -2.f);
+      }
+    }
+    h[5 * hs].im = std::numeric_limits<float>::quiet_NaN();
+    y[11 * vpc * cs.nr].re = std::numeric_limits<float>::infinity();
+    for (QrModel model : {QrModel::complex, QrModel::rvd, QrModel::mrvd}) {
+      const int m = model_rows(model, cs.nr), n = model_cols(model, cs.nt);
+      // Per-channel random orders with some that are no permutation.
+      std::vector<int> order(std::size_t(C) * n);
+      std::mt19937 gen(unsigned(seed) + unsigned(m * 31 + n));
+      for (std::int64_t c = 0; c < C; ++c) {
+        std::iota(order.begin() + c * n, order.begin() + (c + 1) * n, 0);
+        std::shuffle(order.begin() + c * n, order.begin() + (c + 1) * n, gen);
+      }
+      if (n > 1) order[13 * n] = order[13 * n + 1];
+      order[17 * n] = n;
+      for (int variant = 0; variant < 5; ++variant) {
+        const bool sorted = variant >= 3;
+        const int rotation = variant == 1 || variant == 4 ? n - 1 : variant == 2 ? n / 2 : 0;
+        const bool with_order = variant == 2;
+        SCOPED_TRACE(testing::Message()
+                     << cs.nr << "x" << cs.nt << " model " << int(model) << " variant " << variant);
+        detail::QrArgs a;
+        a.nr = cs.nr, a.nt = cs.nt, a.m = m, a.n = n, a.model = model, a.sorted = sorted;
+        a.rotation = rotation, a.channels = C, a.h = h.data(), a.h_stride = hs;
+        a.y = y.data(), a.y_stride = cs.nr, a.vpc = vpc, a.z_stride = n;
+        if (with_order) a.order = order.data(), a.order_per_channel = true;
+        a.q_stride = std::int64_t(m) * n, a.r_stride = std::int64_t(n) * n;
+        auto both = [&]<class T>(T) {
+          std::vector<T> q(std::size_t(C) * m * n), r(std::size_t(C) * n * n),
+              z(std::size_t(C) * vpc * n);
+          std::vector<int> perm(static_cast<std::size_t>(C) * n),
+              status(static_cast<std::size_t>(C));
+          detail::QrArgs g = a;
+          g.q = q.data(), g.r = r.data(), g.z = z.data(), g.perm = perm.data();
+          g.status = status.data();
+          {
+            const SerialRows rows{detail::qr_group_size(m)};
+            std::vector<T> wa(std::size_t(m) * n), wr(std::size_t(n) * n);
+            std::vector<int> wp(n);
+            std::vector<float> wn(n);
+            for (std::int64_t c = 0; c < C; ++c)
+              detail::qr_problem<T>(rows, g, c, wa.data(), wr.data(), wp.data(), wn.data(), 1);
+          }
+          std::vector<T> q2(q.size()), r2(r.size()), z2(z.size());
+          std::vector<int> perm2(perm.size()), status2(status.size());
+          detail::QrArgs f = a;
+          f.q = q2.data(), f.r = r2.data(), f.z = z2.data(), f.perm = perm2.data();
+          f.status = status2.data();
+          const bool fixed = detail::qr_fixed_dispatch(f, [&]<class U, int NR, int NT>() {
+            if constexpr (std::is_same_v<U, T>) {
+              constexpr int M = detail::fixed_rows<U, NR>, N = detail::fixed_rows<U, NT>;
+              for (std::int64_t c = 0; c < C; ++c) {
+                const cf32* hc = f.h + c * f.h_stride;
+                detail::QrFixed<U, M, N> st;
+                detail::qr_fixed_problem<U, NR, NT>(
+                    f, c, [hc](int i) { return hc[i]; }, st);
+                detail::qr_fixed_store(f, c, st);
+                detail::qr_fixed_qhy<U, NR>(f, c, st);
+                f.status[c] = st.status;
+              }
+            }
+          });
+          ASSERT_TRUE(fixed);
+          EXPECT_EQ(first_difference(q, q2), -1);
+          EXPECT_EQ(first_difference(r, r2), -1);
+          EXPECT_EQ(first_difference(z, z2), -1);
+          EXPECT_EQ(first_difference(perm, perm2), -1);
+          EXPECT_EQ(first_difference(status, status2), -1);
+          int flagged = 0;
+          for (int v : status) flagged += v != qr_ok;
+          EXPECT_GT(flagged, 0);
+        };
+        if (model == QrModel::complex) {
+          both(cf32{});
+        } else {
+          both(0.f);
+        }
+      }
+    }
   }
 }
 

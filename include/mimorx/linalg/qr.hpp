@@ -1,6 +1,7 @@
 #pragma once
 // Batched QR decomposition of MIMO channels, on the CPU (OpenMP over the batch) or on a GPU
-// (one problem per thread, many problems per block, matrices in shared memory), in the complex
+// (small shapes: one problem per thread in registers; larger ones: a group of lanes per
+// problem with the matrices in shared memory), in the complex
 // model or one of the two real-valued models, optionally sorted (SQRD) and with z = Q^H y.
 //
 //   QrConfig cfg{.nr = 4, .nt = 4, .model = QrModel::mrvd, .sorted = true};

@@ -138,9 +138,10 @@ MIMORX_HD float real_model_y(QrModel m, const cf32* y, int nr, int i) {
 // Who computes which rows of one problem. The CPU (and one-thread-per-problem kernels) own
 // all rows; a GPU group of G lanes owns rows lane, lane + G, ... and sums over rows are
 // reduced across the group by a butterfly. SerialRows reproduces that reduction order with G
-// virtual lanes (partial sums of rows r = l mod G in increasing r, then pairwise from stride
-// G/2 down to 1), so a CPU reference with G = the kernel's group size gives identical bits.
-// G = 1 is the plain sequential sum.
+// virtual lanes (partial sums of rows r = l mod G in increasing r, starting from row l itself
+// or from zero for a lane without rows, then pairwise from stride G/2 down to 1), so a CPU
+// reference with G = the kernel's group size gives identical bits. G = 1 is the plain
+// sequential sum from zero.
 struct SerialRows {
   int groups = 1;  // power of two, <= 32
   MIMORX_HD int first() const { return 0; }
@@ -154,8 +155,8 @@ struct SerialRows {
       return s;
     }
     T part[32];
-    for (int l = 0; l < groups; ++l) part[l] = hd::zero<T>();
-    for (int r = 0; r < m; ++r) part[r & (groups - 1)] = hd::add(part[r & (groups - 1)], f(r));
+    for (int l = 0; l < groups; ++l) part[l] = l < m ? f(l) : hd::zero<T>();
+    for (int r = groups; r < m; ++r) part[r & (groups - 1)] = hd::add(part[r & (groups - 1)], f(r));
     for (int o = groups >> 1; o >= 1; o >>= 1)
       for (int l = 0; l < o; ++l) part[l] = hd::add(part[l], part[l + o]);
     return part[0];
