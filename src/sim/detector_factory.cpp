@@ -66,7 +66,8 @@ class HardAdapter final : public Detector {
   Plan plan_;
 };
 
-[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value, const std::string& what) {
+[[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
+                                 const std::string& what) {
   int v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && p == value.data() + value.size() && v >= 1, "detector",
@@ -108,7 +109,7 @@ const std::map<std::string, Factory>& factories() {
     m["psd"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
                   const Backend& b, bool soft) -> std::unique_ptr<Detector> {
       require(!soft, "detector",
-              "'psd' gives hard decisions only; use ml, nway:N or kbest:K for LLRs");
+              "'psd' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
       detect::SphereConfig cfg;
       cfg.shape = s;
       return std::make_unique<HardAdapter<detect::SpherePlan>>(spec, detect::SpherePlan(cfg, b));
@@ -141,7 +142,8 @@ const std::map<std::string, Factory>& factories() {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, bool soft) -> std::unique_ptr<Detector> {
         require(!soft, "detector",
-                "'" + spec + "' gives hard decisions only; use ml, nway:N or kbest:K for LLRs");
+                "'" + spec +
+                    "' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
         detect::LrConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;

@@ -14,9 +14,15 @@ namespace mimorx::sim::detail {
 inline constexpr std::uint64_t kStreamBits = 0x5100000000000001ULL;
 inline constexpr std::uint64_t kStreamChannel = 0x5100000000000002ULL;
 inline constexpr std::uint64_t kStreamNoise = 0x5100000000000003ULL;
+inline constexpr std::uint64_t kStreamTransportBits = 0x5100000000000004ULL;
 
 MIMORX_HD std::uint8_t source_bit(std::uint64_t seed, std::uint64_t index) {
   return std::uint8_t(rng::philox_block(seed, kStreamBits, index >> 2).v[index & 3] >> 31);
+}
+
+// Information bit `index` of the coded simulator's transport blocks (block b, bit k: b*tbs+k).
+MIMORX_HD std::uint8_t transport_bit(std::uint64_t seed, std::uint64_t index) {
+  return std::uint8_t(rng::philox_block(seed, kStreamTransportBits, index >> 2).v[index & 3] >> 31);
 }
 
 // Entry (i, j) of the i.i.d. Rayleigh channel of frame f: CN(0, 1), no normalisation by nt.
@@ -59,12 +65,11 @@ MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
           add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
 }
 
-// Generates everything of one frame: bits (nt*m), H (nr x nt column-major), y (nr).
-MIMORX_HD void make_frame(std::uint64_t seed, std::int64_t f, int nt, int nr, Modulation mod,
-                          float n0, std::uint8_t* bits, cf32* h, cf32* y) {
+// Channel and received vector of frame f for given bits (nt*m): H (nr x nt column-major) and
+// y = H x + n (nr). The coded simulator calls this with encoded bits.
+MIMORX_HD void make_received(std::uint64_t seed, std::int64_t f, int nt, int nr, Modulation mod,
+                             float n0, const std::uint8_t* bits, cf32* h, cf32* y) {
   const int m = bits_per_symbol(mod);
-  const std::uint64_t bit0 = std::uint64_t(f) * std::uint64_t(nt * m);
-  for (int k = 0; k < nt * m; ++k) bits[k] = source_bit(seed, bit0 + std::uint64_t(k));
   for (int j = 0; j < nt; ++j) {
     for (int i = 0; i < nr; ++i) h[j * nr + i] = rayleigh_entry(seed, f, nr, nt, i, j);
   }
@@ -76,6 +81,15 @@ MIMORX_HD void make_frame(std::uint64_t seed, std::int64_t f, int nt, int nr, Mo
     }
     y[i] = acc;
   }
+}
+
+// Generates everything of one frame: source bits (nt*m), H and y.
+MIMORX_HD void make_frame(std::uint64_t seed, std::int64_t f, int nt, int nr, Modulation mod,
+                          float n0, std::uint8_t* bits, cf32* h, cf32* y) {
+  const int m = bits_per_symbol(mod);
+  const std::uint64_t bit0 = std::uint64_t(f) * std::uint64_t(nt * m);
+  for (int k = 0; k < nt * m; ++k) bits[k] = source_bit(seed, bit0 + std::uint64_t(k));
+  make_received(seed, f, nt, nr, mod, n0, bits, h, y);
 }
 
 }  // namespace mimorx::sim::detail

@@ -57,5 +57,37 @@ TEST(Cli, SimWritesDocumentedJson) {
   std::remove(path.c_str());
 }
 
+TEST(Cli, CodedSimWritesDocumentedJson) {
+  const std::string path = ::testing::TempDir() + "mimorx_sim_coded_test.json";
+  const auto r = test::run_cli(
+      "sim --ldpc --mimo 2x2 --mod qpsk --tbs 256 --rate 0.5 --snr -10,25 --blocks 12 "
+      "--backend cpu --seed 5 --json " +
+      path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream f(path);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["config"]["coding"], "ldpc");
+  EXPECT_EQ(j["config"]["detector"], "mmse");  // the coded default: a soft detector
+  EXPECT_EQ(j["config"]["g"].get<long>() % 4, 0);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"snr_db", "ebn0_db", "ber", "bler", "bit_errors", "bits",
+                            "block_errors", "blocks", "crc_failures"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+    EXPECT_EQ(p["blocks"].get<long>(), 12L);
+    EXPECT_EQ(p["bits"].get<long>(), 12L * 256);
+  }
+  EXPECT_EQ(j["points"][0]["bler"].get<double>(), 1.0);
+  EXPECT_EQ(j["points"][1]["bler"].get<double>(), 0.0);
+  std::remove(path.c_str());
+  for (const char* args : {"sim --ldpc --detector psd", "sim --ldpc --frames 10", "sim --blocks 10",
+                           "sim --ldpc --tbs 0", "sim --ldpc --decoder xyz"}) {
+    const auto e = test::run_cli(args);
+    EXPECT_EQ(e.status, 2) << args << ": " << e.out;
+    EXPECT_EQ(lines(e.out), 1) << args << ": " << e.out;
+  }
+}
+
 }  // namespace
 }  // namespace mimorx
