@@ -16,14 +16,14 @@ std::string model_name(QrModel m) {
 }
 
 // The fixed-size specialisation (the code the GPU kernel runs for these shapes).
-template <class T, int NR, int NT>
+template <class T, int NR, int NT, int PATH>
 void run_cpu_fixed(const detail::QrArgs& a) {
   constexpr int M = detail::fixed_rows<T, NR>, N = detail::fixed_rows<T, NT>;
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < a.channels; ++c) {
     const cf32* h = a.h + c * a.h_stride;
     detail::QrFixed<T, M, N> s;
-    detail::qr_fixed_problem<T, NR, NT>(
+    detail::qr_fixed_problem<T, NR, NT, PATH>(
         a, c, [h](int i) { return h[i]; }, s);
     detail::qr_fixed_store(a, c, s);
     if (a.z) detail::qr_fixed_qhy<T, NR>(a, c, s);
@@ -204,7 +204,7 @@ void QrPlan::run(const QrInput& in, const QrOutput& out, const Stream& stream) {
 
   if (backend_.is_cpu()) {
     const bool fixed = detail::qr_fixed_dispatch(
-        a, [&]<class T, int NR, int NT>() { run_cpu_fixed<T, NR, NT>(a); });
+        a, [&]<class T, int NR, int NT, int PATH>() { run_cpu_fixed<T, NR, NT, PATH>(a); });
     if (!fixed && cplx) run_cpu<cf32>(a);
     if (!fixed && !cplx) run_cpu<float>(a);
   } else {

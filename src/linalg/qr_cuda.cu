@@ -139,7 +139,7 @@ __device__ __forceinline__ void copy_out(E* g, std::int64_t stride, std::int64_t
   }
 }
 
-template <class T, int NR, int NT>
+template <class T, int NR, int NT, int PATH>
 __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
   constexpr int M = fixed_rows<T, NR>, N = fixed_rows<T, NT>;
   constexpr int W = int(sizeof(T) / sizeof(float));  // floats per element
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
     const std::int64_t c = c0 + t;
     float* mine = s_hr + t * S1;  // only this thread touches it until the next barrier
     QrFixed<T, M, N> s;
-    qr_fixed_problem<T, NR, NT>(
+    qr_fixed_problem<T, NR, NT, PATH>(
         a, c, [mine](int i) { return cf32(mine[2 * i], mine[2 * i + 1]); }, s);
     if (a.z) qr_fixed_qhy<T, NR>(a, c, s);
     if (a.status) a.status[c] = s.status;
@@ -183,10 +183,10 @@ __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
   if (a.perm) copy_out<N, SP>(a.perm, N, c0, cnt, s_p);
 }
 
-template <class T, int NR, int NT>
+template <class T, int NR, int NT, int PATH>
 void launch_fixed(const QrArgs& a, cudaStream_t stream) {
   const std::int64_t blocks = (a.channels + kFixedThreads - 1) / kFixedThreads;
-  qr_fixed_kernel<T, NR, NT><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
+  qr_fixed_kernel<T, NR, NT, PATH><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -243,8 +243,9 @@ void launch(const QrArgs& a, int device, cudaStream_t stream) {
 void qr_run_cuda(const QrArgs& args, int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t st = mimorx::detail::as_stream(stream);
-  if (qr_fixed_dispatch(args,
-                        [&]<class T, int NR, int NT>() { launch_fixed<T, NR, NT>(args, st); })) {
+  if (qr_fixed_dispatch(args, [&]<class T, int NR, int NT, int PATH>() {
+        launch_fixed<T, NR, NT, PATH>(args, st);
+      })) {
     return;
   }
   if (args.model == QrModel::complex) {

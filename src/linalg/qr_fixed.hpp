@@ -54,14 +54,32 @@ MIMORX_HD T fixed_rowsum(F f) {
 }
 
 // One problem's state: a (column j = a[j], becoming Q), R (r[j][i] = element (i, j); only the
-// upper triangle is used), the column order and the status.
+// upper triangle is used), the column order and the status. `via_complex`: an MRVD problem
+// computed as the real form of the complex QR (see qr_fixed_problem); z then also comes from the
+// complex arithmetic.
 template <class T, int M, int N>
 struct QrFixed {
   T a[N][M];
   T r[N][N];
   int perm[N];
   int status;
+  bool via_complex;
 };
+
+// How the fixed-size path computes a real-model problem.
+//  kFixedDirect: modified Gram-Schmidt on the real model matrix (every model and option).
+//  kFixedViaComplex: MRVD, unsorted, every channel's column order keeps each symbol's two real
+//    columns adjacent and in order (2p, 2p + 1) at positions (2q, 2q + 1): no explicit order and
+//    an even rotation. The complex QR is computed and written in its MRVD real form.
+//  kFixedViaComplexIfPaired: MRVD, unsorted, explicit orders: per channel, via the complex QR
+//    when its order pairs the columns as above, else directly.
+inline constexpr int kFixedDirect = 0, kFixedViaComplex = 1, kFixedViaComplexIfPaired = 2;
+
+MIMORX_HD constexpr int qr_fixed_real_path(const QrArgs& a) {
+  if (a.model != QrModel::mrvd || a.sorted) return kFixedDirect;
+  if (a.order != nullptr) return kFixedViaComplexIfPaired;
+  return (a.rotation & 1) == 0 ? kFixedViaComplex : kFixedDirect;
+}
 
 // SQRD step k: swaps the remaining column of least norm (the first one on ties) into place k.
 template <class T, int M, int N>
@@ -226,13 +244,53 @@ MIMORX_HD T fixed_model_y(QrModel model, const cf32 (&y)[NR], int t) {
   }
 }
 
+// The MRVD real form of a complex QR: every complex entry x becomes the 2x2 block
+// [Re x, -Im x; Im x, Re x] (rows/columns 2i = Re, 2i + 1 = Im, as real_model_entry). The
+// negation is 0 - x so that zeros stay +0 (the diagonal blocks are exactly [r, 0; 0, r]).
+// realform(H) = realform(Q) realform(R) with realform(Q) orthonormal and realform(R) upper
+// triangular with a positive diagonal: by uniqueness the real QR of the MRVD matrix.
+template <int NR, int NT>
+MIMORX_HD void fixed_mrvd_real_form(const QrFixed<cf32, NR, NT>& c,
+                                    QrFixed<float, 2 * NR, 2 * NT>& s) {
+  MIMORX_UNROLL
+  for (int j = 0; j < NT; ++j) {
+    MIMORX_UNROLL
+    for (int i = 0; i < NR; ++i) {
+      const cf32 q = c.a[j][i];
+      s.a[2 * j][2 * i] = q.re;
+      s.a[2 * j][2 * i + 1] = q.im;
+      s.a[2 * j + 1][2 * i] = hd::fsub(0.f, q.im);
+      s.a[2 * j + 1][2 * i + 1] = q.re;
+    }
+    MIMORX_UNROLL
+    for (int i = 0; i <= j; ++i) {
+      const cf32 r = c.r[j][i];
+      s.r[2 * j][2 * i] = r.re;
+      s.r[2 * j][2 * i + 1] = r.im;  // below the diagonal when i == j (never written out)
+      s.r[2 * j + 1][2 * i] = hd::fsub(0.f, r.im);
+      s.r[2 * j + 1][2 * i + 1] = r.re;
+    }
+  }
+}
+
 // qr_problem() up to the outputs for channel c whose H is read through hget: the order check,
 // the load, the decomposition (twice for sorted with a rotation), and zeroed a and r when the
 // channel is not usable (non-finite H or a bad order). s.perm is what qr_problem writes.
-template <class T, int NR, int NT, class HGet>
+// PATH (real models only, see kFixedDirect): with kFixedViaComplex[IfPaired] a channel whose
+// order pairs the columns is decomposed as the complex nr x nt QR with column order
+// perm[2p] / 2 and written in its MRVD real form. Statuses keep their meaning: the order is
+// checked on the real order as before; non-finite H is the same test on the same values; the
+// rank threshold is the same (64 eps relative to the largest column norm^2, which is the same
+// for a complex column and both of its real columns), applied once per symbol to the complex
+// remaining norm^2, which mathematically equals the remaining norm^2 of both real columns 2k
+// and 2k + 1 in the real MGS (the real path tests them separately, so rounding could flag only
+// one of them there; here both columns of the symbol are flagged and zeroed together).
+template <class T, int NR, int NT, int PATH = kFixedDirect, class HGet>
 MIMORX_HD void qr_fixed_problem(const QrArgs& a, std::int64_t c, HGet hget,
                                 QrFixed<T, fixed_rows<T, NR>, fixed_rows<T, NT>>& s) {
   constexpr int M = fixed_rows<T, NR>, N = fixed_rows<T, NT>;
+  static_assert(PATH == kFixedDirect || std::is_same_v<T, float>, "complex models go direct");
+  s.via_complex = false;
   const int* base = a.order ? a.order + (a.order_per_channel ? c * N : 0) : nullptr;
   const int rot0 = a.sorted ? 0 : a.rotation;
   unsigned seen = 0;  // N <= 8
@@ -250,8 +308,28 @@ MIMORX_HD void qr_fixed_problem(const QrArgs& a, std::int64_t c, HGet hget,
     s.perm[j] = col;
   }
   int status = qr_ok;
+  bool paired = PATH == kFixedViaComplex;
+  if constexpr (PATH == kFixedViaComplexIfPaired) {
+    paired = order_ok;
+    MIMORX_UNROLL
+    for (int p = 0; p < N / 2; ++p)
+      paired = paired && (s.perm[2 * p] & 1) == 0 && s.perm[2 * p + 1] == s.perm[2 * p] + 1;
+  }
   if (!order_ok) {
     status = qr_bad_order;
+  } else if (PATH != kFixedDirect && paired) {
+    if constexpr (PATH != kFixedDirect) {
+      QrFixed<cf32, NR, NT> cs;
+      MIMORX_UNROLL
+      for (int p = 0; p < NT; ++p) cs.perm[p] = s.perm[2 * p] >> 1;
+      if (!fixed_load<cf32, NR, NT>(QrModel::complex, hget, cs)) {
+        status = qr_non_finite;
+      } else {
+        status = fixed_mgs(cs, false, kQrRankTolerance);
+        fixed_mrvd_real_form(cs, s);
+      }
+      s.via_complex = true;
+    }
   } else if (!fixed_load<T, NR, NT>(a.model, hget, s)) {
     status = qr_non_finite;
   } else {
@@ -302,14 +380,37 @@ MIMORX_HD void qr_fixed_qhy(const QrArgs& a, std::int64_t c, QrFixed<T, M, N>& s
       yc[t] = y[t];
       yok = yok && hd::finite(yc[t]);
     }
-    T ym[M];
-    MIMORX_UNROLL
-    for (int t = 0; t < M; ++t) ym[t] = fixed_model_y<T, NR>(a.model, yc, t);
-    MIMORX_UNROLL
-    for (int j = 0; j < N; ++j) {
-      T sum = hd::zero<T>();
-      if (ok && yok) sum = fixed_rowsum<M, G, T>([&](int t) { return hd::mulc(s.a[j][t], ym[t]); });
-      z[j] = sum;
+    bool direct = true;
+    if constexpr (std::is_same_v<T, float> && M % 2 == 0 && N % 2 == 0) {
+      if (s.via_complex) {
+        // z = Q^H y of the complex QR (the complex model's arithmetic), in the MRVD layout:
+        // Q_r^T y_r = (Re z_0, Im z_0, Re z_1, ...).
+        direct = false;
+        constexpr int GC = qr_group_size(NR);
+        MIMORX_UNROLL
+        for (int j = 0; j < N / 2; ++j) {
+          cf32 sum = hd::zero<cf32>();
+          if (ok && yok) {
+            sum = fixed_rowsum<NR, GC, cf32>([&](int t) {
+              return hd::mulc(cf32(s.a[2 * j][2 * t], s.a[2 * j][2 * t + 1]), yc[t]);
+            });
+          }
+          z[2 * j] = sum.re;
+          z[2 * j + 1] = sum.im;
+        }
+      }
+    }
+    if (direct) {
+      T ym[M];
+      MIMORX_UNROLL
+      for (int t = 0; t < M; ++t) ym[t] = fixed_model_y<T, NR>(a.model, yc, t);
+      MIMORX_UNROLL
+      for (int j = 0; j < N; ++j) {
+        T sum = hd::zero<T>();
+        if (ok && yok)
+          sum = fixed_rowsum<M, G, T>([&](int t) { return hd::mulc(s.a[j][t], ym[t]); });
+        z[j] = sum;
+      }
     }
     if (!yok) s.status = qr_non_finite;
   }
@@ -334,15 +435,26 @@ MIMORX_HD void qr_fixed_store(const QrArgs& a, std::int64_t c, const QrFixed<T, 
   }
 }
 
-// Calls f.template operator()<T, NR, NT>() for the plan's shape when it has a fixed-size
-// instantiation (T = cf32 for the complex model, float for the real ones); false otherwise.
+// Calls f.template operator()<T, NR, NT, PATH>() for the plan's shape when it has a fixed-size
+// instantiation (T = cf32 for the complex model, float for the real ones; PATH =
+// qr_fixed_real_path(a), always kFixedDirect for the complex model); false otherwise.
 template <int NR, int NT, class F>
 bool qr_fixed_dispatch_from(const QrArgs& a, F& f) {
   if (a.nr == NR && a.nt == NT) {
     if (a.model == QrModel::complex) {
-      f.template operator()<cf32, NR, NT>();
+      f.template operator()<cf32, NR, NT, kFixedDirect>();
     } else {
-      f.template operator()<float, NR, NT>();
+      switch (qr_fixed_real_path(a)) {
+        case kFixedViaComplex:
+          f.template operator()<float, NR, NT, kFixedViaComplex>();
+          break;
+        case kFixedViaComplexIfPaired:
+          f.template operator()<float, NR, NT, kFixedViaComplexIfPaired>();
+          break;
+        default:
+          f.template operator()<float, NR, NT, kFixedDirect>();
+          break;
+      }
     }
     return true;
   }

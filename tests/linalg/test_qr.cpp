@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -419,13 +420,22 @@ TEST(Qr, BadInputIsRejected) {
 // The fixed-size specialisation (registers, unrolled; what the GPU runs for nr <= 4) computes
 // bit for bit what the general routine (qr_problem with SerialRows{G}) computes, including
 // rank-deficient channels, SQRD ties (duplicate columns), non-finite H or y, bad orders,
-// explicit orders and rotations.
+// explicit orders and rotations. Exception: unsorted MRVD channels whose column order pairs
+// each symbol's real columns (2p, 2p + 1) are computed as the real form of the complex QR
+// (qr_fixed_problem's kFixedViaComplex); for them permutation and status must still be equal,
+// and Q, R, z must be a valid real QR within the Eigen comparison's tolerance (bitwise equal
+// zeros where the channel is not usable).
 // First index where two arrays differ in their bits, or -1.
 template <class V>
 long first_difference(const V& x, const V& y) {
   for (std::size_t i = 0; i < x.size(); ++i)
     if (std::memcmp(&x[i], &y[i], sizeof(x[i])) != 0) return long(i);
   return -1;
+}
+// Bit equality of count elements at offset off.
+template <class V>
+bool same_bits(const V& x, const V& y, std::size_t off, std::size_t count) {
+  return count == 0 || std::memcmp(&x[off], &y[off], count * sizeof(x[0])) == 0;
 }
 
 TEST(Qr, FixedSizePathIsBitIdenticalToGeneral) {
@@ -455,6 +465,19 @@ TEST(Qr, FixedSizePathIsBitIdenticalToGeneral) {
       for (std::int64_t c = 0; c < C; ++c) {
         std::iota(order.begin() + c * n, order.begin() + (c + 1) * n, 0);
         std::shuffle(order.begin() + c * n, order.begin() + (c + 1) * n, gen);
+      }
+      // Every fifth channel: an order whose rotated real order pairs the MRVD columns (a
+      // random symbol order, columns 2p, 2p + 1 of each symbol kept adjacent and in order).
+      if (model == QrModel::mrvd) {
+        const int rot = n / 2;  // variant 2's rotation
+        std::vector<int> sym(static_cast<std::size_t>(cs.nt)), paired(static_cast<std::size_t>(n));
+        for (std::int64_t c = 0; c < C; c += 5) {
+          std::iota(sym.begin(), sym.end(), 0);
+          std::shuffle(sym.begin(), sym.end(), gen);
+          for (int p = 0; p < cs.nt; ++p)
+            paired[2 * p] = 2 * sym[p], paired[2 * p + 1] = 2 * sym[p] + 1;
+          for (int j = 0; j < n; ++j) order[c * n + (j + rot) % n] = paired[j];
+        }
       }
       if (n > 1) order[13 * n] = order[13 * n + 1];
       order[17 * n] = n;
@@ -488,29 +511,97 @@ TEST(Qr, FixedSizePathIsBitIdenticalToGeneral) {
           }
           std::vector<T> q2(q.size()), r2(r.size()), z2(z.size());
           std::vector<int> perm2(perm.size()), status2(status.size());
+          std::vector<char> via(static_cast<std::size_t>(C), 0);
           detail::QrArgs f = a;
           f.q = q2.data(), f.r = r2.data(), f.z = z2.data(), f.perm = perm2.data();
           f.status = status2.data();
-          const bool fixed = detail::qr_fixed_dispatch(f, [&]<class U, int NR, int NT>() {
+          const bool fixed = detail::qr_fixed_dispatch(f, [&]<class U, int NR, int NT, int PATH>() {
             if constexpr (std::is_same_v<U, T>) {
               constexpr int M = detail::fixed_rows<U, NR>, N = detail::fixed_rows<U, NT>;
               for (std::int64_t c = 0; c < C; ++c) {
                 const cf32* hc = f.h + c * f.h_stride;
                 detail::QrFixed<U, M, N> st;
-                detail::qr_fixed_problem<U, NR, NT>(
+                detail::qr_fixed_problem<U, NR, NT, PATH>(
                     f, c, [hc](int i) { return hc[i]; }, st);
                 detail::qr_fixed_store(f, c, st);
                 detail::qr_fixed_qhy<U, NR>(f, c, st);
                 f.status[c] = st.status;
+                via[std::size_t(c)] = st.via_complex;
               }
             }
           });
           ASSERT_TRUE(fixed);
-          EXPECT_EQ(first_difference(q, q2), -1);
-          EXPECT_EQ(first_difference(r, r2), -1);
-          EXPECT_EQ(first_difference(z, z2), -1);
           EXPECT_EQ(first_difference(perm, perm2), -1);
           EXPECT_EQ(first_difference(status, status2), -1);
+          const int path = detail::qr_fixed_real_path(a);
+          const bool may_via =
+              model == QrModel::mrvd && !sorted && (with_order || rotation % 2 == 0);
+          EXPECT_EQ(path != detail::kFixedDirect, may_via);
+          int n_via = 0;
+          for (std::int64_t c = 0; c < C; ++c) {
+            const int* pc = perm.data() + c * n;
+            bool pairs = status[c] != qr_bad_order;
+            for (int p = 0; p < n / 2; ++p)
+              pairs = pairs && pc[2 * p] % 2 == 0 && pc[2 * p + 1] == pc[2 * p] + 1;
+            // Exactly the channels whose order pairs the columns go through the complex QR.
+            EXPECT_EQ(bool(via[std::size_t(c)]), may_via && pairs) << "channel " << c;
+            n_via += via[std::size_t(c)];
+            const std::size_t qo = std::size_t(c) * m * n, ro = std::size_t(c) * n * n,
+                              zo = std::size_t(c) * vpc * n;
+            bool h_ok = true;
+            for (int i = 0; i < hs; ++i)
+              h_ok = h_ok && std::isfinite(h[c * hs + i].re) && std::isfinite(h[c * hs + i].im);
+            const bool usable = h_ok && status[c] != qr_bad_order;
+            if (!via[std::size_t(c)] || !usable) {
+              EXPECT_TRUE(same_bits(q, q2, qo, std::size_t(m) * n)) << "channel " << c;
+              EXPECT_TRUE(same_bits(r, r2, ro, std::size_t(n) * n)) << "channel " << c;
+              EXPECT_TRUE(same_bits(z, z2, zo, std::size_t(vpc) * n)) << "channel " << c;
+              continue;
+            }
+            if constexpr (std::is_same_v<T, float>) {
+              SCOPED_TRACE(testing::Message() << "via complex, channel " << c);
+              Buffer<float> hr = Buffer<float>::host(std::size_t(m) * n);
+              to_real_model(
+                  model, MatrixBatch<const cf32>(h.data() + c * hs, 1, cs.nr, cs.nt, Memory::host),
+                  MatrixBatch<float>::over(hr, 1, m, n));
+              const MatR H = permuted(to_eigen(hr.data(), m, n), pc);
+              const MatR Q = to_eigen(q2.data() + qo, m, n);
+              const MatR R = to_eigen(r2.data() + ro, n, n);
+              EXPECT_LT((Q * R - H).norm() / H.norm(), 1e-5);
+              MatR D = MatR::Zero(n, n);  // columns zeroed for rank deficiency stay zero
+              for (int j = 0; j < n; ++j) D(j, j) = Q.col(j).squaredNorm() > 0 ? 1.0 : 0.0;
+              EXPECT_LT((Q.transpose() * Q - D).cwiseAbs().maxCoeff(), 1e-5);
+              if (status[c] == qr_ok) {
+                EXPECT_EQ(D, MatR::Identity(n, n));
+              }
+              for (int j = 0; j < n; ++j) {
+                for (int i = j + 1; i < n; ++i) EXPECT_EQ(R(i, j), 0.0);
+                EXPECT_GE(R(j, j), 0.0);
+              }
+              for (int u = 0; u < vpc; ++u) {
+                const std::int64_t v = c * vpc + u;
+                bool y_ok = true;
+                for (int t = 0; t < cs.nr; ++t)
+                  y_ok = y_ok && std::isfinite(y[v * cs.nr + t].re) &&
+                         std::isfinite(y[v * cs.nr + t].im);
+                const std::size_t zv = std::size_t(v) * n;
+                if (!y_ok) {
+                  EXPECT_TRUE(same_bits(z, z2, zv, std::size_t(n)));
+                  continue;
+                }
+                Buffer<float> yr = Buffer<float>::host(std::size_t(m));
+                to_real_model_y(
+                    model, MatrixBatch<const cf32>(y.data() + v * cs.nr, 1, cs.nr, 1, Memory::host),
+                    MatrixBatch<float>::over(yr, 1, m, 1));
+                const MatR yv = to_eigen(yr.data(), m, 1);
+                const MatR zv2 = to_eigen(z2.data() + zv, n, 1);
+                EXPECT_LT((Q.transpose() * yv - zv2).norm(), 1e-5 * (1 + yv.norm()));
+              }
+            }
+          }
+          if (may_via) {
+            EXPECT_GT(n_via, 0);
+          }
           int flagged = 0;
           for (int v : status) flagged += v != qr_ok;
           EXPECT_GT(flagged, 0);
@@ -519,6 +610,83 @@ TEST(Qr, FixedSizePathIsBitIdenticalToGeneral) {
           both(cf32{});
         } else {
           both(0.f);
+        }
+      }
+    }
+  }
+}
+
+// Unsorted MRVD with paired column orders is computed as the real form of the complex QR: its
+// outputs equal, bit for bit, the MRVD real form of the complex model's outputs for the same
+// channels (Q, R, z = Q^T y_r, the permutation with symbol p's columns 2p, 2p + 1, the status),
+// including rank-deficient and non-finite channels. Rotations r (complex) and 2r (MRVD) and
+// explicit orders.
+TEST(Qr, MrvdViaComplexIsRealFormOfComplex) {
+  const auto seed = test::fresh_seed();
+  for (const Case cs : {Case{1, 1}, Case{2, 2}, Case{3, 2}, Case{4, 3}, Case{4, 4}}) {
+    const std::int64_t C = 120;
+    const int vpc = 2, nr = cs.nr, nt = cs.nt, m = 2 * nr, n = 2 * nt, hs = nr * nt;
+    auto h = gaussian_cf32(seed, 9000 + nr * 10 + nt, C * hs);
+    auto y = gaussian_cf32(seed, 9100 + nr * 10 + nt, C * vpc * nr);
+    if (nt >= 2)
+      for (int i = 0; i < nr; ++i) h[3 * hs + nr + i] = h[3 * hs + i] * cf32(0.5f, -2.f);
+    h[5 * hs + hs - 1].re = std::numeric_limits<float>::quiet_NaN();
+    y[(7 * vpc + 1) * nr].im = std::numeric_limits<float>::infinity();
+    // Per-channel symbol orders and their MRVD images.
+    Buffer<int> oc = Buffer<int>::host(C * nt), orr = Buffer<int>::host(C * n);
+    std::mt19937 gen(unsigned(seed) + unsigned(nr * 7 + nt));
+    for (std::int64_t c = 0; c < C; ++c) {
+      std::iota(oc.data() + c * nt, oc.data() + (c + 1) * nt, 0);
+      std::shuffle(oc.data() + c * nt, oc.data() + (c + 1) * nt, gen);
+      for (int p = 0; p < nt; ++p)
+        orr[c * n + 2 * p] = 2 * oc[c * nt + p], orr[c * n + 2 * p + 1] = 2 * oc[c * nt + p] + 1;
+    }
+    for (int rot = 0; rot < nt; ++rot) {
+      for (bool with_order : {false, true}) {
+        SCOPED_TRACE(testing::Message()
+                     << nr << "x" << nt << " rotation " << rot << " order " << with_order);
+        const Result cr = run_qr(QrConfig{.nr = nr, .nt = nt, .rotation = rot, .want_qhy = true},
+                                 Backend::cpu(), h, C, &y, vpc, with_order ? &oc : nullptr);
+        const Result rr = run_qr(
+            QrConfig{
+                .nr = nr, .nt = nt, .model = QrModel::mrvd, .rotation = 2 * rot, .want_qhy = true},
+            Backend::cpu(), h, C, &y, vpc, with_order ? &orr : nullptr);
+        // The MRVD real form, negations as 0 - x (zeros stay +0).
+        auto block = [](const cf32* x, int rows, int cols, float* out) {
+          for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows; ++i) {
+              const cf32 v = x[j * rows + i];
+              const int R = 2 * rows;
+              out[(2 * j) * R + 2 * i] = v.re;
+              out[(2 * j) * R + 2 * i + 1] = v.im;
+              out[(2 * j + 1) * R + 2 * i] = 0.f - v.im;
+              out[(2 * j + 1) * R + 2 * i + 1] = v.re;
+            }
+        };
+        std::vector<float> qe(std::size_t(C) * m * n), re(std::size_t(C) * n * n);
+        for (std::int64_t c = 0; c < C; ++c) {
+          block(cr.q.data() + c * hs, nr, nt, qe.data() + c * m * n);
+          block(cr.r.data() + c * nt * nt, nt, nt, re.data() + c * n * n);
+          for (int j = 0; j < n; ++j)  // below the diagonal: zero (the complex Im r_jj = 0)
+            for (int i = j + 1; i < n; ++i) re[std::size_t(c) * n * n + j * n + i] = 0.f;
+        }
+        std::vector<float> ze(std::size_t(C) * vpc * n);
+        for (std::size_t i = 0; i < ze.size() / 2; ++i)
+          ze[2 * i] = cr.z[i].re, ze[2 * i + 1] = cr.z[i].im;
+        EXPECT_EQ(std::memcmp(qe.data(), rr.qr_.data(), qe.size() * sizeof(float)), 0);
+        EXPECT_EQ(std::memcmp(re.data(), rr.rr.data(), re.size() * sizeof(float)), 0);
+        EXPECT_EQ(std::memcmp(ze.data(), rr.zr.data(), ze.size() * sizeof(float)), 0);
+        for (std::int64_t c = 0; c < C; ++c) {
+          ASSERT_EQ(rr.status[c], cr.status[c]) << "channel " << c;
+          for (int p = 0; p < nt; ++p) {
+            ASSERT_EQ(rr.perm[c * n + 2 * p], 2 * cr.perm[c * nt + p]);
+            ASSERT_EQ(rr.perm[c * n + 2 * p + 1], 2 * cr.perm[c * nt + p] + 1);
+          }
+        }
+        EXPECT_EQ(cr.status[5], qr_non_finite);
+        EXPECT_EQ(cr.status[7], qr_non_finite);
+        if (nt >= 2) {
+          EXPECT_EQ(cr.status[3], qr_rank_deficient);
         }
       }
     }
@@ -534,18 +702,23 @@ TEST(QrGpu, MatchesCpu) {
     const int vpc = 3;
     const auto h = gaussian_cf32(seed, 4000 + cs.nr * 100 + cs.nt, C * cs.nr * cs.nt);
     const auto y = gaussian_cf32(seed, 5000 + cs.nr * 100 + cs.nt, C * vpc * cs.nr);
-    for (QrModel model : {QrModel::complex, QrModel::rvd, QrModel::mrvd}) {
-      for (bool sorted : {false, true}) {
+    // Rotation 1 and 2: unsorted MRVD with an even rotation takes the via-complex path.
+    for (const auto& [model, sorted, rot] :
+         {std::tuple{QrModel::complex, false, 1}, std::tuple{QrModel::complex, true, 1},
+          std::tuple{QrModel::rvd, false, 1}, std::tuple{QrModel::rvd, true, 1},
+          std::tuple{QrModel::mrvd, false, 1}, std::tuple{QrModel::mrvd, true, 1},
+          std::tuple{QrModel::mrvd, false, 2}, std::tuple{QrModel::mrvd, false, 0}}) {
+      {
         const int n = model_cols(model, cs.nt);
         QrConfig cfg{.nr = cs.nr,
                      .nt = cs.nt,
                      .model = model,
                      .sorted = sorted,
-                     .rotation = n > 1 ? 1 : 0,
+                     .rotation = rot % n,
                      .want_q = true,
                      .want_qhy = true};
-        SCOPED_TRACE(testing::Message()
-                     << cs.nr << "x" << cs.nt << " model " << int(model) << " sorted " << sorted);
+        SCOPED_TRACE(testing::Message() << cs.nr << "x" << cs.nt << " model " << int(model)
+                                        << " sorted " << sorted << " rotation " << cfg.rotation);
         const Result a = run_qr(cfg, Backend::cpu(), h, C, &y, vpc);
         const Result b = run_qr(cfg, Backend::cuda(), h, C, &y, vpc);
         auto near = [](const auto& x, const auto& yb, std::size_t count) {
