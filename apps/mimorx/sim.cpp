@@ -44,6 +44,25 @@ mimorx::ldpc::DecoderAlgo parse_decoder(const std::string& s) {
   throw mimorx::InvalidArgument("decoder: '" + s + "'; allowed nms, oms, bp");
 }
 
+// The --json file, opened before the run so that a bad path fails before any work.
+std::ofstream open_json(const std::string& path) {
+  std::ofstream f;
+  if (!path.empty()) {
+    f.open(path);
+    mimorx::require(bool(f), "json", "cannot open '" + path + "' for writing");
+  }
+  return f;
+}
+
+// The configuration fields both modes write.
+nlohmann::json common_config(const SimOptions& o, const mimorx::detect::MimoShape& shape,
+                             const std::string& detector, const mimorx::Backend& backend) {
+  return {{"mimo", o.mimo},       {"nt", shape.nt},
+          {"nr", shape.nr},       {"mod", mimorx::to_string(shape.mod)},
+          {"detector", detector}, {"backend", backend.name()},
+          {"seed", o.seed}};
+}
+
 void run_coded_sim(const SimOptions& o) {
   mimorx::require(!o.frames_set, "frames",
                   "--frames counts received vectors of the uncoded mode; with --ldpc use "
@@ -62,11 +81,7 @@ void run_coded_sim(const SimOptions& o) {
   c.min_block_errors = o.min_errors;
   const auto snrs = mimorx::sim::parse_snr_list(o.snr);
   const auto backend = mimorx::Backend::parse(o.backend);
-  std::ofstream json_file;
-  if (!o.json.empty()) {
-    json_file.open(o.json);
-    mimorx::require(bool(json_file), "json", "cannot open '" + o.json + "' for writing");
-  }
+  std::ofstream json_file = open_json(o.json);
   mimorx::sim::CodedLink link;
   auto results = mimorx::sim::run_coded(
       c, backend, snrs,
@@ -89,25 +104,19 @@ void run_coded_sim(const SimOptions& o) {
       });
   if (json_file) {
     nlohmann::json j;
-    j["config"] = {{"mimo", o.mimo},
-                   {"nt", c.shape.nt},
-                   {"nr", c.shape.nr},
-                   {"mod", mimorx::to_string(c.shape.mod)},
-                   {"detector", c.detector},
-                   {"backend", backend.name()},
-                   {"blocks", c.blocks},
-                   {"seed", c.seed},
-                   {"coding", "ldpc"},
-                   {"tbs", c.tbs},
-                   {"target_rate", c.code_rate},
-                   {"g", link.g},
-                   {"rate", link.rate},
-                   {"decoder", o.decoder},
-                   {"iters", c.max_iters},
-                   {"channel", "rayleigh, one realisation per received vector"},
-                   {"snr_definition",
-                    "Es/N0, Es=1 per transmit antenna, N0 per receive antenna; "
-                    "Eb/N0 per information bit"}};
+    j["config"] = common_config(o, c.shape, c.detector, backend);
+    j["config"].update({{"blocks", c.blocks},
+                        {"coding", "ldpc"},
+                        {"tbs", c.tbs},
+                        {"target_rate", c.code_rate},
+                        {"g", link.g},
+                        {"rate", link.rate},
+                        {"decoder", o.decoder},
+                        {"iters", c.max_iters},
+                        {"channel", "rayleigh, one realisation per received vector"},
+                        {"snr_definition",
+                         "Es/N0, Es=1 per transmit antenna, N0 per receive antenna; "
+                         "Eb/N0 per information bit"}});
     for (const auto& r : results) {
       j["points"].push_back({{"snr_db", r.snr_db},
                              {"ebn0_db", r.ebn0_db},
@@ -140,11 +149,7 @@ void run_sim(const SimOptions& o) {
   c.min_bit_errors = o.min_errors;
   const auto snrs = mimorx::sim::parse_snr_list(o.snr);
   const auto backend = mimorx::Backend::parse(o.backend);
-  std::ofstream json_file;
-  if (!o.json.empty()) {
-    json_file.open(o.json);
-    mimorx::require(bool(json_file), "json", "cannot open '" + o.json + "' for writing");
-  }
+  std::ofstream json_file = open_json(o.json);
   auto results = mimorx::sim::run_uncoded(
       c, backend, snrs,
       [](const auto& r) {
@@ -163,17 +168,12 @@ void run_sim(const SimOptions& o) {
       });
   if (json_file) {
     nlohmann::json j;
-    j["config"] = {{"mimo", o.mimo},
-                   {"nt", c.shape.nt},
-                   {"nr", c.shape.nr},
-                   {"mod", mimorx::to_string(c.shape.mod)},
-                   {"detector", c.detector},
-                   {"backend", backend.name()},
-                   {"frames", c.frames},
-                   {"seed", c.seed},
-                   {"coding", "none"},
-                   {"channel", "rayleigh"},
-                   {"snr_definition", "Es/N0, Es=1 per transmit antenna, N0 per receive antenna"}};
+    j["config"] = common_config(o, c.shape, c.detector, backend);
+    j["config"].update(
+        {{"frames", c.frames},
+         {"coding", "none"},
+         {"channel", "rayleigh"},
+         {"snr_definition", "Es/N0, Es=1 per transmit antenna, N0 per receive antenna"}});
     for (const auto& r : results) {
       j["points"].push_back({{"snr_db", r.snr_db},
                              {"ebn0_db", r.ebn0_db},
