@@ -1,5 +1,7 @@
 #include "mimorx/sim/coded.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -54,7 +56,13 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     require(std::isfinite(v) && v >= -50 && v <= 100, "snr",
             std::to_string(v) + " dB is outside -50..100 dB");
   }
-  const ldpc::TransportPlan tp = make_transport(c, backend);
+  // One transport chain per CPU thread: a plan's decoder holds its workspace, so blocks are
+  // encoded and decoded in parallel with a plan each. On CUDA one plan serves all blocks.
+  const int threads = backend.is_cuda() ? 1 : std::max(1, omp_get_max_threads());
+  std::vector<ldpc::TransportPlan> plans;
+  plans.reserve(std::size_t(threads));
+  for (int t = 0; t < threads; ++t) plans.push_back(make_transport(c, backend));
+  const ldpc::TransportPlan& tp = plans.front();
   const int m = bits_per_symbol(s.mod);
   const std::int64_t bpv = std::int64_t(s.nt) * m;
   const CodedLink link{tp.g(), tp.g() / bpv, double(c.tbs) / double(tp.g())};
@@ -64,7 +72,8 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   const Memory mem = memory_of(backend);
 
   const std::size_t nv = std::size_t(batch * vpb);
-  std::vector<std::uint8_t> tb(std::size_t(batch) * c.tbs), decoded(std::size_t(c.tbs));
+  std::vector<std::uint8_t> tb(std::size_t(batch) * c.tbs);
+  std::vector<std::uint8_t> decoded(std::size_t(threads) * c.tbs);
   std::vector<std::uint8_t> coded(std::size_t(batch) * tp.g());
   std::vector<cf32> h_host(nv * s.nr * s.nt), y_host(nv * s.nr);
   std::vector<float> llr_host(std::size_t(batch) * tp.g());
@@ -84,12 +93,14 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     for (std::int64_t first = 0; first < c.blocks; first += batch) {
       const std::int64_t count = std::min(batch, c.blocks - first);
       // Transmitter: information bits and their codewords (the same at every SNR point).
+#pragma omp parallel for num_threads(threads) schedule(static)
       for (std::int64_t b = 0; b < count; ++b) {
+        const ldpc::TransportPlan& plan = plans[std::size_t(omp_get_thread_num())];
         std::uint8_t* bits = tb.data() + b * c.tbs;
         const std::uint64_t base = std::uint64_t(first + b) * std::uint64_t(c.tbs);
         for (int k = 0; k < c.tbs; ++k) bits[k] = detail::transport_bit(c.seed, base + k);
-        tp.encode(std::span<const std::uint8_t>(bits, std::size_t(c.tbs)),
-                  std::span<std::uint8_t>(coded.data() + b * tp.g(), std::size_t(tp.g())));
+        plan.encode(std::span<const std::uint8_t>(bits, std::size_t(c.tbs)),
+                    std::span<std::uint8_t>(coded.data() + b * tp.g(), std::size_t(tp.g())));
       }
       // Channel: vector v of block b is frame (first + b) * vpb + v of the Philox streams.
       const std::int64_t vecs = count * vpb;
@@ -109,17 +120,25 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
       detector->run(in, View<std::uint8_t>(hard.data(), vecs * bpv, mem),
                     View<float>(llrs.data(), vecs * bpv, mem));
       llrs.copy_to_host(llr_host.data(), std::size_t(vecs * bpv));
+      std::int64_t bit_errors = 0, block_errors = 0, crc_failures = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic) \
+    reduction(+ : bit_errors, block_errors, crc_failures)
       for (std::int64_t b = 0; b < count; ++b) {
-        const auto res =
-            tp.decode(std::span<const float>(llr_host.data() + b * tp.g(), std::size_t(tp.g())),
-                      std::span<std::uint8_t>(decoded));
+        const int t = omp_get_thread_num();
+        std::uint8_t* out = decoded.data() + std::size_t(t) * c.tbs;
+        const auto res = plans[std::size_t(t)].decode(
+            std::span<const float>(llr_host.data() + b * tp.g(), std::size_t(tp.g())),
+            std::span<std::uint8_t>(out, std::size_t(c.tbs)));
         const std::uint8_t* sent = tb.data() + b * c.tbs;
         std::int64_t errs = 0;
-        for (int k = 0; k < c.tbs; ++k) errs += decoded[std::size_t(k)] != sent[k];
-        r.bit_errors += errs;
-        r.block_errors += errs > 0;
-        r.crc_failures += !res.tb_crc_ok;
+        for (int k = 0; k < c.tbs; ++k) errs += out[k] != sent[k];
+        bit_errors += errs;
+        block_errors += errs > 0;
+        crc_failures += !res.tb_crc_ok;
       }
+      r.bit_errors += bit_errors;
+      r.block_errors += block_errors;
+      r.crc_failures += crc_failures;
       r.bits += count * c.tbs;
       r.blocks += count;
       if (c.min_block_errors > 0 && r.block_errors >= c.min_block_errors) break;
