@@ -21,7 +21,7 @@ struct SimOptions {
   std::string mod = "16qam";
   std::string detector = "psd";
   std::string snr = "0:2:20";
-  std::int64_t frames = 1000000;
+  std::int64_t frames = 2500000;
   std::int64_t batch = 0;
   std::int64_t min_errors = 0;
   std::string backend = "auto";
