@@ -113,13 +113,6 @@ Code resolve(const Options& o, int qm = 1) {
   return c;
 }
 
-DecoderAlgo parse_algo(const std::string& s) {
-  if (s == "bp") return DecoderAlgo::bp;
-  if (s == "nms") return DecoderAlgo::nms;
-  if (s == "oms") return DecoderAlgo::oms;
-  throw InvalidArgument("algo: '" + s + "'; allowed bp, nms, oms");
-}
-
 std::istream& open_in(const std::string& path, std::ifstream& f, bool binary) {
   if (path == "-") return std::cin;
   f.open(path, binary ? std::ios::binary : std::ios::in);
@@ -251,7 +244,7 @@ void run_encode(const Options& o) {
 DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend) {
   require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
   DecoderConfig dc{c.bg, c.z};
-  dc.algo = parse_algo(o.algo);
+  dc.algo = parse_decoder_algo(o.algo);
   dc.max_iters = o.iters;
   return DecoderPlan(dc, backend);
 }

@@ -37,13 +37,6 @@ struct SimOptions {
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
 
-mimorx::ldpc::DecoderAlgo parse_decoder(const std::string& s) {
-  if (s == "nms") return mimorx::ldpc::DecoderAlgo::nms;
-  if (s == "oms") return mimorx::ldpc::DecoderAlgo::oms;
-  if (s == "bp") return mimorx::ldpc::DecoderAlgo::bp;
-  throw mimorx::InvalidArgument("decoder: '" + s + "'; allowed nms, oms, bp");
-}
-
 // The --json file, opened before the run so that a bad path fails before any work.
 std::ofstream open_json(const std::string& path) {
   std::ofstream f;
@@ -75,7 +68,7 @@ void run_coded_sim(const SimOptions& o) {
   c.seed = o.seed;
   c.tbs = o.tbs;
   c.code_rate = o.rate;
-  c.algo = parse_decoder(o.decoder);
+  c.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
   c.max_iters = o.iters;
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;

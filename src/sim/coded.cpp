@@ -11,14 +11,15 @@
 #include "mimorx/core/error.hpp"
 #include "mimorx/ldpc/transport.hpp"
 #include "mimorx/sim/detector.hpp"
+#include "sim/checks.hpp"
 #include "sim/frames_math.hpp"
 
 namespace mimorx::sim {
 
 namespace {
 
-// The transport chain for this configuration with G rounded up to whole received vectors.
-ldpc::TransportPlan make_transport(const CodedConfig& c, const Backend& backend) {
+// The transport chain's configuration, with G rounded up to whole received vectors.
+ldpc::TransportConfig transport_config(const CodedConfig& c) {
   ldpc::TransportConfig tc;
   tc.tbs = c.tbs;
   tc.code_rate = c.code_rate;
@@ -29,7 +30,7 @@ ldpc::TransportPlan make_transport(const CodedConfig& c, const Backend& backend)
   const std::int64_t per_vector = std::int64_t(c.shape.nt) * bits_per_symbol(c.shape.mod);
   const std::int64_t g0 = ldpc::TransportPlan(tc, Backend::cpu()).g();
   tc.g = (g0 + per_vector - 1) / per_vector * per_vector;
-  return ldpc::TransportPlan(tc, backend);
+  return tc;
 }
 
 std::int64_t auto_batch_blocks(const CodedConfig& c, const Backend& b, std::int64_t vectors) {
@@ -45,23 +46,18 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
                                         const std::vector<double>& snr_db,
                                         const CodedProgress& progress, const CodedReady& ready) {
   const auto& s = c.shape;
-  require(s.nt >= 1 && s.nt <= 8 && s.nr >= 1 && s.nr <= 8, "mimo",
-          std::to_string(s.nt) + "x" + std::to_string(s.nr) +
-              " is not supported by the simulator; use 1..8 antennas on each side");
+  detail::check_shape_and_snr(s, snr_db);
   require(c.blocks >= 1, "blocks", std::to_string(c.blocks) + "; must be >= 1");
   require(c.batch_blocks >= 0, "batch_blocks",
           std::to_string(c.batch_blocks) + "; must be >= 0 (0 = automatic)");
   require(c.min_block_errors >= 0, "min_block_errors", "must be >= 0");
-  for (double v : snr_db) {
-    require(std::isfinite(v) && v >= -50 && v <= 100, "snr",
-            std::to_string(v) + " dB is outside -50..100 dB");
-  }
   // One transport chain per CPU thread: a plan's decoder holds its workspace, so blocks are
   // encoded and decoded in parallel with a plan each. On CUDA one plan serves all blocks.
   const int threads = backend.is_cuda() ? 1 : std::max(1, omp_get_max_threads());
   std::vector<ldpc::TransportPlan> plans;
   plans.reserve(std::size_t(threads));
-  for (int t = 0; t < threads; ++t) plans.push_back(make_transport(c, backend));
+  const ldpc::TransportConfig tc = transport_config(c);
+  for (int t = 0; t < threads; ++t) plans.emplace_back(tc, backend);
   const ldpc::TransportPlan& tp = plans.front();
   const int m = bits_per_symbol(s.mod);
   const std::int64_t bpv = std::int64_t(s.nt) * m;

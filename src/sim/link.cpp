@@ -8,6 +8,7 @@
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/detector.hpp"
+#include "sim/checks.hpp"
 #include "sim/frames.hpp"
 
 namespace mimorx::sim {
@@ -25,16 +26,10 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
                                      const std::vector<double>& snr_db, const Progress& progress,
                                      const Ready& ready) {
   const auto& s = c.shape;
-  require(s.nt >= 1 && s.nt <= 8 && s.nr >= 1 && s.nr <= 8, "mimo",
-          std::to_string(s.nt) + "x" + std::to_string(s.nr) +
-              " is not supported by the simulator; use 1..8 antennas on each side");
+  detail::check_shape_and_snr(s, snr_db);
   require(c.frames >= 1, "frames", std::to_string(c.frames) + "; must be >= 1");
   require(c.batch >= 0, "batch", std::to_string(c.batch) + "; must be >= 0 (0 = automatic)");
   require(c.min_bit_errors >= 0, "min_bit_errors", "must be >= 0");
-  for (double v : snr_db) {
-    require(std::isfinite(v) && v >= -50 && v <= 100, "snr",
-            std::to_string(v) + " dB is outside -50..100 dB");
-  }
   const int m = bits_per_symbol(s.mod);
   const int bpv = s.nt * m;
   const std::int64_t batch = auto_batch(c, backend);

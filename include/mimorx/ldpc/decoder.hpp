@@ -22,6 +22,7 @@
 // touch are read.
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
@@ -31,6 +32,10 @@
 namespace mimorx::ldpc {
 
 enum class DecoderAlgo { bp, nms, oms };
+
+// "bp", "nms" or "oms"; anything else throws InvalidArgument naming `argument` (the option
+// or field the name came from) and the allowed names.
+DecoderAlgo parse_decoder_algo(const std::string& name, const std::string& argument = "algo");
 
 struct DecoderConfig {
   BaseGraph bg;
