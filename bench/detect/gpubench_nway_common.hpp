@@ -34,6 +34,17 @@ inline float median_ms(const Stream& s, int reps, const std::function<void()>& b
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+// Per-call time of `calls` back-to-back calls between one pair of events (median of `reps`):
+// the steady state of a stream of batches, where the host work of one call overlaps the GPU
+// work of the previous ones.
+inline float back_to_back_ms(const Stream& s, int reps, int calls,
+                             const std::function<void()>& body) {
+  return median_ms(s, reps,
+                   [&] {
+                     for (int c = 0; c < calls; ++c) body();
+                   }) /
+         float(calls);
+}
 // Median wall-clock time (ms) of a body that synchronises itself.
 inline float median_wall_ms(int reps, const std::function<void()>& body) {
   body();

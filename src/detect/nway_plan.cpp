@@ -8,6 +8,7 @@
 
 #include "detect/nway_cuda.hpp"
 #include "detect/nway_math.hpp"
+#include "detect/nway_qr_fixed.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/detect/nway.hpp"
@@ -105,6 +106,28 @@ struct NwayPlan::Impl {
     if (backend.is_cpu()) {
       float* e = work.data();
       const int es = lay.es;
+      const int vpc = in.vectors_per_channel;
+      // Shapes with a register-resident QR: the code the GPU kernel runs, one (channel, pass)
+      // at a time (nway_qr_fixed.hpp).
+      if (nway::fixed_qr_dispatch(nt, nr, [&]<int NR, int NT>() {
+            const std::int64_t problems = (nv / vpc) * nw;
+#pragma omp parallel for schedule(static)
+            for (std::int64_t p = 0; p < problems; ++p) {
+              const std::int64_t c = p / nw;
+              const int n = int(p % nw);
+              const cf32* hm = in.h.matrix(c);
+              nway::PassQr<NR, NT> st;
+              nway::fixed_pass_qr<NR, NT>([hm](int i) { return hm[i]; }, n, st);
+              for (int u = 0; u < vpc; ++u) {
+                const std::int64_t vec = c * vpc + u;
+                nway::fixed_pass_store<NR, NT>(st, in.y.matrix(vec), scale,
+                                               e + (vec * nw + n) * es);
+              }
+            }
+          })) {
+        qr_vectors = nv;
+        return;
+      }
       const std::int64_t problems = nv * nw;
 #pragma omp parallel
       {
@@ -119,9 +142,13 @@ struct NwayPlan::Impl {
       }
     } else {
 #if MIMORX_HAS_CUDA
-      nway_cuda::qr(in.h.data, in.h.batch_stride, in.y.data, in.y.batch_stride, nv,
-                    in.vectors_per_channel, nt, nr, nw, scale, work.data(), backend.device(),
-                    s.handle());
+      if (!nway_cuda::qr_fixed(in.h.data, in.h.batch_stride, in.y.data, in.y.batch_stride, nv,
+                               in.vectors_per_channel, nt, nr, nw, scale, work.data(),
+                               backend.device(), s.handle())) {
+        nway_cuda::qr(in.h.data, in.h.batch_stride, in.y.data, in.y.batch_stride, nv,
+                      in.vectors_per_channel, nt, nr, nw, scale, work.data(), backend.device(),
+                      s.handle());
+      }
 #else
       (void)s;
       throw Unsupported("backend: this build of mimorx has no CUDA backend");
@@ -138,6 +165,12 @@ struct NwayPlan::Impl {
                 " vectors, this input has " + std::to_string(nv) + "; call qr() first");
     if (backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
+      if (!cand_d && nway_cuda::search_fast(
+                         work.data(), nv, cfg.shape.nt, cfg.shape.nr, cfg.n_ways, cfg.shape.mod,
+                         in.noise_var.data, in.noise_var.size, cfg.llr_clip, bits.data,
+                         llrs.size ? llrs.data : nullptr, backend.device(), s.handle())) {
+        return;
+      }
       nway_cuda::search(work.data(), nv, cfg.shape.nt, cfg.n_ways, cfg.shape.mod, in.noise_var.data,
                         in.noise_var.size, cfg.llr_clip, bits.data, llrs.size ? llrs.data : nullptr,
                         cand_d, cand_sym, backend.device(), s.handle());

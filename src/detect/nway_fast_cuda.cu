@@ -1,0 +1,254 @@
+// CUDA kernels of the N-way detector for the shapes with a register-resident QR (nt = 2 or 4,
+// nt <= nr <= 4): the per-pass fixed-size QR (nway_qr_fixed.hpp) and the register-resident
+// search and LLR merge (nway_fast_math.hpp). Other shapes use nway_cuda.cu's shared-memory
+// kernels. Both produce what the CPU reference (nway_plan.cpp) computes, bit for bit.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "core/cuda_check.hpp"
+#include "detect/nway_cuda.hpp"
+#include "detect/nway_fast_math.hpp"
+#include "detect/nway_qr_fixed.hpp"
+#include "mimorx/core/error.hpp"
+
+namespace mimorx::detect::nway_cuda {
+
+namespace {
+
+using nway::FastShape;
+using nway::fmin2;
+
+constexpr float kInf = __builtin_huge_valf();
+
+// ---- QR: one thread per (channel, pass) ----------------------------------------------------
+// 64 problems per block: 8400 channels are 132 blocks, one per SM. With one vector per channel
+// the block's E problems are contiguous: they are staged in shared memory (odd stride: the
+// threads of a warp write distinct banks) and stored with coalesced writes.
+constexpr int kQrThreads = 64;
+
+template <int NR, int NT>
+__global__ void __launch_bounds__(kQrThreads)
+    fixed_qr_kernel(const cf32* __restrict__ h, std::int64_t h_stride, const cf32* __restrict__ y,
+                    std::int64_t y_stride, std::int64_t channels, int vpc, int n_ways, float scale,
+                    float* __restrict__ e_out) {
+  constexpr int ES = FastShape<NT, 2>::ES, ESP = ES | 1;
+  __shared__ float stage[kQrThreads * ESP];
+  const int t = int(threadIdx.x);
+  const std::int64_t problems = channels * n_ways;
+  const std::int64_t first = std::int64_t(blockIdx.x) * kQrThreads, p = first + t;
+  if (p < problems) {
+    const std::int64_t c = p / n_ways;
+    const int n = int(p - c * n_ways);
+    const cf32* hm = h + c * h_stride;
+    nway::PassQr<NR, NT> s;
+    nway::fixed_pass_qr<NR, NT>([hm](int i) { return hm[i]; }, n, s);
+    for (int u = 0; u < vpc; ++u) {
+      const std::int64_t v = c * vpc + u;
+      cf32 yv[NR];
+#pragma unroll
+      for (int i = 0; i < NR; ++i) yv[i] = y[v * y_stride + i];
+      float* e = vpc == 1 ? stage + t * ESP : e_out + (v * n_ways + n) * ES;
+      nway::fixed_pass_store<NR, NT>(s, yv, scale, e);
+    }
+  }
+  if (vpc != 1) return;  // uniform over the grid
+  __syncthreads();
+  const std::int64_t left = problems - first;
+  const int count = int(left < kQrThreads ? left : kQrThreads) * ES;
+  for (int i = t; i < count; i += kQrThreads) {
+    const int q = i / ES;
+    e_out[first * ES + i] = stage[q * ESP + (i - q * ES)];
+  }
+}
+
+// ---- search + LLR merge ----------------------------------------------------------------------
+// A vector has tv = next_pow2(n_ways) * (M / C) threads (a power of two <= 32, consecutive
+// lanes): thread (n, part) runs candidates part * C .. part * C + C - 1 of pass n; threads with
+// n >= n_ways only contribute +inf. Results are staged per block and stored coalesced.
+constexpr int kSearchThreads = 128;
+
+template <int NT, int L, int C>
+__global__ void __launch_bounds__(kSearchThreads)
+    fast_search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int tv,
+                       const float* __restrict__ n0, std::int64_t n0_size, float clip,
+                       std::uint8_t* __restrict__ bits, float* __restrict__ llrs) {
+  using S = FastShape<NT, L>;
+  constexpr int ES = S::ES, NB = S::NB, TP = S::M / C;
+  constexpr int VW = ES % 4 == 0 ? 4 : 2;  // floats per vector load (problems are VW-aligned)
+  static_assert(ES % VW == 0 && S::M % C == 0, "layout");
+  extern __shared__ __align__(16) unsigned char raw[];
+  const int vb = kSearchThreads / tv;  // vectors per block
+  float* s_llr = reinterpret_cast<float*>(raw);
+  std::uint8_t* s_bits = reinterpret_cast<std::uint8_t*>(s_llr + vb * NB);
+
+  const int tl = int(threadIdx.x) & (tv - 1), vl = int(threadIdx.x) / tv;
+  const int n = tl / TP, part = tl - n * TP;
+  const std::int64_t v0 = std::int64_t(blockIdx.x) * vb, v = v0 + vl;
+  const bool active = v < vectors && n < n_ways;
+
+  float d[C];
+  unsigned w[C];
+  if (active) {
+    float e[ES];
+    using Vec = std::conditional_t<VW == 4, float4, float2>;
+    const Vec* src = reinterpret_cast<const Vec*>(e_in + (v * n_ways + n) * ES);
+#pragma unroll
+    for (int q = 0; q < ES / VW; ++q) {
+      const Vec x = __ldg(src + q);
+      e[VW * q] = x.x;
+      e[VW * q + 1] = x.y;
+      if constexpr (VW == 4) {
+        e[VW * q + 2] = x.z;
+        e[VW * q + 3] = x.w;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      const unsigned lw = nway::fast_path<NT, L>(e, part * C + i, &d[i]);
+      w[i] = nway::fast_stream_word<NT, L>(lw, n);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      d[i] = kInf;
+      w[i] = 0;
+    }
+  }
+
+  // The vector's best candidate (the same on every thread of the vector: a total order).
+  float bd = d[0];
+  unsigned bw = w[0];
+#pragma unroll
+  for (int i = 1; i < C; ++i) {
+    if (nway::fast_better(d[i], w[i], bd, bw)) {
+      bd = d[i];
+      bw = w[i];
+    }
+  }
+  for (int off = tv >> 1; off > 0; off >>= 1) {
+    const float od = __shfl_xor_sync(0xffffffffu, bd, off);
+    const unsigned ow = __shfl_xor_sync(0xffffffffu, bw, off);
+    if (nway::fast_better(od, ow, bd, bw)) {
+      bd = od;
+      bw = ow;
+    }
+  }
+  // Counter-hypothesis minima per Gray-word position.
+  float cm[NB];
+#pragma unroll
+  for (int b = 0; b < NB; ++b) cm[b] = kInf;
+#pragma unroll
+  for (int i = 0; i < C; ++i) {
+    const unsigned x = w[i] ^ bw;
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      if ((x >> b) & 1u) cm[b] = fmin2(cm[b], d[i]);
+    }
+  }
+  for (int off = tv >> 1; off > 0; off >>= 1) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b) cm[b] = fmin2(cm[b], __shfl_xor_sync(0xffffffffu, cm[b], off));
+  }
+
+  const bool valid = v < vectors;
+  const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    if (valid && (j & (tv - 1)) == tl) {
+      const int pos = S::position(j);
+      // Bit c of the best candidate is the complement of its Gray bit.
+      const bool best_one = ((bw >> pos) & 1u) == 0;
+      const float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
+      s_bits[vl * NB + j] = nway::hard_of_minima(m0, m1);
+      if (llrs) s_llr[vl * NB + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+    }
+  }
+  __syncthreads();
+  const std::int64_t left = vectors - v0;
+  const int count = int(left < vb ? left : vb) * NB;
+  const std::int64_t o0 = v0 * NB;
+  for (int i = int(threadIdx.x); i < count; i += kSearchThreads) bits[o0 + i] = s_bits[i];
+  if (llrs) {
+    for (int i = int(threadIdx.x); i < count; i += kSearchThreads) llrs[o0 + i] = s_llr[i];
+  }
+}
+
+int next_pow2(int x) {
+  int p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+template <int NT, int L>
+void launch_fast(const float* e, std::int64_t vectors, int n_ways, const float* n0,
+                 std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
+                 cudaStream_t stream) {
+  using S = FastShape<NT, L>;
+  constexpr int M = S::M;
+  // 16 candidates per thread where the batch gives the GPU enough threads that way, else 4
+  // (more threads per vector for latency hiding on small batches).
+  constexpr int kBig = M >= 16 ? 16 : M, kSmall = M >= 4 ? 4 : M;
+  const std::int64_t big_threads = vectors * next_pow2(n_ways) * (M / kBig);
+  const bool big = big_threads >= 132 * 1024;
+  const int c = big ? kBig : kSmall;
+  const int tv = next_pow2(n_ways) * (M / c);
+  if (tv > 32) throw Unsupported("nway fast search: " + std::to_string(tv) + " threads per vector");
+  const int vb = kSearchThreads / tv;
+  const std::size_t smem = std::size_t(vb) * S::NB * (sizeof(float) + 1);
+  const unsigned blocks = unsigned((vectors + vb - 1) / vb);
+  if (big) {
+    fast_search_kernel<NT, L, kBig><<<blocks, kSearchThreads, smem, stream>>>(
+        e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs);
+  } else {
+    fast_search_kernel<NT, L, kSmall><<<blocks, kSearchThreads, smem, stream>>>(
+        e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs);
+  }
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool qr_fixed(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stride,
+              std::int64_t vectors, int vectors_per_channel, int nt, int nr, int n_ways,
+              float scale, float* e, int device, void* stream) {
+  if (!nway::fixed_qr_shape(nt, nr)) return false;
+  if (vectors == 0) return true;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const cudaStream_t s = detail::as_stream(stream);
+  const std::int64_t channels = vectors / vectors_per_channel;
+  const unsigned blocks = unsigned((channels * n_ways + kQrThreads - 1) / kQrThreads);
+  return nway::fixed_qr_dispatch(nt, nr, [&]<int NR, int NT>() {
+    fixed_qr_kernel<NR, NT><<<blocks, kQrThreads, 0, s>>>(h, h_stride, y, y_stride, channels,
+                                                          vectors_per_channel, n_ways, scale, e);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  });
+}
+
+bool search_fast(const float* e, std::int64_t vectors, int nt, int nr, int n_ways, Modulation mod,
+                 const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
+                 int device, void* stream) {
+  const int levels = axis_levels(mod);
+  if (!nway::fixed_qr_shape(nt, nr) || levels > 8) return false;
+  if (vectors == 0) return true;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const cudaStream_t s = detail::as_stream(stream);
+  auto go = [&]<int NT>() {
+    switch (levels) {
+      case 2:
+        return launch_fast<NT, 2>(e, vectors, n_ways, n0, n0_size, clip, bits, llrs, s);
+      case 4:
+        return launch_fast<NT, 4>(e, vectors, n_ways, n0, n0_size, clip, bits, llrs, s);
+      case 8:
+        return launch_fast<NT, 8>(e, vectors, n_ways, n0, n0_size, clip, bits, llrs, s);
+    }
+  };
+  if (nt == 2) {
+    go.template operator()<2>();
+  } else {
+    go.template operator()<4>();
+  }
+  return true;
+}
+
+}  // namespace mimorx::detect::nway_cuda
