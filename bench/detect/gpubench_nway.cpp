@@ -123,7 +123,10 @@ int main(int argc, char** argv) {
     std::printf("gpubench_nway: no CUDA GPU available, nothing measured\n");
     return 0;
   }
-  const char* json = argc > 1 ? argv[1] : nullptr;
+  // argv[1]: JSON lines file ("-" for none); argv[2]: only the cases whose label
+  // "<nt>x<nr> <mod> N=<n> V=<vectors> vpc=<vpc>" contains this text (for profiling one case).
+  const char* json = argc > 1 && std::string(argv[1]) != "-" ? argv[1] : nullptr;
+  const std::string only = argc > 2 ? argv[2] : "";
   const std::string dev = device_name();
   std::printf("N-way detector on %s (throughput = information bits / s)\n\n", dev.c_str());
   std::printf(
@@ -154,6 +157,10 @@ int main(int argc, char** argv) {
     const double bits = double(c.vectors) * c.nt * bits_per_symbol(c.mod);
     for (int n = 1; n <= c.nt; ++n) {
       if (c.vpc > 1 && n != 1 && n != c.nt) continue;
+      const std::string label = std::to_string(c.nt) + "x" + std::to_string(c.nt) + " " +
+                                to_string(c.mod) + " N=" + std::to_string(n) +
+                                " V=" + std::to_string(c.vectors) + " vpc=" + std::to_string(c.vpc);
+      if (label.find(only) == std::string::npos) continue;
       const Row r = measure(data, n, true);
       auto gbps = [&](float ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e9 : 0.0; };
       std::printf(
