@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kSearchThreads)
     const unsigned x = w[i] ^ bw;
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
-      if ((x >> b) & 1u) cm[b] = fmin2(cm[b], d[i]);
+      if (x & (1u << b)) cm[b] = fmin2(cm[b], d[i]);  // a predicate and a predicated min
     }
   }
   for (int off = tv >> 1; off > 0; off >>= 1) {
@@ -180,31 +180,49 @@ int next_pow2(int x) {
   return p;
 }
 
+template <int NT, int L, int C>
+void launch_c(const float* e, std::int64_t vectors, int n_ways, int tv, const float* n0,
+              std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
+              cudaStream_t stream) {
+  const int vb = kSearchThreads / tv;
+  const std::size_t smem = std::size_t(vb) * FastShape<NT, L>::NB * (sizeof(float) + 1);
+  const unsigned blocks = unsigned((vectors + vb - 1) / vb);
+  fast_search_kernel<NT, L, C><<<blocks, kSearchThreads, smem, stream>>>(e, vectors, n_ways, tv, n0,
+                                                                         n0_size, clip, bits, llrs);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
 template <int NT, int L>
 void launch_fast(const float* e, std::int64_t vectors, int n_ways, const float* n0,
                  std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
                  cudaStream_t stream) {
-  using S = FastShape<NT, L>;
-  constexpr int M = S::M;
-  // 16 candidates per thread where the batch gives the GPU enough threads that way, else 4
-  // (more threads per vector for latency hiding on small batches).
-  constexpr int kBig = M >= 16 ? 16 : M, kSmall = M >= 4 ? 4 : M;
-  const std::int64_t big_threads = vectors * next_pow2(n_ways) * (M / kBig);
-  const bool big = big_threads >= 132 * 1024;
-  const int c = big ? kBig : kSmall;
-  const int tv = next_pow2(n_ways) * (M / c);
-  if (tv > 32) throw Unsupported("nway fast search: " + std::to_string(tv) + " threads per vector");
-  const int vb = kSearchThreads / tv;
-  const std::size_t smem = std::size_t(vb) * S::NB * (sizeof(float) + 1);
-  const unsigned blocks = unsigned((vectors + vb - 1) / vb);
-  if (big) {
-    fast_search_kernel<NT, L, kBig><<<blocks, kSearchThreads, smem, stream>>>(
-        e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs);
-  } else {
-    fast_search_kernel<NT, L, kSmall><<<blocks, kSearchThreads, smem, stream>>>(
-        e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs);
+  constexpr int M = FastShape<NT, L>::M;
+  const int ways = next_pow2(n_ways);
+  // 16 candidates per thread (min(16, M)) where the batch gives the GPU enough threads that
+  // way (measured: fewer instructions per candidate, the per-thread merge amortised); smaller
+  // batches take the fewest candidates per thread (4, or 8 where 4 would put more than a warp
+  // on one vector) for more threads to hide latency.
+  int c = M < 16 ? M : 16;
+  if (vectors * ways * (M / c) < 132 * 1024) {
+    c = M < 4 ? M : 4;
+    while (ways * (M / c) > 32) c *= 2;
   }
-  MIMORX_CUDA_CHECK_LAUNCH();
+  const int tv = ways * (M / c);
+  switch (c) {
+    case 4:
+      return launch_c<NT, L, 4>(e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs, stream);
+    case 8:
+      if constexpr (M >= 64) {
+        return launch_c<NT, L, 8>(e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs, stream);
+      }
+      break;
+    case 16:
+      if constexpr (M >= 16) {
+        return launch_c<NT, L, 16>(e, vectors, n_ways, tv, n0, n0_size, clip, bits, llrs, stream);
+      }
+      break;
+  }
+  throw Unsupported("nway fast search: " + std::to_string(c) + " candidates per thread");
 }
 
 }  // namespace

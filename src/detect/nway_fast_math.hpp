@@ -90,8 +90,8 @@ MIMORX_HD unsigned fast_path(const float (&e)[FastShape<NT, L>::ES], int k, floa
       zi = ffma(-R(li, c), a[c], zi);
     }
     int vr = 0, vi = 0;
-    a[li] = slice_amplitude(zi, e[RC + D + li], L, &vi);
-    a[lr] = slice_amplitude(zr, e[RC + D + lr], L, &vr);
+    a[li] = slice_amplitude_scaled(zi, slice_scale(e[RC + D + li], L), L, &vi);
+    a[lr] = slice_amplitude_scaled(zr, slice_scale(e[RC + D + lr], L), L, &vr);
     const float ei = ffma(-R(li, li), a[li], zi);
     const float er = ffma(-R(lr, lr), a[lr], zr);
     dist = ffma(ei, ei, dist);

@@ -14,6 +14,7 @@
 // decouple once the symbols below it are fixed, and slicing each is exact for that symbol.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
@@ -64,7 +65,23 @@ MIMORX_HD float fsqrt(float a) {
   return std::sqrt(a);
 #endif
 }
-MIMORX_HD float fmin2(float a, float b) { return b < a ? b : a; }
+// IEEE minNum (fminf: a NaN operand yields the other one), one FMNMX instruction on the GPU
+// where a compare-and-select takes two. Distances are never -0, so which zero it returns
+// does not arise.
+MIMORX_HD float fmin2(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fminf(a, b);
+#else
+  return std::fmin(a, b);
+#endif
+}
+MIMORX_HD float fmax2(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(a, b);
+#else
+  return std::fmax(a, b);
+#endif
+}
 
 // ---- workspace layout per (vector, pass) problem -----------------------------------------
 // [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / (2 R'_ll) (D)],
@@ -148,25 +165,43 @@ MIMORX_HD unsigned symbol_index_of_bits(int m, unsigned b) {
   return s;
 }
 
-// Round-and-clip slicing (Algorithm 2): the level nearest to z / R'_ll. t = z / (2 R'_ll) +
-// (L-1)/2 is the level coordinate (one FMA with the stored 1 / (2 R'_ll)), clipped to [0, L-1]
-// (NaN -> 0) and rounded to nearest (ties to even; rint on both CPU and GPU). Returns the
-// integer amplitude 2 i - (L-1) as a float (exact) and the level i.
-MIMORX_HD float frint(float x) {
+// Round-and-clip slicing (Algorithm 2): the level nearest to z / R'_ll. With inv_half =
+// 1 / (2 R'_ll) (stored in E) and top = L - 1, u = z inv_half / top + 1/2 is the level
+// coordinate over [0, 1], clipped there by a saturating FMA (NaN -> 0; on the CPU
+// fmin(fmax(.)), the same values), and u top is rounded to nearest, ties to even, by adding
+// 1.5 * 2^23 in the same FMA: the sum has no fraction bits, so the addition itself rounds, and
+// the integer sits in the low mantissa bits (1.5 * 2^23 is a multiple of 16). The clip and the
+// rounding cost no compare, min/max or conversion instructions, which issue at a half or a
+// quarter of the FMA rate on the GPU. Returns the integer amplitude 2 i - (L-1) as a float
+// (exact) and the level i. inv_top = fmul(inv_half, 1 / top) (slice_scale) may be computed once
+// per level and reused for every candidate.
+MIMORX_HD float slice_scale(float inv_half, int levels) {
+  return fmul(inv_half, fdiv(1.f, float(levels - 1)));
+}
+MIMORX_HD float fsat(float x) {
 #if defined(__CUDA_ARCH__)
-  return rintf(x);
+  return __saturatef(x);
 #else
-  return std::rint(x);
+  return std::fmin(std::fmax(x, 0.f), 1.f);
 #endif
 }
-MIMORX_HD float slice_amplitude(float z, float inv_half, int levels, int* level) {
+MIMORX_HD float slice_amplitude_scaled(float z, float inv_top, int levels, int* level) {
+  constexpr float kRound = 12582912.f;  // 1.5 * 2^23
   const float top = float(levels - 1);
-  float t = ffma(z, inv_half, 0.5f * top);
-  t = t > 0.f ? t : 0.f;
-  t = t < top ? t : top;
-  const float r = frint(t);
-  *level = int(r);
+  const float u = fsat(ffma(z, inv_top, 0.5f));
+  const float shifted = ffma(u, top, kRound);
+  const float r = fsub(shifted, kRound);
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t bits = __float_as_uint(shifted);
+#else
+  std::uint32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+#endif
+  *level = int(bits & std::uint32_t(levels - 1));
   return ffma(2.f, r, -top);
+}
+MIMORX_HD float slice_amplitude(float z, float inv_half, int levels, int* level) {
+  return slice_amplitude_scaled(z, slice_scale(inv_half, levels), levels, level);
 }
 
 // ---- Algorithm 1: MGS on the extended real matrix V = [H~ | y~] ------------------------------
