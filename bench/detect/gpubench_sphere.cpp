@@ -5,7 +5,9 @@
 // minute. The timed region is SpherePlan::run as a user calls it: input validation (a device
 // NaN/Inf check), the per-channel sorted QR kernel and the search kernel.
 //
-// MIMORX_PSD_SWEEP=1 adds a sweep over explicit level sets and team widths (docs/psd.md).
+// MIMORX_PSD_SWEEP=1 adds a sweep over level sets, team widths, the initial radius and the
+// kernel's register budget on 4x4 QPSK / 16-QAM / 64-QAM (docs/psd.md); MIMORX_PSD_TABLE=0 skips
+// the main table.
 // Usage: gpubench_sphere_detect [out.jsonl]
 #include <algorithm>
 #include <chrono>
@@ -159,10 +161,12 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_begin).count();
   };
   auto emit = [&](const std::string& bench, const MimoShape& s, double snr, const PsdLevels& lv,
-                  int team, std::int64_t C, int vpc, const Result& r) {
+                  int team, std::int64_t C, int vpc, const Result& r, bool babai = false,
+                  int min_blocks = 0) {
     std::printf(
-        "| %s | %dx%d %s | %4.0f | %s | %d | %lld | %8.3f | %8.2f | %7.0f | %7.1f | %7.0f |\n",
+        "| %s | %dx%d %s | %4.0f | %s | %d%s%s | %lld | %8.3f | %8.2f | %7.0f | %7.1f | %7.0f |\n",
         bench.c_str(), s.nt, s.nr, to_string(s.mod).c_str(), snr, levels_str(lv).c_str(), team,
+        babai ? " babai" : "", min_blocks ? (" minb" + std::to_string(min_blocks)).c_str() : "",
         (long long)(C * vpc), r.ms, r.gbps, r.mvps, r.nodes, r.max_nodes);
     std::fflush(stdout);
     if (json.is_open()) {
@@ -174,6 +178,8 @@ int main(int argc, char** argv) {
                           {"snr_db", snr},
                           {"levels", levels_str(lv)},
                           {"team", team},
+                          {"babai_initial_radius", babai},
+                          {"min_blocks", min_blocks},
                           {"channels", C},
                           {"vectors_per_channel", vpc},
                           {"ms", r.ms},
@@ -193,7 +199,10 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 
   Data d;
+  const char* table_env = std::getenv("MIMORX_PSD_TABLE");
+  const bool table = !(table_env && std::string(table_env) == "0");
   for (int nt : {2, 4}) {
+    if (!table) break;
     for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
       const MimoShape shape{nt, nt, mod};
       std::int64_t C = 1024;
@@ -225,44 +234,99 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (const char* ph = std::getenv("MIMORX_PSD_PHASES"); ph && std::string(ph) == "1") {
+    // Where the time goes: SpherePlan::run with validation only (phases 4), validation + QR
+    // (1), validation + search (2, reusing the QR of the previous call), everything (3) and the
+    // search kernel without the search (10: its per-vector set-up and output), for both QR
+    // kernels (qr 0: shared memory, 1: global memory).
+    for (const MimoShape& shape :
+         {MimoShape{4, 4, Modulation::qpsk}, MimoShape{4, 4, Modulation::qam16},
+          MimoShape{2, 2, Modulation::qpsk}, MimoShape{4, 4, Modulation::qam64}}) {
+      const Scenario sc(shape, 1024, 1024, 1234 + shape.nt * 10 + bits_per_symbol(shape.mod));
+      sc.fill(d, shape.mod == Modulation::qam64 ? 30.0 : 20.0);
+      SphereConfig cfg;
+      cfg.shape = shape;
+      SpherePlan plan(cfg, Backend::cuda(0));
+      for (int qr : {0, 1}) {
+        sphere::set_qr_mode_override(qr);
+        for (int phases : {4, 1, 2, 3, 2 | 8}) {
+          sphere::set_phase_override(phases);
+          const Result r = measure(plan, d, 5);
+          std::printf("| phases | %dx%d %s | qr %d | phases %d | %8.3f ms |\n", shape.nt, shape.nr,
+                      to_string(shape.mod).c_str(), qr, phases, r.ms);
+        }
+      }
+      sphere::set_phase_override(0);
+      sphere::set_qr_mode_override(0);
+    }
+  }
+  if (const char* pr = std::getenv("MIMORX_PSD_PROFILE"); pr && std::string(pr) == "1") {
+    // One SpherePlan::run per point, for a profiler (ncu) to capture its kernels.
+    for (const MimoShape& shape :
+         {MimoShape{4, 4, Modulation::qam16}, MimoShape{4, 4, Modulation::qpsk}}) {
+      const Scenario sc(shape, 1024, 1024, 1234 + shape.nt * 10 + bits_per_symbol(shape.mod));
+      sc.fill(d, 20.0);
+      SphereConfig cfg;
+      cfg.shape = shape;
+      SpherePlan plan(cfg, Backend::cuda(0));
+      DetectInput in;
+      in.h = ConstMatrixBatch<cf32>(d.h.data(), d.channels, shape.nr, shape.nt, Memory::device);
+      in.y = ConstMatrixBatch<cf32>(d.y.data(), d.channels * d.vpc, shape.nr, 1, Memory::device);
+      in.noise_var = View<const float>(d.n0.data(), 1, Memory::device);
+      in.vectors_per_channel = d.vpc;
+      plan.run(in, View<std::uint8_t>(d.bits));
+      Stream{}.synchronize();
+    }
+  }
   if (const char* sw = std::getenv("MIMORX_PSD_SWEEP"); sw && std::string(sw) == "1") {
-    // Ordering (1 = full sort as in the paper, 2 = lazy selection) x team width x levels.
+    // Level sets x team width (0 = automatic) x initial radius (infinite / Babai) x register
+    // budget (0 = default; 10 = 48 registers), on the set-up of the main table.
     struct Cand {
       MimoShape shape;
       std::optional<PsdLevels> lv;
       std::vector<int> teams;
+      std::vector<int> min_blocks;
+      std::vector<double> snrs;
     };
+    const MimoShape qpsk{4, 4, Modulation::qpsk}, q16{4, 4, Modulation::qam16},
+        q64{4, 4, Modulation::qam64};
+    const std::vector<double> s1020{10.0, 20.0};
     const std::vector<Cand> cands = {
-        {{4, 4, Modulation::qam16}, std::nullopt, {8, 32}},
-        {{4, 4, Modulation::qpsk}, std::nullopt, {8, 32}},
-        {{2, 2, Modulation::qam16}, std::nullopt, {8, 32}},
-        {{2, 2, Modulation::qpsk}, std::nullopt, {8}},
-        {{4, 4, Modulation::qam16},
-         PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}},
-         {8, 32}},
-        {{4, 4, Modulation::qam16}, PsdLevels{{7, 5, 3, 1}, {4, 4, 4, 1}}, {32}},
-        {{4, 4, Modulation::qpsk}, PsdLevels{{5, 1}, {1, 1}}, {8}},
-        {{4, 4, Modulation::qpsk}, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 1}}, {8}},
-        {{4, 4, Modulation::qam64}, std::nullopt, {32}},
+        {qpsk, std::nullopt, {8, 16, 32}, {0, 10}, s1020},
+        {qpsk, PsdLevels{{5, 1}, {2, 1}}, {8, 16, 32}, {0}, s1020},
+        {qpsk, PsdLevels{{5, 1}, {1, 1}}, {8, 16}, {0}, s1020},
+        {qpsk, PsdLevels{{6, 3, 1}, {4, 2, 1}}, {8, 16, 32}, {0}, s1020},
+        {qpsk, PsdLevels{{7, 5, 3, 1}, {4, 4, 4, 1}}, {8, 16}, {0}, s1020},
+        {qpsk, PsdLevels{{6, 1}, {2, 1}}, {8, 16, 32}, {0}, s1020},
+        {q16, std::nullopt, {8, 16, 32}, {0, 10}, s1020},
+        {q16, PsdLevels{{7, 5, 3, 1}, {1, 1, 1, 1}}, {8, 16}, {0}, s1020},
+        {q16, PsdLevels{{7, 5, 3, 1}, {4, 4, 4, 1}}, {16, 32}, {0}, s1020},
+        {q16, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {8, 8, 8, 8, 8, 8, 1}}, {8, 16, 32}, {0}, s1020},
+        {q16, PsdLevels{{7, 6, 5, 4, 3, 2, 1}, {4, 4, 4, 4, 4, 4, 1}}, {8, 16}, {0}, s1020},
+        {q16, PsdLevels{{7, 5, 3, 1}, {2, 1, 1, 1}}, {16, 32}, {0}, s1020},
+        {q64, std::nullopt, {8, 16, 32}, {0}, {20.0}},
+        {q64, PsdLevels{{8, 7, 6, 5, 4, 3, 2, 1}, {2, 2, 2, 2, 2, 2, 2, 1}}, {8, 16}, {0}, {20.0}},
     };
     for (const auto& c : cands) {
-      const Scenario sc(c.shape, 512, 1024, 77);
-      SphereConfig cfg;
-      cfg.shape = c.shape;
-      cfg.levels = c.lv;
-      SpherePlan plan(cfg, Backend::cuda(0));
-      for (double snr : {10.0, 20.0}) {
+      const Scenario sc(c.shape, 1024, 1024, 1234 + c.shape.nt * 10 + bits_per_symbol(c.shape.mod));
+      for (double snr : c.snrs) {
         sc.fill(d, snr);
-        for (int team : c.teams) {
-          for (int order : {1, 2}) {
-            if (elapsed_s() > 95) break;
-            sphere::set_team_override(team);
-            sphere::set_order_override(order);
-            const Result r = measure(plan, d, 3);
-            sphere::set_team_override(0);
-            sphere::set_order_override(0);
-            emit(order == 1 ? "psd_sweep_sort" : "psd_sweep_lazy", c.shape, snr, plan.levels(),
-                 team, 512, 1024, r);
+        for (bool babai : {false, true}) {
+          SphereConfig cfg;
+          cfg.shape = c.shape;
+          cfg.levels = c.lv;
+          cfg.babai_initial_radius = babai;
+          SpherePlan plan(cfg, Backend::cuda(0));
+          for (int team : c.teams) {
+            for (int mb : c.min_blocks) {
+              if (elapsed_s() > 170) break;
+              sphere::set_team_override(team);
+              sphere::set_min_blocks_override(mb);
+              const Result r = measure(plan, d, 3);
+              sphere::set_team_override(0);
+              sphere::set_min_blocks_override(0);
+              emit("psd_sweep", c.shape, snr, plan.levels(), team, 1024, 1024, r, babai, mb);
+            }
           }
         }
       }

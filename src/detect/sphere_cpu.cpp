@@ -93,21 +93,32 @@ PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std
 namespace {
 std::atomic<int> g_team_override{0};
 std::atomic<int> g_order_override{0};
+std::atomic<int> g_min_blocks_override{0};
+std::atomic<int> g_phase_override{0};
+std::atomic<int> g_qr_mode_override{0};
 }  // namespace
+void set_phase_override(int phases) { g_phase_override = phases; }
+int phase_override() { return g_phase_override; }
+void set_qr_mode_override(int mode) { g_qr_mode_override = mode; }
+int qr_mode_override() { return g_qr_mode_override; }
+void set_min_blocks_override(int blocks) { g_min_blocks_override = blocks; }
+int min_blocks_override() { return g_min_blocks_override; }
 void set_team_override(int team) { g_team_override = team; }
 int team_override() { return g_team_override; }
 void set_order_override(int order) { g_order_override = order; }
 int order_override() { return g_order_override; }
 
 namespace {
-// The PSD team emulated by one CPU thread: std::sort replaces the warp merge sort.
+// The PSD team emulated by one CPU thread, computing what the kernel's team computes (the same
+// parents' targets, child metrics and order): a stable sort of the children in index order
+// replaces the bitonic sort on (metric, index), a loop the shuffle argmin.
 struct HostTeam {
   const PsdSchedule& s;
   const float* r;
   const float* z;
-  std::vector<std::pair<float, std::uint64_t>> buf[kMaxLevels];
-
   bool lazy;
+  std::vector<std::pair<float, std::uint64_t>> buf[kMaxLevels];
+  std::vector<float> tgt;
 
   int take(int x, int pos, int cnt, int paths, float d2) {
     auto& b = buf[x];
@@ -128,45 +139,67 @@ struct HostTeam {
   std::pair<float, std::uint64_t> parent(int x, int i) const {
     return x < 0 ? std::pair<float, std::uint64_t>{0.f, 0} : buf[x][std::size_t(i)];
   }
-  float child(int x, int first, int y, std::int64_t c, float d2, std::uint64_t* v) const {
-    const int lp = x < 0 ? s.n + 1 : s.lvl[x];
-    const int d = lp - s.lvl[y];
-    const auto [pm, pv] = parent(x, first + int(c >> (d * s.log2q)));
-    const int off = int(c & (s.children_per_parent[y] - 1));
-    return child_metric(r, z, s.n, s.q, s.log2q, pv, pm, lp, s.lvl[y], off, d2, v);
+  // The columns lo..top an expansion from level x to level y sets, and the parents' targets.
+  void targets(int x, int first, int np, int y, int* lo, int* top, int* shift) {
+    *top = (x < 0 ? s.n + 1 : s.lvl[x]) - 2;
+    *lo = s.lvl[y] - 1;
+    const int d = *top - *lo + 1;
+    *shift = d * s.log2q;
+    tgt.assign(std::size_t(np * d), 0.f);
+    for (int t = 0; t < np * d; ++t) {
+      const int p = t / d;
+      tgt[std::size_t(t)] =
+          partial_target(r, z, s.n, s.q, parent(x, first + p).second, *lo + t - p * d, *top + 1);
+    }
+  }
+  float child(int x, int first, int lo, int top, int shift, int c, float d2) const {
+    const int p = c >> shift;
+    return child_metric(r, s.n, s.q, s.log2q, &tgt[std::size_t(p * (top - lo + 1))],
+                        parent(x, first + p).first, lo, top, c & ((1 << shift) - 1), d2);
+  }
+  std::uint64_t child_vec(int x, int first, int lo, int top, int shift, int c) const {
+    return child_vector(parent(x, first + (c >> shift)).second, lo, top, c & ((1 << shift) - 1),
+                        s.log2q, s.q);
   }
   int expand_sort(int x, int first, int np, int y, float d2) {
+    int lo, top, shift;
+    targets(x, first, np, y, &lo, &top, &shift);
     auto& out = buf[y];
     out.clear();
-    const std::int64_t nch = np * s.children_per_parent[y];
+    const int nch = np << shift;
     int count = 0;
-    for (std::int64_t c = 0; c < nch; ++c) {
-      std::uint64_t v;
-      const float m = child(x, first, y, c, d2, &v);
-      out.emplace_back(m, v);
+    for (int c = 0; c < nch; ++c) {
+      const float m = child(x, first, lo, top, shift, c, d2);
+      out.emplace_back(m, child_vec(x, first, lo, top, shift, c));
       count += m < d2 ? 1 : 0;
     }
-    if (lazy) return int(nch);
-    std::sort(out.begin(), out.end());
+    if (lazy) return nch;
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& u, const auto& v) { return u.first < v.first; });
     return count;
   }
   void expand_leaves(int x, int first, int np, int y, float d2, float* m, std::uint64_t* v) {
-    std::pair<float, std::uint64_t> best{inf_metric(), 0};
-    const std::int64_t nch = np * s.children_per_parent[y];
-    for (std::int64_t c = 0; c < nch; ++c) {
-      std::uint64_t cv;
-      const float cm = child(x, first, y, c, d2, &cv);
-      best = std::min(best, std::pair<float, std::uint64_t>{cm, cv});
+    int lo, top, shift;
+    targets(x, first, np, y, &lo, &top, &shift);
+    const int nch = np << shift;
+    float bm = inf_metric();
+    int bi = -1;
+    for (int c = 0; c < nch; ++c) {
+      const float cm = child(x, first, lo, top, shift, c, d2);
+      if (cm < bm) {
+        bm = cm;
+        bi = c;
+      }
     }
-    *m = best.first;
-    *v = best.second;
+    *m = bm;
+    *v = bi >= 0 ? child_vec(x, first, lo, top, shift, bi) : 0;
   }
 };
 }  // namespace
 
 PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z, float d2,
                            std::uint64_t best, std::int64_t node_cap, bool lazy) {
-  HostTeam team{s, r, z, {}, lazy};
+  HostTeam team{s, r, z, lazy, {}, {}};
   PsdSearchParams p;
   p.nlev = s.nlev;
   p.lvl = s.lvl;
@@ -294,6 +327,9 @@ void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float>
     a.symbols = symbols.data;
     a.device = backend_.device();
     a.team_override = sphere::team_override();
+    a.min_blocks = sphere::min_blocks_override();
+    a.phases = sphere::phase_override() ? sphere::phase_override() : 3;
+    a.qr_mode = sphere::qr_mode_override();
     a.lazy_select =
         sphere::order_override() == 0 ? sphere::kDefaultLazySelect : sphere::order_override() == 2;
     sphere::psd_run_cuda(a, stream.handle());

@@ -1,13 +1,17 @@
 // The Parallel Sphere Detector on CUDA (Jozsa et al., ICCS 2013). One team of TEAM threads
-// (a logical warp of 8 or 32 lanes) searches one received vector at a time; several teams share
-// a block. Each non-leaf expansion level keeps its sorted (metric, partial vector) buffer in the
-// team's shared memory; the radius d^2 and the per-level positions (the paper's stack) are
-// uniform across the team, so the control flow of psd_search (sphere_math.hpp) runs in lockstep.
+// (a logical warp of 8, 16 or 32 lanes) searches one received vector at a time; several teams
+// share a block. Each non-leaf expansion level keeps its sorted (metric, partial vector) buffer
+// in the team's shared memory; the radius d^2 and the per-level positions (the paper's stack)
+// are uniform across the team, so the control flow of psd_search (sphere_math.hpp) runs in
+// lockstep. An expansion: the parents' targets (one interference sum per parent and new column,
+// spread over the lanes), each lane's children (IPT per lane, a few multiply-adds per level),
+// a bitonic sort of (metric, child index) in registers through warp shuffles, and the sorted
+// entries stored to the level's buffer; a leaf expansion ends in a shuffle argmin instead.
 // core/tensor.hpp's View<const T> -> View<const T> conversion operator (reached through
 // detect/common.hpp) draws nvcc warning 554 "will not be called"; it is harmless here.
 #pragma nv_diag_suppress 554
 #include <algorithm>
-#include <cub/cub.cuh>
+#include <climits>
 
 #include "core/cuda_check.hpp"
 #include "detect/sphere_internal.hpp"
@@ -16,47 +20,80 @@ namespace mimorx::detect::sphere {
 namespace {
 
 constexpr int kBlockThreads = 128;
+constexpr int kDefaultMinBlocks = 8;
 
 __host__ __device__ constexpr std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
 
-// One team's shared memory, in order: sort storage, R | z | inv_perm, then for every non-leaf
-// level its vectors (uint64) and metrics (float).
-template <int TEAM, int IPT>
-struct Layout {
-  using Sort = cub::WarpMergeSort<float, IPT, TEAM, std::uint64_t>;
-  static constexpr std::size_t sort_bytes = align16(sizeof(typename Sort::TempStorage));
-  static __host__ __device__ std::size_t mat_bytes(int n) {
-    return align16(4 * std::size_t(n * n + 2 * n));
-  }
-  static __host__ __device__ std::size_t team_bytes(const PsdSchedule& s) {
-    return sort_bytes + mat_bytes(s.n) + std::size_t(s.buf_bytes);
-  }
-};
+// One team's shared memory, in order: R | z | inv_perm, the parents' targets of the current
+// expansion, then for every non-leaf level its vectors (uint64) and metrics (float). Mirrored by
+// psd_team_shared_bytes (sphere_params.cpp).
+__host__ __device__ std::size_t mat_bytes(int n) { return align16(4 * std::size_t(n * n + 2 * n)); }
+__host__ __device__ std::size_t tgt_bytes(const PsdSchedule& s) {
+  return align16(4 * std::size_t(s.tgt_floats));
+}
+__host__ __device__ std::size_t team_bytes(const PsdSchedule& s) {
+  return mat_bytes(s.n) + tgt_bytes(s) + std::size_t(s.buf_bytes);
+}
 
-struct MinPair {
-  float m;
-  std::uint64_t v;
-};
-struct MinPairOp {
-  __device__ MinPair operator()(const MinPair& a, const MinPair& b) const {
-    return (b.m < a.m || (b.m == a.m && b.v < a.v)) ? b : a;
+// Sorts the team's TEAM * IPT (metric, index) pairs ascending in the order of `precedes`;
+// element e = i * TEAM + lane is k[i], id[i] of lane `lane` (striped). Only the first `live`
+// elements matter: the merge stages stop at the first power of two >= live, whose block 0 is
+// then sorted (the elements beyond it are padding).
+template <int TEAM, int IPT>
+__device__ void bitonic_sort(float (&k)[IPT], int (&id)[IPT], int lane, unsigned mask, int live) {
+  constexpr int N = TEAM * IPT;
+#pragma unroll
+  for (int size = 2; size <= N; size <<= 1) {
+    if ((size >> 1) >= live) break;
+#pragma unroll
+    for (int j = size >> 1; j > 0; j >>= 1) {
+      if (j >= TEAM) {
+        const int jr = j / TEAM;
+#pragma unroll
+        for (int i = 0; i < IPT; ++i) {
+          if ((i & jr) == 0) {
+            const int i2 = i | jr;
+            const bool asc = ((i * TEAM + lane) & size) == 0;
+            if (precedes(k[i2], id[i2], k[i], id[i]) == asc) {
+              const float tk = k[i];
+              k[i] = k[i2];
+              k[i2] = tk;
+              const int ti = id[i];
+              id[i] = id[i2];
+              id[i2] = ti;
+            }
+          }
+        }
+      } else {
+        const bool lower = (lane & j) == 0;
+#pragma unroll
+        for (int i = 0; i < IPT; ++i) {
+          const float pk = __shfl_xor_sync(mask, k[i], j, TEAM);
+          const int pid = __shfl_xor_sync(mask, id[i], j, TEAM);
+          const bool asc = ((i * TEAM + lane) & size) == 0;
+          // The lower element of a pair keeps the smaller one when ascending.
+          if (precedes(pk, pid, k[i], id[i]) == (lower == asc)) {
+            k[i] = pk;
+            id[i] = pid;
+          }
+        }
+      }
+    }
   }
-};
-struct Less {
-  __device__ bool operator()(float a, float b) const { return a < b; }
-};
+}
 
 template <int TEAM, int IPT>
 struct GpuTeam {
-  using L = Layout<TEAM, IPT>;
-  typename L::Sort::TempStorage* sort_tmp;
-  const PsdSchedule* s;
+  const PsdSchedule* s;  // the block's copy in shared memory
   const float* r;
   const float* z;
+  float* tgt;          // the parents' targets of the current expansion
   unsigned char* buf;  // level x: vectors at buf + buf_off[x], metrics after exp[x] of them
   unsigned mask;
   int lane;
-  bool lazy;  // lazy selection instead of a full sort (docs/psd.md, "Ordering")
+  int n, L, log2L;  // s->n, s->q, s->log2q in registers
+  int team_shift;   // bit of lane 0 of this team in a warp ballot
+  bool lazy;        // lazy selection instead of a full sort (docs/psd.md, "Ordering")
 
   __device__ float* keys(int x) const {
     return reinterpret_cast<float*>(buf + s->buf_off[x] + 8 * s->exp[x]);
@@ -64,94 +101,128 @@ struct GpuTeam {
   __device__ std::uint64_t* vecs(int x) const {
     return reinterpret_cast<std::uint64_t*>(buf + s->buf_off[x]);
   }
-  __device__ float key(int x, int i) const { return keys(x)[i]; }
+  __device__ unsigned ballot(bool b) const { return (__ballot_sync(mask, b) & mask) >> team_shift; }
 
-  __device__ MinPair team_min(MinPair b) const {
-    typename cub::WarpReduce<MinPair, TEAM>::TempStorage unused;
-    b = cub::WarpReduce<MinPair, TEAM>(unused).Reduce(b, MinPairOp{});
-    b.m = __shfl_sync(mask, b.m, 0, TEAM);
-    b.v = __shfl_sync(mask, static_cast<unsigned long long>(b.v), 0, TEAM);
-    return b;
+  // Argmin over the team of (metric, index); every lane gets the result.
+  __device__ void team_argmin(float& m, int& i) const {
+#pragma unroll
+    for (int o = TEAM / 2; o > 0; o >>= 1) {
+      const float pm = __shfl_xor_sync(mask, m, o, TEAM);
+      const int pi = __shfl_xor_sync(mask, i, o, TEAM);
+      if (precedes(pm, pi, m, i)) {
+        m = pm;
+        i = pi;
+      }
+    }
   }
 
   __device__ int take(int x, int pos, int cnt, int paths, float d2) const {
-    int np = 0;
+    float* kx = keys(x);
     if (!lazy) {
-      while (np < paths && pos + np < cnt && key(x, pos + np) < d2) ++np;
+      // Sorted: the entries of [pos, cnt) below d2 are a prefix (the radius only shrinks).
+      int np = 0;
+      for (int base = 0; base < paths; base += TEAM) {
+        const int i = pos + base + lane;
+        bool live = false;
+        if (base + lane < paths && i < cnt) live = kx[i] < d2;
+        const int got = __popc(ballot(live));
+        np += got;
+        if (got < TEAM) break;
+      }
       return np;
     }
     // Lazy selection: the buffer is left unsorted and each batch's best entries are found by
     // team argmin reductions and swapped to the front, which orders exactly the prefix that the
     // search consumes before the radius prunes the rest.
-    float* kx = keys(x);
+    float* kw = kx;
     std::uint64_t* vx = vecs(x);
+    int np = 0;
     for (; np < paths && pos + np < cnt; ++np) {
       const int lo = pos + np;
-      MinPair b{inf_metric(), ~0ull};
-      for (int i = lo + lane; i < cnt; i += TEAM)
-        b = MinPairOp{}(b, MinPair{kx[i], std::uint64_t(i)});
-      b = team_min(b);
-      if (!(b.m < d2)) break;
-      const int i = int(b.v);
-      if (lane == 0 && i != lo) {
-        const float tk = kx[lo];
-        kx[lo] = kx[i];
-        kx[i] = tk;
+      float bm = inf_metric();
+      int bi = INT_MAX;
+      for (int i = lo + lane; i < cnt; i += TEAM) {
+        if (precedes(kw[i], i, bm, bi)) {
+          bm = kw[i];
+          bi = i;
+        }
+      }
+      team_argmin(bm, bi);
+      if (!(bm < d2)) break;
+      if (lane == 0 && bi != lo) {
+        const float tk = kw[lo];
+        kw[lo] = kw[bi];
+        kw[bi] = tk;
         const std::uint64_t tv = vx[lo];
-        vx[lo] = vx[i];
-        vx[i] = tv;
+        vx[lo] = vx[bi];
+        vx[bi] = tv;
       }
       __syncwarp(mask);
     }
     return np;
   }
 
-  __device__ float child(int x, int first, int y, std::int64_t c, float d2,
-                         std::uint64_t* v) const {
-    const int lp = x < 0 ? s->n + 1 : s->lvl[x];
-    const int d = lp - s->lvl[y];
-    const int p = first + int(c >> (d * s->log2q));
-    const float pm = x < 0 ? 0.f : keys(x)[p];
-    const std::uint64_t pv = x < 0 ? 0 : vecs(x)[p];
-    const int off = int(c & (s->children_per_parent[y] - 1));
-    return child_metric(r, z, s->n, s->q, s->log2q, pv, pm, lp, s->lvl[y], off, d2, v);
+  // The parents' targets on the new columns lo..top: tgt[p * d + (k - lo)]. vx: level x's
+  // vectors (nullptr for the root).
+  __device__ void targets(const std::uint64_t* vx, int first, int np, int lo, int top) const {
+    const int d = top - lo + 1;
+    for (int t = lane; t < np * d; t += TEAM) {
+      const int p = t / d;
+      const std::uint64_t pv = vx ? vx[first + p] : 0;
+      tgt[t] = partial_target(r, z, n, L, pv, lo + t - p * d, top + 1);
+    }
+    __syncwarp(mask);
   }
 
-  __device__ int expand_sort(int x, int first, int np, int y, float d2) {
+  __device__ float child(const float* kx, int first, int lo, int top, int shift, int c,
+                         float d2) const {
+    const int p = c >> shift;
+    const float pm = kx ? kx[first + p] : 0.f;
+    return child_metric(r, n, L, log2L, tgt + p * (top - lo + 1), pm, lo, top,
+                        c & ((1 << shift) - 1), d2);
+  }
+  __device__ std::uint64_t child_vec(const std::uint64_t* vx, int first, int lo, int top, int shift,
+                                     int c) const {
+    const std::uint64_t pv = vx ? vx[first + (c >> shift)] : 0;
+    return child_vector(pv, lo, top, c & ((1 << shift) - 1), log2L, L);
+  }
+
+  __device__ int expand_sort(int x, int first, int np, int y, float d2) const {
+    const int top = (x < 0 ? n + 1 : s->lvl[x]) - 2;
+    const int lo = s->lvl[y] - 1;
+    const int shift = (top - lo + 1) * log2L;
+    const int nch = np << shift;
+    const float* kx = x < 0 ? nullptr : keys(x);
+    const std::uint64_t* vx = x < 0 ? nullptr : vecs(x);
+    targets(vx, first, np, lo, top);
+    float* ky = keys(y);
+    std::uint64_t* vy = vecs(y);
     if (lazy) {
-      const int nch = int(np * s->children_per_parent[y]);
       for (int c = lane; c < nch; c += TEAM) {
-        std::uint64_t v;
-        keys(y)[c] = child(x, first, y, c, d2, &v);
-        vecs(y)[c] = v;
+        ky[c] = child(kx, first, lo, top, shift, c, d2);
+        vy[c] = child_vec(vx, first, lo, top, shift, c);
       }
       __syncwarp(mask);
       return nch;
     }
     float k[IPT];
-    std::uint64_t v[IPT];
-    const std::int64_t nch = np * s->children_per_parent[y];
+    int id[IPT];
 #pragma unroll
     for (int i = 0; i < IPT; ++i) {
-      const int c = lane * IPT + i;
-      if (c < nch) {
-        k[i] = child(x, first, y, c, d2, &v[i]);
-      } else {
-        k[i] = inf_metric();
-        v[i] = 0;
-      }
+      const int c = i * TEAM + lane;
+      id[i] = c;
+      k[i] = c < nch ? child(kx, first, lo, top, shift, c, d2) : inf_metric();
     }
-    __syncwarp(mask);
-    typename L::Sort(*sort_tmp).Sort(k, v, Less());
+    bitonic_sort<TEAM, IPT>(k, id, lane, mask, nch);
     int count = 0;
 #pragma unroll
     for (int i = 0; i < IPT; ++i) {
-      const int idx = lane * IPT + i;
-      if (idx < nch) {
-        keys(y)[idx] = k[i];
-        vecs(y)[idx] = v[i];
+      const int e = i * TEAM + lane;
+      if (e < nch) {
+        ky[e] = k[i];
+        vy[e] = child_vec(vx, first, lo, top, shift, id[i]);
       }
-      count += __popc(__ballot_sync(mask, k[i] < d2) & mask);
+      count += __popc(ballot(k[i] < d2));
     }
     __syncwarp(mask);
     return count;
@@ -159,20 +230,32 @@ struct GpuTeam {
 
   __device__ void expand_leaves(int x, int first, int np, int y, float d2, float* m,
                                 std::uint64_t* v) const {
-    MinPair best{inf_metric(), 0};
-    const std::int64_t nch = np * s->children_per_parent[y];
-    for (std::int64_t c = lane; c < nch; c += TEAM) {
-      std::uint64_t cv;
-      const float cm = child(x, first, y, c, d2, &cv);
-      best = MinPairOp{}(best, MinPair{cm, cv});
+    const int top = (x < 0 ? n + 1 : s->lvl[x]) - 2;
+    const int lo = s->lvl[y] - 1;
+    const int shift = (top - lo + 1) * log2L;
+    const int nch = np << shift;
+    const float* kx = x < 0 ? nullptr : keys(x);
+    const std::uint64_t* vx = x < 0 ? nullptr : vecs(x);
+    targets(vx, first, np, lo, top);
+    float bm = inf_metric();
+    int bi = INT_MAX;
+    for (int c = lane; c < nch; c += TEAM) {
+      const float cm = child(kx, first, lo, top, shift, c, d2);
+      if (cm < bm) {  // c grows: ties keep the smaller index
+        bm = cm;
+        bi = c;
+      }
     }
-    best = team_min(best);
-    *m = best.m;
-    *v = best.v;
+    team_argmin(bm, bi);
+    *m = bm;
+    *v = bm < inf_metric() ? child_vec(vx, first, lo, top, shift, bi) : 0;
+    __syncwarp(mask);
   }
 };
 
-__global__ void qr_kernel(const __grid_constant__ PsdCudaArgs a) {
+// One thread per channel; the matrices in global memory (the first version; benchmark knob
+// set_qr_mode_override(1)): every step of the sorted QR is a dependent global load or store.
+__global__ void qr_kernel_global(const __grid_constant__ PsdCudaArgs a) {
   const std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (c >= a.channels) return;
   const int n = a.sched.n, m = 2 * a.nr;
@@ -183,30 +266,79 @@ __global__ void qr_kernel(const __grid_constant__ PsdCudaArgs a) {
   for (int k = 0; k < n; ++k) a.inv_perm[c * n + perm[k]] = k;
 }
 
-template <int TEAM, int IPT>
-__global__ void __launch_bounds__(kBlockThreads)
+// One thread per channel with its G (then Q) and R in shared memory, interleaved across the
+// block's threads (element e of thread t at e * blockDim + t: no bank conflicts); Q and R are
+// copied out at the end. Same arithmetic as qr_channel on the CPU.
+__global__ void qr_kernel(const __grid_constant__ PsdCudaArgs a) {
+  extern __shared__ float qsm[];
+  const int T = int(blockDim.x);
+  const std::int64_t c = blockIdx.x * std::int64_t(T) + threadIdx.x;
+  if (c >= a.channels) return;
+  const int n = a.sched.n, m = 2 * a.nr;
+  float* g = qsm + threadIdx.x;
+  float* rr = qsm + std::size_t(m) * n * T + threadIdx.x;
+  int perm[kMaxReal];
+  real_model(a.mod, a.h + c * a.h_stride, a.nr, a.nt, g, T);
+  sorted_qr(g, m, n, rr, perm, T, T);
+  float* q = a.q + c * m * n;
+  for (int e = 0; e < m * n; ++e) q[e] = g[e * T];
+  float* r = a.r + c * n * n;
+  for (int e = 0; e < n * n; ++e) r[e] = rr[e * T];
+  for (int k = 0; k < n; ++k) a.inv_perm[c * n + perm[k]] = k;
+}
+
+// MINB: blocks per SM the register allocation must allow (8: 64 registers, no spills; 10: 48
+// registers with a few cold spills; benchmark knob set_min_blocks_override).
+template <int TEAM, int IPT, int MINB>
+__global__ void __launch_bounds__(kBlockThreads, MINB)
     psd_kernel(const __grid_constant__ PsdCudaArgs a, std::size_t team_bytes) {
-  using Ly = Layout<TEAM, IPT>;
   extern __shared__ __align__(16) unsigned char smem[];
+  // The schedule is read with level indices that vary at run time: one copy per block in shared
+  // memory rather than through a pointer into the kernel parameters.
+  __shared__ PsdSchedule s;
+  {
+    constexpr int words = int(sizeof(PsdSchedule) / sizeof(int));
+    static_assert(sizeof(PsdSchedule) % sizeof(int) == 0);
+    const int* src = reinterpret_cast<const int*>(&a.sched);
+    int* dst = reinterpret_cast<int*>(&s);
+    for (int i = int(threadIdx.x); i < words; i += kBlockThreads) dst[i] = src[i];
+    __syncthreads();
+  }
+  // Level -> axis bits c0..c(k-1) (bit j = c_j) of the modulation, for the output.
+  __shared__ unsigned char lbits[16];
+  const bool bpsk = a.mod == Modulation::bpsk;
+  const float sc = qam_scale(a.mod);
+  if (!bpsk && int(threadIdx.x) < a.sched.q) {
+    std::uint8_t cb[4];
+    const int k = axis_bits(a.mod);
+    level_bits(k, int(threadIdx.x), cb);
+    unsigned packed = 0;
+    for (int j = 0; j < k; ++j) packed |= unsigned(cb[j]) << j;
+    lbits[threadIdx.x] = static_cast<unsigned char>(packed);
+  }
+  __syncthreads();
   const int team_in_block = int(threadIdx.x) / TEAM;
   const int lane = int(threadIdx.x) % TEAM;
-  const unsigned mask =
-      TEAM == 32 ? 0xffffffffu : (((1u << TEAM) - 1u) << ((int(threadIdx.x) % 32) / TEAM * TEAM));
-  const PsdSchedule& s = a.sched;
+  const int team_shift = (int(threadIdx.x) % 32) / TEAM * TEAM;
+  const unsigned mask = TEAM == 32 ? 0xffffffffu : (((1u << TEAM) - 1u) << team_shift);
   const int n = s.n, nr = a.nr, nt = a.nt, m = 2 * nr, L = s.q;
 
   unsigned char* base = smem + team_in_block * team_bytes;
   GpuTeam<TEAM, IPT> team;
-  team.sort_tmp = reinterpret_cast<typename Ly::Sort::TempStorage*>(base);
-  float* R = reinterpret_cast<float*>(base + Ly::sort_bytes);
+  float* R = reinterpret_cast<float*>(base);
   float* z = R + n * n;
   int* ip = reinterpret_cast<int*>(z + n);
-  team.buf = base + Ly::sort_bytes + Ly::mat_bytes(n);
+  team.tgt = reinterpret_cast<float*>(base + mat_bytes(n));
+  team.buf = base + mat_bytes(n) + tgt_bytes(s);
   team.s = &s;
   team.r = R;
   team.z = z;
   team.mask = mask;
   team.lane = lane;
+  team.n = n;
+  team.L = L;
+  team.log2L = s.log2q;
+  team.team_shift = team_shift;
   team.lazy = a.lazy_select;
 
   PsdSearchParams p;
@@ -233,22 +365,61 @@ __global__ void __launch_bounds__(kBlockThreads)
       if (!queue.start(cid)) break;
     }
     const std::int64_t v = queue.pop();
-    const std::int64_t c = v / a.vectors_per_channel;
+    const std::int64_t c = a.vectors <= INT_MAX
+                               ? std::int64_t(unsigned(v) / unsigned(a.vectors_per_channel))
+                               : v / a.vectors_per_channel;
     const cf32* y = a.y + v * a.y_stride;
-    for (int i = lane; i < n * n; i += TEAM) R[i] = a.r[c * n * n + i];
+    if ((n * n) % 4 == 0) {
+      const float4* src = reinterpret_cast<const float4*>(a.r + c * n * n);
+      for (int i = lane; i < n * n / 4; i += TEAM) reinterpret_cast<float4*>(R)[i] = src[i];
+    } else {
+      for (int i = lane; i < n * n; i += TEAM) R[i] = a.r[c * n * n + i];
+    }
     for (int k = lane; k < n; k += TEAM) {
-      z[k] = project(a.q + c * m * n, m, nr, y, k);
+      // z_k = q_k^T [Re y; Im y], summed in the order of project() (the CPU's).
+      const float* qk = a.q + (c * n + k) * m;
+      float acc = 0.f;
+      for (int i = 0; i < nr; ++i) acc += qk[i] * y[i].re;
+      for (int i = 0; i < nr; ++i) acc += qk[nr + i] * y[i].im;
+      z[k] = acc;
       ip[k] = a.inv_perm[c * n + k];
     }
     __syncwarp(mask);
     float d2 = inf_metric();
     std::uint64_t best = 0;
     if (a.babai) best = babai_point(R, z, n, L, &d2);
-    const PsdOutcome o = psd_search(team, p, d2, best);
+    // phases bit 3 (benchmark): the per-vector set-up and output without the search.
+    const PsdOutcome o = a.phases & 8 ? PsdOutcome{} : psd_search(team, p, d2, best);
     if (lane < nt) {
-      cf32 sym;
-      write_stream(a.mod, nt, lane, o.best, ip, a.bits + (v * nt + lane) * mb, &sym);
-      if (a.symbols) a.symbols[v * nt + lane] = sym;
+      // Stream `lane`: its bits from the block's level -> bits table, stored as one word where
+      // the alignment allows (what write_stream writes).
+      std::uint8_t* out = a.bits + (v * nt + lane) * mb;
+      const int lre = level_of(o.best, ip[lane]);
+      if (bpsk) {
+        out[0] = std::uint8_t(lre == 0 ? 1 : 0);
+        if (a.symbols)
+          a.symbols[v * nt + lane] = cf32(amplitude(lre, 2) * sc, amplitude(lre, 2) * sc);
+      } else {
+        const int lim = level_of(o.best, ip[nt + lane]);
+        const unsigned cre = lbits[lre], cim = lbits[lim];
+        std::uint64_t word = 0;
+        for (int j = 0; j < mb / 2; ++j) {
+          word |= std::uint64_t((cre >> j) & 1u) << (16 * j);
+          word |= std::uint64_t((cim >> j) & 1u) << (16 * j + 8);
+        }
+        const auto addr = reinterpret_cast<std::uintptr_t>(out);
+        if (mb == 2 && addr % 2 == 0) {
+          *reinterpret_cast<std::uint16_t*>(out) = std::uint16_t(word);
+        } else if (mb == 4 && addr % 4 == 0) {
+          *reinterpret_cast<std::uint32_t*>(out) = std::uint32_t(word);
+        } else if (mb == 8 && addr % 8 == 0) {
+          *reinterpret_cast<std::uint64_t*>(out) = word;
+        } else {
+          for (int j = 0; j < mb; ++j) out[j] = std::uint8_t(word >> (8 * j));
+        }
+        if (a.symbols)
+          a.symbols[v * nt + lane] = cf32(amplitude(lre, L) * sc, amplitude(lim, L) * sc);
+      }
     }
     if (lane == 0) {
       if (a.metrics) {
@@ -262,21 +433,23 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-template <int TEAM, int IPT>
+template <int TEAM, int IPT, int MINB = kDefaultMinBlocks>
 void launch(const PsdCudaArgs& a, cudaStream_t st) {
-  const std::size_t team_bytes = Layout<TEAM, IPT>::team_bytes(a.sched);
+  const std::size_t tb = team_bytes(a.sched);
   int dev_limit = 0;
   MIMORX_CUDA_CHECK(
       cudaDeviceGetAttribute(&dev_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, a.device));
+  // The static part (the block's copy of the schedule) counts against the same limit.
+  const std::size_t limit = std::size_t(dev_limit) - sizeof(PsdSchedule);
   int teams = kBlockThreads / TEAM;
-  while (teams > 1 && team_bytes * teams > std::size_t(dev_limit)) --teams;
-  if (team_bytes > std::size_t(dev_limit)) {
-    throw Unsupported("levels: the PSD needs " + std::to_string(team_bytes) +
+  while (teams > 1 && tb * teams > limit) --teams;
+  if (tb > limit) {
+    throw Unsupported("levels: the PSD needs " + std::to_string(tb + sizeof(PsdSchedule)) +
                       " bytes of shared memory per vector; this GPU has " +
                       std::to_string(dev_limit) + " per block");
   }
-  const std::size_t smem = team_bytes * teams;
-  auto kernel = psd_kernel<TEAM, IPT>;
+  const std::size_t smem = tb * teams;
+  auto kernel = psd_kernel<TEAM, IPT, MINB>;
   MIMORX_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
@@ -290,7 +463,7 @@ void launch(const PsdCudaArgs& a, cudaStream_t st) {
   // About four chunks per team keep the load balanced; at most 32 vectors per chunk.
   PsdCudaArgs b = a;
   b.chunk = int(std::clamp<std::int64_t>(a.vectors / (std::int64_t(blocks) * teams * 4), 1, 32));
-  kernel<<<blocks, teams * TEAM, smem, st>>>(b, team_bytes);
+  kernel<<<blocks, teams * TEAM, smem, st>>>(b, tb);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -299,43 +472,81 @@ void launch(const PsdCudaArgs& a, cudaStream_t st) {
 void psd_run_cuda(const PsdCudaArgs& a, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(a.device));
   cudaStream_t st = mimorx::detail::as_stream(stream);
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(int), st));
-  {
-    const int threads = 64;
-    const int blocks = int((a.channels + threads - 1) / threads);
-    qr_kernel<<<blocks, threads, 0, st>>>(a);
+  if (a.phases & 1) {
+    if (a.qr_mode == 1) {
+      const int threads = 64;
+      const int blocks = int((a.channels + threads - 1) / threads);
+      qr_kernel_global<<<blocks, threads, 0, st>>>(a);
+    } else {
+      const int m = 2 * a.nr, n = a.sched.n;
+      const std::size_t per_thread = 4 * std::size_t(m * n + n * n);
+      const int threads = int(std::clamp<std::size_t>(48 * 1024 / per_thread, 1, 64));
+      const int blocks = int((a.channels + threads - 1) / threads);
+      qr_kernel<<<blocks, threads, per_thread * threads, st>>>(a);
+    }
     MIMORX_CUDA_CHECK_LAUNCH();
   }
-  // Team width: a full warp from 16-QAM and n >= 8 up (the first H100 sweep: 4x4 16-QAM 10 dB
-  // 4.8 ms with 32 lanes vs 6.7 ms with 8, 64-QAM 58 vs 112 ms), else 8 lanes so that a warp
-  // serves 4 vectors (4x4 QPSK 0.67 vs 2.0 ms, 2x2 16-QAM 0.54 vs 1.15 ms). docs/psd.md.
+  if (!(a.phases & 2)) return;
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(int), st));
   const int cap = a.sched.capacity;
-  int team =
-      a.team_override ? a.team_override : ((a.sched.q >= 4 && a.sched.n >= 8) || cap > 64 ? 32 : 8);
-  if (cap > 64) team = 32;
-  if (team == 8) {
-    switch (std::max(cap / 8, 1)) {
-      case 1:
-        return launch<8, 1>(a, st);
-      case 2:
-        return launch<8, 2>(a, st);
-      case 4:
-        return launch<8, 4>(a, st);
+  const int team = psd_team_width(a.sched, a.team_override);
+  // Items per lane: the sorted level buffers hold at most `cap` entries.
+  const int ipt = std::max(cap / team, 1);
+  // Register budget: 48 registers (10 blocks per SM) where a variant exists (the fourth device
+  // run: 4x4 QPSK 1.10 vs 1.14 ms, 16-QAM with 32 lanes 4.73 vs 4.82 ms), else 64.
+  const int minb = a.min_blocks ? a.min_blocks : (ipt <= 2 ? 10 : kDefaultMinBlocks);
+  if (minb != kDefaultMinBlocks) {
+    switch (minb * 10000 + team * 100 + ipt) {
+      case 100801:
+        return launch<8, 1, 10>(a, st);
+      case 100802:
+        return launch<8, 2, 10>(a, st);
+      case 101601:
+        return launch<16, 1, 10>(a, st);
+      case 101602:
+        return launch<16, 2, 10>(a, st);
+      case 103201:
+        return launch<32, 1, 10>(a, st);
+      case 103202:
+        return launch<32, 2, 10>(a, st);
+      case 120801:
+        return launch<8, 1, 12>(a, st);
+      case 121601:
+        return launch<16, 1, 12>(a, st);
+      case 123201:
+        return launch<32, 1, 12>(a, st);
       default:
-        return launch<8, 8>(a, st);
+        break;  // no such variant: the default one
     }
   }
-  switch (std::max(cap / 32, 1)) {
-    case 1:
+  switch (team * 100 + ipt) {
+    case 801:
+      return launch<8, 1>(a, st);
+    case 802:
+      return launch<8, 2>(a, st);
+    case 804:
+      return launch<8, 4>(a, st);
+    case 808:
+      return launch<8, 8>(a, st);
+    case 1601:
+      return launch<16, 1>(a, st);
+    case 1602:
+      return launch<16, 2>(a, st);
+    case 1604:
+      return launch<16, 4>(a, st);
+    case 3201:
       return launch<32, 1>(a, st);
-    case 2:
+    case 3202:
       return launch<32, 2>(a, st);
-    case 4:
+    case 3204:
       return launch<32, 4>(a, st);
-    case 8:
+    case 3208:
       return launch<32, 8>(a, st);
-    default:
+    case 3216:
       return launch<32, 16>(a, st);
+    default:
+      throw Unsupported("PSD: no kernel for team " + std::to_string(team) + " x " +
+                        std::to_string(ipt) + " entries per lane");
   }
 }
 

@@ -23,6 +23,7 @@ struct PsdSchedule {
                                  // float metrics) inside a team's buffer area (kernel layout)
   int buf_bytes = 0;             // the whole buffer area
   int capacity = 8;              // sort width: power of two >= every non-leaf exp_x, >= 8
+  int tgt_floats = 1;            // the parents' targets of one expansion: max of np * d
 };
 PsdSchedule make_schedule(const PsdLevels& p, int n, int q);
 
@@ -40,13 +41,28 @@ PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z,
 PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
                      std::int64_t node_cap);
 
-// Benchmark knob: force the CUDA team width (8 or 32 threads per vector); 0 = automatic.
+// Benchmark knob: force the CUDA team width (8, 16 or 32 threads per vector); 0 = automatic.
 void set_team_override(int team);
 int team_override();
+// Benchmark knob: the register budget of the CUDA kernel as blocks of 128 threads per SM that it
+// must allow (0 = default 8; 10 and 12 exist for team/IPT 8/1, 16/1, 32/1, 8/2, 16/2, 32/2).
+void set_min_blocks_override(int blocks);
+int min_blocks_override();
+// Benchmark knobs: which kernels SpherePlan::run launches (bit 0 QR, bit 1 search; 0 = both;
+// search alone reuses the workspace's last QR), and the QR kernel (0 = shared memory, 1 = global).
+void set_phase_override(int phases);
+int phase_override();
+void set_qr_mode_override(int mode);
+int qr_mode_override();
 // Benchmark/test knob: 0 = default, 1 = full sort of every level buffer (the paper), 2 = lazy
 // selection of each batch.
 void set_order_override(int order);
 int order_override();
+// The CUDA team width (threads per vector: 8, 16 or 32) for a schedule: `override_width` if
+// non-zero, else the automatic choice (docs/psd.md); widened to 32 where a sorted level holds
+// more than 64 entries (at most 16 per lane, and only 32-lane teams have kernels for 8 and 16).
+int psd_team_width(const PsdSchedule& s, int override_width);
+
 // The default ordering of the CUDA kernel (docs/psd.md, "Ordering").
 inline constexpr bool kDefaultLazySelect = false;
 
@@ -72,9 +88,13 @@ struct PsdCudaArgs {
   SearchStats* stats = nullptr;
   cf32* symbols = nullptr;
   int device = 0;
-  int team_override = 0;     // 0: automatic; 8 or 32 (benchmark sweeps)
+  int team_override = 0;     // 0: automatic; 8, 16 or 32 (benchmark sweeps)
   bool lazy_select = false;  // order the level buffers by lazy selection instead of a sort
   int chunk = 1;             // vectors a team takes from the queue at once (set by the launcher)
+  int min_blocks = 0;        // 0: default register budget; 10 or 12 blocks per SM (sweeps)
+  int phases = 3;   // bit 0: the QR kernel, bit 1: the search kernel, bit 3: skip the search
+                    // itself (benchmark timing)
+  int qr_mode = 0;  // 0: QR in shared memory; 1: in global memory (the first version)
 };
 void psd_run_cuda(const PsdCudaArgs& a, void* stream);
 #endif

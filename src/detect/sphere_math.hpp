@@ -36,21 +36,22 @@ MIMORX_HD std::uint64_t with_level(std::uint64_t vec, int k, int l) {
   return (vec & ~(std::uint64_t(15) << (4 * k))) | (std::uint64_t(l) << (4 * k));
 }
 
-// Real model matrix G (m = 2nr rows, n columns, column-major) of one complex channel.
-MIMORX_HD void real_model(Modulation mod, const cf32* h, int nr, int nt, float* g) {
+// Real model matrix G (m = 2nr rows, n columns, column-major; element (i, j) at g[(j m + i) sg])
+// of one complex channel.
+MIMORX_HD void real_model(Modulation mod, const cf32* h, int nr, int nt, float* g, int sg = 1) {
   const float s = qam_scale(mod);
   const int m = 2 * nr;
   for (int t = 0; t < nt; ++t) {
     for (int i = 0; i < nr; ++i) {
       const cf32 v = h[t * nr + i];
       if (mod == Modulation::bpsk) {
-        g[t * m + i] = s * (v.re - v.im);
-        g[t * m + nr + i] = s * (v.im + v.re);
+        g[(t * m + i) * sg] = s * (v.re - v.im);
+        g[(t * m + nr + i) * sg] = s * (v.im + v.re);
       } else {
-        g[t * m + i] = s * v.re;
-        g[t * m + nr + i] = s * v.im;
-        g[(nt + t) * m + i] = -s * v.im;
-        g[(nt + t) * m + nr + i] = s * v.re;
+        g[(t * m + i) * sg] = s * v.re;
+        g[(t * m + nr + i) * sg] = s * v.im;
+        g[((nt + t) * m + i) * sg] = -s * v.im;
+        g[((nt + t) * m + nr + i) * sg] = s * v.re;
       }
     }
   }
@@ -61,18 +62,21 @@ MIMORX_HD void real_model(Modulation mod, const cf32* h, int nr, int nt, float* 
 // a (m x n, column-major) is overwritten by Q; r gets R (n x n, column-major, upper); perm[k]
 // is the real column of G at tree column k. Modified Gram-Schmidt with one re-orthogonalisation
 // pass per column: plain MGS loses orthogonality in proportion to cond(G), and z = Q^T y then
-// misstates distances on ill-conditioned channels (tested with cond = 1e3).
-MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm) {
+// misstates distances on ill-conditioned channels (tested with cond = 1e3). Element strides sa
+// and sr (the CUDA kernel interleaves the matrices of a block's threads in shared memory).
+MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1, int sr = 1) {
+#define MIMORX_A(j, i) a[((j)*m + (i)) * sa]
+#define MIMORX_R(j, i) r[((j)*n + (i)) * sr]
   for (int j = 0; j < n; ++j) {
     perm[j] = j;
-    for (int i = 0; i < n; ++i) r[j * n + i] = 0.f;
+    for (int i = 0; i < n; ++i) MIMORX_R(j, i) = 0.f;
   }
   for (int k = 0; k < n; ++k) {
     int best = k;
     float best_norm = inf_metric();
     for (int j = k; j < n; ++j) {
       float s = 0.f;
-      for (int i = 0; i < m; ++i) s += a[j * m + i] * a[j * m + i];
+      for (int i = 0; i < m; ++i) s += MIMORX_A(j, i) * MIMORX_A(j, i);
       if (s < best_norm) {
         best_norm = s;
         best = j;
@@ -80,14 +84,14 @@ MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm) {
     }
     if (best != k) {
       for (int i = 0; i < m; ++i) {
-        const float t = a[k * m + i];
-        a[k * m + i] = a[best * m + i];
-        a[best * m + i] = t;
+        const float t = MIMORX_A(k, i);
+        MIMORX_A(k, i) = MIMORX_A(best, i);
+        MIMORX_A(best, i) = t;
       }
       for (int i = 0; i < k; ++i) {
-        const float t = r[k * n + i];
-        r[k * n + i] = r[best * n + i];
-        r[best * n + i] = t;
+        const float t = MIMORX_R(k, i);
+        MIMORX_R(k, i) = MIMORX_R(best, i);
+        MIMORX_R(best, i) = t;
       }
       const int t = perm[k];
       perm[k] = perm[best];
@@ -95,23 +99,25 @@ MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm) {
     }
     for (int i = 0; i < k; ++i) {
       float c = 0.f;
-      for (int p = 0; p < m; ++p) c += a[i * m + p] * a[k * m + p];
-      for (int p = 0; p < m; ++p) a[k * m + p] -= c * a[i * m + p];
-      r[k * n + i] += c;
+      for (int p = 0; p < m; ++p) c += MIMORX_A(i, p) * MIMORX_A(k, p);
+      for (int p = 0; p < m; ++p) MIMORX_A(k, p) -= c * MIMORX_A(i, p);
+      MIMORX_R(k, i) += c;
     }
     float s = 0.f;
-    for (int p = 0; p < m; ++p) s += a[k * m + p] * a[k * m + p];
+    for (int p = 0; p < m; ++p) s += MIMORX_A(k, p) * MIMORX_A(k, p);
     const float nrm = std::sqrt(s);
-    r[k * n + k] = nrm;
+    MIMORX_R(k, k) = nrm;
     const float inv = nrm > 0.f ? 1.f / nrm : 0.f;
-    for (int p = 0; p < m; ++p) a[k * m + p] *= inv;
+    for (int p = 0; p < m; ++p) MIMORX_A(k, p) *= inv;
     for (int j = k + 1; j < n; ++j) {
       float c = 0.f;
-      for (int p = 0; p < m; ++p) c += a[k * m + p] * a[j * m + p];
-      r[j * n + k] = c;
-      for (int p = 0; p < m; ++p) a[j * m + p] -= c * a[k * m + p];
+      for (int p = 0; p < m; ++p) c += MIMORX_A(k, p) * MIMORX_A(j, p);
+      MIMORX_R(j, k) = c;
+      for (int p = 0; p < m; ++p) MIMORX_A(j, p) -= c * MIMORX_A(k, p);
     }
   }
+#undef MIMORX_A
+#undef MIMORX_R
 }
 
 // Real received vector [Re y; Im y] (both models stack rows the same way).
@@ -145,26 +151,50 @@ MIMORX_HD float increment(float b, float rkk, int l, int L) {
   return e * e;
 }
 
-// A child of a PSD expansion: the parent (vec, metric) fixed above tree level lvl_parent gets
-// the levels of columns lvl_parent-2 .. lvl_child-1 from the base-L digits of `offset` (the
-// lowest column takes the lowest digit). Returns its metric, or +inf as soon as a partial
-// metric reaches d2 (pruned: metrics only grow towards the leaves).
-MIMORX_HD float child_metric(const float* r, const float* z, int n, int L, int log2L,
-                             std::uint64_t parent, float metric, int lvl_parent, int lvl_child,
-                             int offset, float d2, std::uint64_t* child) {
-  std::uint64_t vec = parent;
-  const int lo = lvl_child - 1;
-  for (int k = lvl_parent - 2; k >= lo; --k) {
-    const int l = (offset >> ((k - lo) * log2L)) & (L - 1);
-    vec = with_level(vec, k, l);
-    metric += increment(column_target(r, z, n, L, vec, k), r[k * n + k], l, L);
-    if (!(metric < d2)) {
-      *child = vec;
-      return inf_metric();
-    }
+// b_k restricted to the columns j >= from that are already fixed: z_k - sum_{j>=from} R_kj a_j.
+// An expansion computes it once per (parent, new column) (the parent's targets) instead of once
+// per child and column.
+MIMORX_HD float partial_target(const float* r, const float* z, int n, int L, std::uint64_t vec,
+                               int k, int from) {
+  float b = z[k];
+  for (int j = from; j < n; ++j) b -= r[j * n + k] * amplitude(level_of(vec, j), L);
+  return b;
+}
+
+// Level of column k (lo <= k) in child `off` of an expansion: the base-L digits of `off`, the
+// lowest column taking the lowest digit.
+MIMORX_HD int child_digit(int off, int k, int lo, int log2L, int L) {
+  return (off >> ((k - lo) * log2L)) & (L - 1);
+}
+
+// A child of a PSD expansion: its parent (metric `metric`) is fixed on the columns above `top`;
+// the child sets columns top..lo from `off`. tgt[k - lo] = partial_target(parent, k, top + 1).
+// Returns the child's metric, or +inf as soon as a partial metric reaches d2 (pruned: metrics
+// only grow towards the leaves).
+MIMORX_HD float child_metric(const float* r, int n, int L, int log2L, const float* tgt,
+                             float metric, int lo, int top, int off, float d2) {
+  for (int k = top; k >= lo; --k) {
+    float b = tgt[k - lo];
+    for (int j = k + 1; j <= top; ++j)
+      b -= r[j * n + k] * amplitude(child_digit(off, j, lo, log2L, L), L);
+    metric += increment(b, r[k * n + k], child_digit(off, k, lo, log2L, L), L);
+    if (!(metric < d2)) return inf_metric();
   }
-  *child = vec;
   return metric;
+}
+
+// The child's partial vector (the parent's columns below top + 1 are still zero).
+MIMORX_HD std::uint64_t child_vector(std::uint64_t parent, int lo, int top, int off, int log2L,
+                                     int L) {
+  for (int k = lo; k <= top; ++k)
+    parent |= std::uint64_t(child_digit(off, k, lo, log2L, L)) << (4 * k);
+  return parent;
+}
+
+// Total order of the PSD's sorts and leaf reductions: by metric, ties to the smaller index of
+// the child within its expansion (what a stable sort of the children in index order gives).
+MIMORX_HD bool precedes(float m1, int i1, float m2, int i2) {
+  return m1 < m2 || (m1 == m2 && i1 < i2);
 }
 
 // The Babai (successive interference cancellation) point and its metric.

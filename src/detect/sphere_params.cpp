@@ -40,6 +40,7 @@ PsdSchedule make_schedule(const PsdLevels& p, int n, int q) {
     s.children_per_parent[x] = qd;
     s.nodes_per_parent[x] = sum;
     s.exp[x] = int(prev_paths * qd);
+    s.tgt_floats = std::max(s.tgt_floats, int(prev_paths) * d);
     if (x + 1 < s.nlev) {
       while (s.capacity < s.exp[x]) s.capacity *= 2;
       s.buf_off[x] = s.buf_bytes;
@@ -50,17 +51,27 @@ PsdSchedule make_schedule(const PsdLevels& p, int n, int q) {
   }
   return s;
 }
+
+int psd_team_width(const PsdSchedule& s, int override_width) {
+  // Automatic: 8 lanes (4 vectors per warp) up to 16-QAM, a full warp from 64-QAM with n >= 8
+  // (docs/psd.md, device runs 3-5: 4x4 16-QAM 3.44 ms with 8 lanes vs 3.75 with 16; 4x4 QPSK
+  // 1.14 vs 1.99 (16) and 3.35 (32); 4x4 64-QAM 18.1 ms with 32 vs 23.1 (16) and 28.7 (8)).
+  int team = override_width;
+  if (team == 0) team = s.q >= 8 && s.n >= 8 ? 32 : 8;
+  if (s.capacity > 64) team = 32;
+  return team;
+}
+
 }  // namespace sphere
 
 std::size_t psd_team_shared_bytes(const PsdLevels& p, int n, int q) {
-  // Mirrors the kernel's layout (sphere_cuda.cu): the sort storage of cub::WarpMergeSort (a
-  // union of (capacity + 1) keys and values, uint64 values), R, z, the inverse permutation, and
-  // one (uint64 vector, float metric) entry per expanded node of every non-leaf level.
+  // Mirrors the kernel's layout (sphere_cuda.cu): R, z, the inverse permutation, the parents'
+  // targets of one expansion, and one (uint64 vector, float metric) entry per expanded node of
+  // every non-leaf level (the sort itself runs in registers).
   const sphere::PsdSchedule s = sphere::make_schedule(p, n, q);
-  std::size_t b = align16(8 * std::size_t(s.capacity + 1));
-  b += align16(4 * std::size_t(n * n + n + n));
-  for (int x = 0; x + 1 < s.nlev; ++x) b += align16(12 * std::size_t(s.exp[x]));
-  return b + 16;  // the argmin reduction's scratch
+  std::size_t b = align16(4 * std::size_t(n * n + n + n));
+  b += align16(4 * std::size_t(s.tgt_floats));
+  return b + std::size_t(s.buf_bytes);
 }
 
 void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_limit_bytes) {
@@ -115,14 +126,17 @@ PsdLevels choose_psd_levels(const MimoShape& shape, std::size_t shared_limit_byt
   const int n = sphere::real_dim(shape.mod, shape.nt);
   const int q = axis_levels(shape.mod);
   // Jump d levels between expansions and carry `paths` parents into each. Measured on an H100
-  // (docs/psd.md, first sweep): for QPSK small expansions win (4x4 at 20 dB: d = 2, paths 2,
-  // 0.67 ms per 2^19 vectors; d = 4, paths 2: 0.81 ms; brute force: 3.7 ms); 16-QAM: d = 2,
-  // paths 2 (2.7-2.9 ms; one level at a time, paths 4: 2.8-4.1 ms); 64-QAM: d = 1, paths 4
-  // (58 ms at 20 dB; paths 2: 89 ms, paths 1: 163 ms).
-  const int d = q <= 4 ? 2 : 1;
-  int paths = q == 8 ? 4 : 2;
+  // (docs/psd.md, device runs 3-5, 2^20 vectors): 4x4 QPSK at 20 dB d = 2, paths 2 (1.14 ms;
+  // d = 4, paths 1: 1.10-1.22 ms; d = 4, paths 2: 1.25 ms); 4x4 16-QAM a first jump of 2 and
+  // then one level at a time with paths 4 (20 dB 3.39 ms, 10 dB 7.22 ms; from the root one
+  // level at a time: 3.63 / 8.04 ms; d = 2, paths 2: 4.05 / 10.6 ms with 8 lanes, 4.82 / 8.08 ms
+  // with 32); 4x4 64-QAM d = 1, paths 4 (18.0 ms; paths 2: 35.3 ms). 16-QAM below n = 8 keeps
+  // d = 2, paths 2 (2x2: 0.78 ms; one level at a time not measured).
+  const bool qam16_wide = q == 4 && n >= 8;
+  const int d = q == 2 || (q == 4 && n < 8) ? 2 : 1;
+  int paths = qam16_wide || q == 8 ? 4 : 2;
   PsdLevels p;
-  for (int l = n + 1 - d; l > 1; l -= d) p.lvl.push_back(l);
+  for (int l = n + 1 - (qam16_wide ? 2 : d); l > 1; l -= d) p.lvl.push_back(l);
   p.lvl.push_back(1);
   p.paths.assign(p.lvl.size(), paths);
   while (paths > 1 && psd_team_shared_bytes(p, n, q) > shared_limit_bytes) {
