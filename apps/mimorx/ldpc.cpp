@@ -44,6 +44,7 @@ struct Options {
   double rate = 0.0;
   bool no_rate_match = false, binary = false;
   std::string algo = "nms", backend = "auto", in = "-", out = "-";
+  std::string layer_order = "extension-first";
   // ber
   std::string mod = "bpsk", snr = "0:0.5:3", json;
   int frames = 100;
@@ -245,6 +246,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
+  dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
   return DecoderPlan(dc, backend);
 }
@@ -434,6 +436,8 @@ void add_ldpc(CLI::App& app) {
   dec->add_flag("--binary", o->binary, "Input LLRs are float32 little-endian, blocks back to back");
   dec->add_option("--iters", o->iters, "Maximum decoder iterations");
   dec->add_option("--algo", o->algo, "bp, nms or oms");
+  dec->add_option("--layer-order", o->layer_order,
+                  "Layered decoders: extension-first (default) or natural");
   dec->callback([o] { run_decode(*o); });
   auto* ber = ldpc->add_subcommand("ber", "FER/BER of the codec over AWGN");
   add_code_options(ber, o.get());
@@ -443,6 +447,8 @@ void add_ldpc(CLI::App& app) {
   ber->add_option("--seed", o->seed, "Random seed (Philox)");
   ber->add_option("--iters", o->iters, "Maximum decoder iterations");
   ber->add_option("--algo", o->algo, "bp, nms or oms");
+  ber->add_option("--layer-order", o->layer_order,
+                  "Layered decoders: extension-first (default) or natural");
   ber->add_option("--json", o->json, "Write the results as JSON to this file");
   ber->callback([o] { run_ber(*o); });
 }

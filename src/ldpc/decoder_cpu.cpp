@@ -162,6 +162,9 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   require(c.rows == 0 || (c.rows >= 4 && c.rows <= g.base_rows()), "rows",
           std::to_string(c.rows) + "; allowed 0 (all) or 4.." + std::to_string(g.base_rows()) +
               " (the 4 core rows are always needed)");
+  require(c.layer_order == LayerOrder::extension_first || c.layer_order == LayerOrder::natural,
+          "layer_order",
+          std::to_string(int(c.layer_order)) + "; allowed extension_first or natural");
   require(c.llr_bits >= 2 && c.llr_bits <= 8, "llr_bits",
           std::to_string(c.llr_bits) + "; allowed 2..8");
   require(std::isfinite(c.llr_scale) && c.llr_scale > 0.f && c.llr_scale < 1e6f, "llr_scale",
@@ -185,10 +188,17 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   t.rows = c.rows == 0 ? g.base_rows() : c.rows;
   t.n_used = (g.info_cols() + t.rows) * c.z;
   t.k = g.k();
-  t.row_start.assign(g.row_start().begin(), g.row_start().begin() + t.rows + 1);
-  for (int e = 0; e < t.row_start[t.rows]; ++e) {
-    const Edge& ed = g.edges()[e];
-    t.edges.push_back(DecEdge{ed.col * c.z, ed.shift});
+  // The tables list the layers in processing order (LayerOrder); every decoder walks them
+  // front to back, so the order needs no other code.
+  t.row_start.assign(1, 0);
+  for (int p = 0; p < t.rows; ++p) {
+    const int ext = t.rows - 4;
+    const int l = c.layer_order == LayerOrder::natural ? p : (p < ext ? t.rows - 1 - p : p - ext);
+    for (int e = g.row_start()[l]; e < g.row_start()[l + 1]; ++e) {
+      const Edge& ed = g.edges()[e];
+      t.edges.push_back(DecEdge{ed.col * c.z, ed.shift});
+    }
+    t.row_start.push_back(int(t.edges.size()));
   }
   t.quantized = c.quantized;
   t.offset = c.algo == DecoderAlgo::oms;

@@ -4,10 +4,11 @@
 // column 2Z with k0 = 0), for BG2 K=3840 R=1/5 the E = 5K bits are columns 2..51; the 2Z
 // punctured systematic columns enter the decoder as LLR 0.
 //
-// The brief asked for layered NMS (10 it) within 0.3 dB of BP (20 it) at FER 1e-2; measured
-// (docs/ldpc_decoder.md) NMS with alpha 0.75 is ~0.6 dB away and layered OMS (beta 0.5) ~0.35-
-// 0.4 dB, so the checks below are for OMS within 0.4 dB. With the default word counts (CI,
-// < 60 s on 2 cores) they are coarse; MIMORX_QUALITY_WORDS=N runs more.
+// The brief asked for layered NMS (10 it) within 0.3 dB of BP (20 it) at FER 1e-2. Measured
+// (docs/ldpc_decoder.md): in the natural layer order NMS with alpha 0.75 is ~0.6 dB away; the
+// default extension-first order (LayerOrder) brings NMS to ~0.35-0.4 dB and layered OMS (beta
+// 0.5) within 0.3 dB. With the default word counts (CI, < 90 s on 2 cores) the checks are
+// coarse; MIMORX_QUALITY_WORDS=N runs more.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -28,10 +29,12 @@ struct FerPoint {
 };
 
 FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate, int words,
-             std::uint64_t seed, bool quantized = false) {
+             std::uint64_t seed, bool quantized = false,
+             LayerOrder order = LayerOrder::extension_first) {
   const LiftedGraph g(bg, z);
   DecoderConfig cfg{bg, z};
   cfg.algo = algo;
+  cfg.layer_order = order;
   cfg.max_iters = iters;
   cfg.quantized = quantized;
   DecoderPlan plan(cfg, Backend::cpu());
@@ -59,30 +62,41 @@ int words_or(int dflt) {
   return s ? std::atoi(s) : dflt;
 }
 
-// s_bp: where BP20 has FER ~1e-2 (measured, docs/ldpc_decoder.md). Checked: BP20 there has at
-// most 5 errors in 96 words (P < 0.5% if its FER is 1e-2), and layered OMS (beta 0.5, 10
-// iterations) at s_bp + gap has at most 3 (P < 2% if its FER is 1e-2). Layered NMS with
-// alpha = 0.75 at s_bp + 0.3 is printed, not checked: its measured gap is ~0.6 dB.
-void compare(BaseGraph bg, int z, double rate, double s_bp, double gap, int words) {
+// s_bp: where BP20 has FER ~1e-2 or a little below (measured, docs/ldpc_decoder.md). Checked:
+// BP20 there has at most 5 errors in 96 words (P < 0.5% if its FER is 1e-2); layered OMS
+// (beta 0.5, 10 iterations, default extension-first layer order) at s_bp + 0.3 has at most 3
+// (P < 2% if its FER is 1e-2); and at s_bp + 0.3 layered NMS (alpha 0.75, 10 iterations) in the
+// default order has at most half the frame errors of the natural order plus 2 (measured:
+// about 4x to 10x fewer). NMS itself is ~0.35-0.4 dB from BP there (printed, not checked).
+FerPoint fer_order(BaseGraph bg, int z, DecoderAlgo algo, double ebn0, double rate, int words,
+                   std::uint64_t seed, LayerOrder order) {
+  return fer(bg, z, algo, 10, ebn0, rate, words, seed, false, order);
+}
+
+void compare(BaseGraph bg, int z, double rate, double s_bp, int words) {
   const std::uint64_t seed = mimorx::test::fresh_seed();
+  const double s = s_bp + 0.3;
   const FerPoint bp = fer(bg, z, DecoderAlgo::bp, 20, s_bp, rate, words, seed);
-  const FerPoint oms = fer(bg, z, DecoderAlgo::oms, 10, s_bp + gap, rate, words, seed + 1000003);
-  const FerPoint nms = fer(bg, z, DecoderAlgo::nms, 10, s_bp + 0.3, rate, words, seed + 2000003);
+  const FerPoint oms = fer(bg, z, DecoderAlgo::oms, 10, s, rate, words, seed + 1000003);
+  const FerPoint nms = fer(bg, z, DecoderAlgo::nms, 10, s, rate, words, seed + 2000003);
+  const FerPoint nat =
+      fer_order(bg, z, DecoderAlgo::nms, s, rate, words, seed + 2000003, LayerOrder::natural);
   std::printf(
-      "[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; OMS10 @ %.2f dB %d/%d; "
-      "NMS10 @ %.2f dB %d/%d\n",
-      int(bg), z, rate, s_bp, bp.errors, bp.words, s_bp + gap, oms.errors, oms.words, s_bp + 0.3,
-      nms.errors, nms.words);
+      "[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; at %.2f dB: OMS10 %d/%d, NMS10 "
+      "%d/%d (natural layer order %d/%d)\n",
+      int(bg), z, rate, s_bp, bp.errors, bp.words, s, oms.errors, oms.words, nms.errors, nms.words,
+      nat.errors, nat.words);
   EXPECT_LE(bp.errors * 96, 5 * words);
   EXPECT_LE(oms.errors * 96, 3 * words);
+  EXPECT_LE(nms.errors, nat.errors / 2 + 2);
 }
 
-TEST(DecoderQualitySlow, Bg1K8448RateThirdOmsWithinPointFourDbOfBp) {
-  compare(BaseGraph::bg1, 384, 1.0 / 3.0, 0.58, 0.4, words_or(96));
+TEST(DecoderQualitySlow, Bg1K8448RateThirdOmsWithinPointThreeDbOfBp) {
+  compare(BaseGraph::bg1, 384, 1.0 / 3.0, 0.58, words_or(96));
 }
 
-TEST(DecoderQualitySlow, Bg2K3840RateFifthOmsWithinPointFourDbOfBp) {
-  compare(BaseGraph::bg2, 384, 1.0 / 5.0, 0.43, 0.4, words_or(96));
+TEST(DecoderQualitySlow, Bg2K3840RateFifthOmsWithinPointThreeDbOfBp) {
+  compare(BaseGraph::bg2, 384, 1.0 / 5.0, 0.43, words_or(96));
 }
 
 }  // namespace

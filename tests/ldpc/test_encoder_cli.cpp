@@ -107,6 +107,10 @@ TEST(LdpcCli, BadInputExitsTwoWithOneLine) {
   r = run_cli("ldpc encode --bg 1 --z 2 --rv 4 --backend cpu < /dev/null");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(line_count(r.out), 1) << r.out;
+  r = run_cli("ldpc ber --bg 2 --z 16 --snr 2 --frames 2 --layer-order sideways --backend cpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(line_count(r.out), 1) << r.out;
+  EXPECT_NE(r.out.find("layer-order"), std::string::npos) << r.out;
 }
 
 TEST(LdpcCli, BerPrintsRowsAndJson) {
@@ -121,6 +125,13 @@ TEST(LdpcCli, BerPrintsRowsAndJson) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(line_count(r.out), 5) << r.out;  // header x2, three SNR rows
   EXPECT_NE(read_file(js).find("\"fer\""), std::string::npos);
+  // Both layer orders run.
+  for (const char* order : {"natural", "extension-first"}) {
+    r = run_cli(std::string("ldpc ber --bg 2 --z 16 --rate 0.5 --mod qpsk --snr 6 --frames 10 ") +
+                "--seed 3 --backend cpu --layer-order " + order);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(line_count(r.out), 3) << r.out;
+  }
 }
 
 }  // namespace

@@ -37,6 +37,20 @@ enum class DecoderAlgo { bp, nms, oms };
 // or field the name came from) and the allowed names.
 DecoderAlgo parse_decoder_algo(const std::string& name, const std::string& argument = "algo");
 
+// Order of the layers (base rows) within one iteration of the layered decoders (nms, oms; the
+// flooding bp has no order).
+//  extension_first (default): the extension rows from the last decoded row down to row 4,
+//    then the core rows 0..3. At low rates it converges much faster than the natural order
+//    (the punctured systematic columns, which start at LLR 0, first gather evidence from the
+//    many extension rows before the core rows use them): measured with 10 iterations, BG1
+//    K=8448 R=1/3 at 0.88 dB NMS alpha 0.625 FER 3.0e-2 vs 0.41, BG2 K=3840 R=1/5 at 0.73 dB
+//    NMS 0.75 4.1e-2 vs 0.47 (docs/ldpc_decoder.md).
+//  natural: rows 0, 1, 2, ... (the paper's order).
+enum class LayerOrder : int { extension_first = 0, natural = 1 };
+
+// "extension-first" or "natural"; anything else throws InvalidArgument naming `argument`.
+LayerOrder parse_layer_order(const std::string& name, const std::string& argument = "layer-order");
+
 struct DecoderConfig {
   BaseGraph bg;
   int z;
@@ -47,7 +61,8 @@ struct DecoderConfig {
   bool early_termination = true;
   bool quantized = false;
   // Extensions (defaults keep the full mother code and the documented quantisation).
-  int rows = 0;                 // base rows decoded, 4..base rows; 0 = all (the mother code)
+  int rows = 0;  // base rows decoded, 4..base rows; 0 = all (the mother code)
+  LayerOrder layer_order = LayerOrder::extension_first;
   int llr_bits = 6;             // channel LLR width of the integer path, 2..8
   float llr_scale = 2.0f;       // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
