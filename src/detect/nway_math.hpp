@@ -75,13 +75,6 @@ MIMORX_HD float fmin2(float a, float b) {
   return std::fmin(a, b);
 #endif
 }
-MIMORX_HD float fmax2(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return fmaxf(a, b);
-#else
-  return std::fmax(a, b);
-#endif
-}
 
 // ---- workspace layout per (vector, pass) problem -----------------------------------------
 // [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / (2 R'_ll) (D)],

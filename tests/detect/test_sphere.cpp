@@ -221,6 +221,22 @@ std::string name(const Case& c, double snr) {
          std::to_string(int(snr)) + " dB";
 }
 
+// The reduced problem of vector v (QR of its channel, z = Q^T y) that the host PSD emulation
+// searches.
+struct Reduced {
+  std::vector<float> q, r, z;
+  std::vector<int> ip;
+};
+Reduced reduce_vector(const Problem& p, const Case& c, int n, std::int64_t v) {
+  Reduced d{std::vector<float>(sz(2 * c.nr * n)), std::vector<float>(sz(n * n)),
+            std::vector<float>(sz(n)), std::vector<int>(sz(n))};
+  sphere::qr_channel(c.mod, &p.h[sz(v * c.nr * c.nt)], c.nr, c.nt, d.q.data(), d.r.data(),
+                     d.ip.data());
+  for (int k = 0; k < n; ++k)
+    d.z[sz(k)] = sphere::project(d.q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
+  return d;
+}
+
 TEST(SphereCpu, SchnorrEuchnerIsExactMl) {
   std::mt19937_64 rng(test::fresh_seed());
   for (const Case& c : kCases) {
@@ -281,12 +297,9 @@ TEST(PsdHost, ExactForAutomaticAndExplicitLevels) {
     for (double snr : {0.0, 10.0, 20.0, 30.0}) {
       const Problem p = make_problem({c.nt, c.nr, c.mod}, c.vectors, 1, snr, rng);
       for (std::int64_t v = 0; v < p.vectors(); ++v) {
-        std::vector<float> q(sz(2 * c.nr * n)), r(sz(n * n)), z(sz(n));
-        std::vector<int> ip(sz(n));
-        sphere::qr_channel(c.mod, &p.h[sz(v * c.nr * c.nt)], c.nr, c.nt, q.data(), r.data(),
-                           ip.data());
-        for (int k = 0; k < n; ++k)
-          z[sz(k)] = sphere::project(q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
+        const Reduced red = reduce_vector(p, c, n, v);
+        const std::vector<float>&r = red.r, &z = red.z;
+        const std::vector<int>& ip = red.ip;
         for (int mode = 0; mode < 4; ++mode) {
           const bool babai = mode & 1, lazy = mode & 2;
           float d2 = sphere::inf_metric();
@@ -602,12 +615,8 @@ TEST(SphereGpu, CountersMatchTheHostEmulation) {
               sphere::make_schedule(SpherePlan(cfg, Backend::cuda(0)).levels(), n, L);
           std::int64_t same = 0;
           for (std::int64_t v = 0; v < p.vectors(); ++v) {
-            std::vector<float> q(sz(2 * c.nr * n)), r(sz(n * n)), z(sz(n));
-            std::vector<int> ip(sz(n));
-            sphere::qr_channel(c.mod, &p.h[sz(v * c.nr * c.nt)], c.nr, c.nt, q.data(), r.data(),
-                               ip.data());
-            for (int k = 0; k < n; ++k)
-              z[sz(k)] = sphere::project(q.data(), 2 * c.nr, c.nr, &p.y[sz(v * c.nr)], k);
+            const Reduced red = reduce_vector(p, c, n, v);
+            const std::vector<float>&r = red.r, &z = red.z;
             const auto o = sphere::psd_search_host(sched, r.data(), z.data(), sphere::inf_metric(),
                                                    0, 0, order == 2);
             const auto& g = gpu.stats[sz(v)];
