@@ -6,6 +6,7 @@
 // host-link bound: the time of the H2D copy of H and y alone (and of the D2H copy of the LLRs).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -80,9 +81,15 @@ Row measure(const BenchData& data, int n_ways, bool full) {
     llrs.copy_to_host(hl.data(), hl.size(), st);
   });
 
-  // Pipelined: chunks (multiples of vpc) round-robin over three streams, one plan each.
-  constexpr int kStreams = 3;
-  const std::int64_t chunk = std::min<std::int64_t>(V, V > kSlot ? 4 * kSlot : kSlot / 4);
+  // Pipelined: chunks (multiples of vpc) round-robin over streams, one plan each. Defaults:
+  // three streams, 4 slots per chunk (a quarter slot for the one-slot batch);
+  // MIMORX_NWAY_STREAMS / MIMORX_NWAY_CHUNK override them (chunk in vectors).
+  const char* env_streams = std::getenv("MIMORX_NWAY_STREAMS");
+  const char* env_chunk = std::getenv("MIMORX_NWAY_CHUNK");
+  const int kStreams = env_streams ? std::max(1, std::atoi(env_streams)) : 3;
+  const std::int64_t chunk = std::min<std::int64_t>(
+      V, env_chunk ? std::max<std::int64_t>(data.vpc, std::atoll(env_chunk) / data.vpc * data.vpc)
+                   : (V > kSlot ? 4 * kSlot : kSlot / 4));
   const int mbits = s.nt * bits_per_symbol(s.mod);
   std::vector<Stream> ss;
   std::vector<detect::NwayPlan> plans;
