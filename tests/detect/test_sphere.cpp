@@ -195,9 +195,11 @@ void expect_exact(const Problem& p, const Output& o, const std::string& what, bo
     ASSERT_EQ(o.stats[sz(v)].capped, 0) << what << " vector " << v;
     ASSERT_LE(got, ml + tol) << what << " vector " << v << " is not the ML decision";
     ASSERT_NEAR(o.metrics[sz(v)], got, tol) << what << " vector " << v;
-    ASSERT_GE(o.stats[sz(v)].nodes, p.shape.nt) << what;
     // From an infinite radius the first descent always ends in a leaf; from the Babai radius
-    // none may beat the Babai point.
+    // none may beat the Babai point, and the search may stop at the first level: when the
+    // Babai point is the ML point and its last levels add less than an ulp to the metric, its
+    // first-level prefix already has metric >= d^2 in float (seen with 2x2 BPSK at 10 dB).
+    ASSERT_GE(o.stats[sz(v)].nodes, babai ? 1 : p.shape.nt) << what;
     if (!babai) {
       ASSERT_GE(o.stats[sz(v)].leaves, 1) << what;
     }
