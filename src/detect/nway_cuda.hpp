@@ -19,7 +19,7 @@ void search(const float* e, std::int64_t vectors, int nt, int n_ways, Modulation
             const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
             float* cand_d, std::uint8_t* cand_sym, int device, void* stream);
 
-// The fixed-shape path (nway_fast_cuda.cu; nt = 2 or 4, nt <= nr <= 4): the per-pass
+// The fixed-shape path (nway_fast_cuda.cu; nt = 2 or 4, nt <= nr <= 8): the per-pass
 // register-resident QR, and the search for E written by it (up to 64-QAM, bits and LLRs only).
 // Each returns false, doing nothing, for shapes it does not take.
 bool qr_fixed(const cf32* h, std::int64_t h_stride, const cf32* y, std::int64_t y_stride,

@@ -1,5 +1,5 @@
 // CUDA kernels of the N-way detector for the shapes with a register-resident QR (nt = 2 or 4,
-// nt <= nr <= 4): the per-pass fixed-size QR (nway_qr_fixed.hpp) and the register-resident
+// nt <= nr <= 8): the per-pass fixed-size QR (nway_qr_fixed.hpp) and the register-resident
 // search and LLR merge (nway_fast_math.hpp). Other shapes use nway_cuda.cu's shared-memory
 // kernels. Both produce what the CPU reference (nway_plan.cpp) computes, bit for bit.
 #include <cstdint>

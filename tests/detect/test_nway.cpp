@@ -382,7 +382,7 @@ TEST(NwayGpu, CandidateListsAndLlrsMatchCpu) {
   std::printf("[ cases    ] %d configurations compared\n", cases);
 }
 
-// The fixed-shape path (nt = 2 or 4, nr <= 4: register QR and search, nway_fast_cuda.cu) on
+// The fixed-shape path (nt = 2 or 4, nr <= 8: register QR and search, nway_fast_cuda.cu) on
 // batches large enough for its 16-candidates-per-thread variant, with tails and several
 // vectors per channel: bits and LLRs bit-identical to the CPU reference.
 TEST(NwayGpu, FixedShapePathIsBitIdenticalToCpu) {
@@ -398,7 +398,9 @@ TEST(NwayGpu, FixedShapePathIsBitIdenticalToCpu) {
       {4, 4, Modulation::qam16, 1, 1, 140001}, {4, 4, Modulation::qam16, 4, 1, 40003},
       {4, 4, Modulation::qam64, 4, 1, 9001},   {4, 4, Modulation::qam64, 3, 3, 12003},
       {4, 4, Modulation::qpsk, 2, 12, 60000},  {2, 2, Modulation::qam16, 2, 1, 70001},
-      {2, 3, Modulation::qam64, 1, 5, 30000},  {2, 4, Modulation::qpsk, 1, 1, 1001}};
+      {2, 3, Modulation::qam64, 1, 5, 30000},  {2, 4, Modulation::qpsk, 1, 1, 1001},
+      {4, 8, Modulation::qam16, 4, 1, 20001},  {4, 6, Modulation::qam64, 1, 4, 40000},
+      {2, 8, Modulation::qam16, 2, 2, 30002}};
   int k = 0;
   for (const Case& c : cases) {
     const MimoShape s{c.nt, c.nr, c.mod};

@@ -1,8 +1,8 @@
-// The fixed-shape path of the N-way detector on the CPU: the per-pass register QR
-// (nway_qr_fixed.hpp) against the shared-memory MGS reference, and the arithmetic of the fast
-// GPU search (nway_fast_math.hpp) against the reference search_path: bit-identical distances,
-// Gray words that are the standard's bits, and the counter-hypothesis merge (emulated here as
-// the kernel does it) giving exactly the reference LLRs.
+// The fixed-shape path of the N-way detector on the CPU (nt = 2 or 4, nr <= 8): the per-pass
+// register QR (nway_qr_fixed.hpp) against the shared-memory MGS reference, and the arithmetic of
+// the fast GPU search (nway_fast_math.hpp) against the reference search_path: bit-identical
+// distances, Gray words that are the standard's bits, and the counter-hypothesis merge (emulated
+// here as the kernel does it) giving exactly the reference LLRs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,6 +76,9 @@ TEST(NwayFastQr, MatchesTheMgsReferenceWithExactMrvdStructure) {
   check_fixed_qr<3, 2>(seed + 1);
   check_fixed_qr<4, 2>(seed + 2);
   check_fixed_qr<4, 4>(seed + 3);
+  check_fixed_qr<8, 2>(seed + 4);
+  check_fixed_qr<5, 4>(seed + 5);
+  check_fixed_qr<8, 4>(seed + 6);
 }
 
 // Gray word positions and rotation: the fast word of any level vector, read through
@@ -180,6 +183,9 @@ TEST(NwayFast, PathsAndCounterHypothesisMergeEqualTheReference) {
   check_paths_and_merge<2, 2, 2>(Modulation::qpsk, 2, seed);
   check_paths_and_merge<3, 2, 4>(Modulation::qam16, 1, seed + 1);
   check_paths_and_merge<4, 2, 8>(Modulation::qam64, 2, seed + 2);
+  check_paths_and_merge<7, 2, 4>(Modulation::qam16, 2, seed + 3);
+  check_paths_and_merge<8, 4, 4>(Modulation::qam16, 3, seed + 4);
+  check_paths_and_merge<6, 4, 8>(Modulation::qam64, 4, seed + 5);
   for (int nw = 1; nw <= 4; ++nw) {
     check_paths_and_merge<4, 4, 2>(Modulation::qpsk, nw, seed + 10 + nw);
     check_paths_and_merge<4, 4, 4>(Modulation::qam16, nw, seed + 20 + nw);
