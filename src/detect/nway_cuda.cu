@@ -19,8 +19,6 @@ using nway::fmin2;
 constexpr float kInf = __builtin_huge_valf();
 constexpr int kBlock = 256;
 
-constexpr int log2i(int x) { return x <= 1 ? 0 : 1 + log2i(x / 2); }
-
 // One block handles gv vectors; a vector has tv = M * ns threads: thread (slot, k) runs
 // candidate k of passes slot, slot + ns, ... (ns = n_ways except for 64/256-QAM with many
 // ways, where the block would exceed 256 threads). The candidates (distance, bit word) go to
@@ -36,8 +34,8 @@ __global__ void __launch_bounds__(kBlock)
                   int gv, int tv, int esp, const float* __restrict__ n0, std::int64_t n0_size,
                   float clip, std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
                   float* __restrict__ cand_d, std::uint8_t* __restrict__ cand_sym) {
-  constexpr int D = 2 * NT, M = L * L, KA = log2i(L), MB = 2 * KA;
-  constexpr int NB = NT * MB, ES = D * (D + 1) / 2 + 2 * D;
+  constexpr int D = 2 * NT, M = L * L, KA = nway::log2_pow2(L), MB = 2 * KA;
+  constexpr int NB = NT * MB, ES = nway::Layout(NT).es;
   constexpr int MAXP = M >= 256 ? 8 : (M >= 64 ? 2 : 1);
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
   extern __shared__ __align__(16) unsigned char raw[];
@@ -132,8 +130,8 @@ template <int NT, int L>
 void launch_search(const float* e, std::int64_t vectors, int n_ways, const float* n0,
                    std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
                    std::uint8_t* cand_sym, cudaStream_t stream) {
-  constexpr int D = 2 * NT, M = L * L, NB = NT * 2 * log2i(L);
-  constexpr int ES = D * (D + 1) / 2 + 2 * D;
+  constexpr int M = L * L, NB = NT * 2 * nway::log2_pow2(L);
+  constexpr int ES = nway::Layout(NT).es;
   const std::size_t word = NB > 32 ? 8 : 4;
   const int ns = std::min(n_ways, std::max(1, kBlock / M));
   const int ppt = (n_ways + ns - 1) / ns;

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kQrThreads)
     fixed_qr_kernel(const cf32* __restrict__ h, std::int64_t h_stride, const cf32* __restrict__ y,
                     std::int64_t y_stride, std::int64_t channels, int vpc, int n_ways, float scale,
                     float* __restrict__ e_out) {
-  constexpr int ES = FastShape<NT, 2>::ES, ESP = ES | 1;
+  constexpr int ES = nway::Layout(NT).es, ESP = ES | 1;
   __shared__ float stage[kQrThreads * ESP];
   __shared__ std::int64_t dest[kQrThreads];
   const int t = int(threadIdx.x);

@@ -26,8 +26,6 @@
 
 namespace mimorx::detect::nway {
 
-constexpr int fast_log2(int x) { return x <= 1 ? 0 : 1 + fast_log2(x / 2); }
-
 constexpr unsigned gray_bit_reversed_complement(int k, int i) {
   const unsigned g = unsigned(i) ^ (unsigned(i) >> 1);
   unsigned r = 0;
@@ -45,8 +43,8 @@ static_assert(gray_matches_38211(1) && gray_matches_38211(2) && gray_matches_382
 
 template <int NT, int L>
 struct FastShape {
-  static constexpr int D = 2 * NT, M = L * L, KA = fast_log2(L), MB = 2 * KA, NB = NT * MB;
-  static constexpr int RC = D * (D + 1) / 2, ES = RC + 2 * D;
+  static constexpr int D = 2 * NT, M = L * L, KA = log2_pow2(L), MB = 2 * KA, NB = NT * MB;
+  static constexpr int RC = Layout(NT).rcount, ES = Layout(NT).es;
   static_assert(NB <= 31, "bit words must fit in 31 bits (rotation shifts by up to NB - 1)");
   // Every axis field's top bit: (w >> 1) must not carry the next field's low bit into it.
   static constexpr unsigned field_tops() {

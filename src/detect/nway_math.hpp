@@ -83,12 +83,16 @@ struct Layout {
   int d = 0;       // 2 nt
   int rcount = 0;  // D (D + 1) / 2
   int es = 0;      // floats per problem
-  MIMORX_HD explicit Layout(int nt) : d(2 * nt), rcount(nt * (2 * nt + 1)), es(rcount + 4 * nt) {}
+  MIMORX_HD constexpr explicit Layout(int nt)
+      : d(2 * nt), rcount(nt * (2 * nt + 1)), es(rcount + 4 * nt) {}
   MIMORX_HD int row(int l) const { return l * d - (l * (l - 1)) / 2; }  // R'(l, l)
   MIMORX_HD int r(int l, int c) const { return row(l) + (c - l); }
   MIMORX_HD int yhat(int l) const { return rcount + l; }
   MIMORX_HD int inv(int l) const { return rcount + d + l; }
 };
+// log2 of a power of two (bits per PAM axis of L levels).
+MIMORX_HD constexpr int log2_pow2(int x) { return x <= 1 ? 0 : 1 + log2_pow2(x / 2); }
+
 template <int D>
 MIMORX_HD constexpr int packed_row(int l) {
   return l * D - (l * (l - 1)) / 2;

@@ -182,7 +182,7 @@ struct NwayPlan::Impl {
     }
     dispatch_shape(cfg.shape.nt, levels, [&](auto nt_c, auto l_c) {
       constexpr int NT = decltype(nt_c)::value, L = decltype(l_c)::value, D = 2 * NT;
-      constexpr int M = L * L, KA = L == 2 ? 1 : (L == 4 ? 2 : (L == 8 ? 3 : 4));
+      constexpr int M = L * L, KA = nway::log2_pow2(L);
       const int nw = cfg.n_ways, es = lay.es, nb = nbits, mm = m;
       const float clip = cfg.llr_clip;
       const float* e = work.data();

@@ -38,7 +38,6 @@ MIMORX_HD void fixed_pass_qr(HGet hget, int n, PassQr<NR, NT>& s) {
   namespace ld = linalg::detail;
   MIMORX_UNROLL
   for (int p = 0; p < NT; ++p) s.perm[p] = p + n < NT ? p + n : p + n - NT;
-  s.via_complex = true;
   if (!ld::fixed_load<cf32, NR, NT>(linalg::QrModel::complex, hget, s)) {
     MIMORX_UNROLL
     for (int j = 0; j < NT; ++j) {
