@@ -68,11 +68,6 @@ int words_or(int dflt) {
 // (P < 2% if its FER is 1e-2); and at s_bp + 0.3 layered NMS (alpha 0.75, 10 iterations) in the
 // default order has at most half the frame errors of the natural order plus 2 (measured:
 // about 4x to 10x fewer). NMS itself is ~0.35-0.4 dB from BP there (printed, not checked).
-FerPoint fer_order(BaseGraph bg, int z, DecoderAlgo algo, double ebn0, double rate, int words,
-                   std::uint64_t seed, LayerOrder order) {
-  return fer(bg, z, algo, 10, ebn0, rate, words, seed, false, order);
-}
-
 void compare(BaseGraph bg, int z, double rate, double s_bp, int words) {
   const std::uint64_t seed = mimorx::test::fresh_seed();
   const double s = s_bp + 0.3;
@@ -80,7 +75,7 @@ void compare(BaseGraph bg, int z, double rate, double s_bp, int words) {
   const FerPoint oms = fer(bg, z, DecoderAlgo::oms, 10, s, rate, words, seed + 1000003);
   const FerPoint nms = fer(bg, z, DecoderAlgo::nms, 10, s, rate, words, seed + 2000003);
   const FerPoint nat =
-      fer_order(bg, z, DecoderAlgo::nms, s, rate, words, seed + 2000003, LayerOrder::natural);
+      fer(bg, z, DecoderAlgo::nms, 10, s, rate, words, seed + 2000003, false, LayerOrder::natural);
   std::printf(
       "[ quality  ] BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; at %.2f dB: OMS10 %d/%d, NMS10 "
       "%d/%d (natural layer order %d/%d)\n",
