@@ -7,7 +7,10 @@
 //
 // MIMORX_PSD_SWEEP=1 adds a sweep over level sets, team widths, the initial radius and the
 // kernel's register budget on 4x4 QPSK / 16-QAM / 64-QAM (docs/psd.md); MIMORX_PSD_TABLE=0 skips
-// the main table.
+// the main table (each point of which is measured with the automatic choice, psd_auto, and with
+// the team kernel on the automatic levels, psd_team); MIMORX_PSD_LANE_BLOCK=1 sweeps the lane
+// kernel's block size and channel order; MIMORX_PSD_PAPER=1 runs the paper's full set-up (20000
+// channels x 1200 vectors per point) for 4x4 QPSK and 16-QAM.
 // Usage: gpubench_sphere_detect [out.jsonl]
 #include <algorithm>
 #include <chrono>
@@ -208,32 +211,81 @@ int main(int argc, char** argv) {
       std::int64_t C = 1024;
       const int vpc = 1024;
       const Scenario sc(shape, C, vpc, 1234 + nt * 10 + bits_per_symbol(mod));
+      // The automatic choice (one lane per vector), and the team kernel on the automatic levels
+      // and team width.
       SphereConfig cfg;
       cfg.shape = shape;
       SpherePlan plan(cfg, Backend::cuda(0));
+      SphereConfig tcfg = cfg;
+      tcfg.levels = plan.levels();
+      SpherePlan team_plan(tcfg, Backend::cuda(0));
       for (double snr : {0.0, 10.0, 20.0, 30.0}) {
-        if (elapsed_s() > 50) {
-          std::printf("(time budget reached; remaining points skipped)\n");
-          break;
+        for (SpherePlan* pl : {&plan, &team_plan}) {
+          if (elapsed_s() > 100) {
+            std::printf("(time budget reached; point skipped)\n");
+            continue;
+          }
+          sc.fill(d, snr);
+          // A point whose warm-up exceeds ~1 s is re-run on fewer channels.
+          const auto t0 = std::chrono::steady_clock::now();
+          Result r = measure(*pl, d, 1);
+          const double first_s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          std::int64_t Cn = C;
+          if (first_s > 1.0) {
+            Cn = std::max<std::int64_t>(16, std::int64_t(double(C) / first_s * 0.5));
+            const Scenario small(shape, Cn, vpc, 99);
+            small.fill(d, snr);
+          }
+          r = measure(*pl, d, first_s > 1.0 ? 3 : 5);
+          emit(pl == &plan ? "psd_auto" : "psd_team", shape, snr, pl->levels(), pl->lanes(), Cn,
+               vpc, r);
         }
-        sc.fill(d, snr);
-        // A point whose warm-up exceeds ~1 s is re-run on fewer channels.
-        const auto t0 = std::chrono::steady_clock::now();
-        Result r = measure(plan, d, 1);
-        const double first_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::int64_t Cn = C;
-        if (first_s > 1.0) {
-          Cn = std::max<std::int64_t>(16, std::int64_t(double(C) / first_s * 0.5));
-          const Scenario small(shape, Cn, vpc, 99);
-          small.fill(d, snr);
-        }
-        r = measure(plan, d, first_s > 1.0 ? 3 : 5);
-        emit("psd_auto", shape, snr, plan.levels(), 0, Cn, vpc, r);
       }
     }
   }
 
+  if (const char* lb = std::getenv("MIMORX_PSD_LANE_BLOCK"); lb && std::string(lb) == "1") {
+    // The lane kernel: block size and channel order (hardest first or their own).
+    for (const auto& [shape, snr] : {std::pair{MimoShape{4, 4, Modulation::qpsk}, 20.0},
+                                     std::pair{MimoShape{4, 4, Modulation::qam16}, 10.0},
+                                     std::pair{MimoShape{4, 4, Modulation::qam16}, 20.0},
+                                     std::pair{MimoShape{2, 2, Modulation::qam16}, 20.0},
+                                     std::pair{MimoShape{4, 4, Modulation::qam64}, 30.0}}) {
+      const Scenario sc(shape, 1024, 1024, 1234 + shape.nt * 10 + bits_per_symbol(shape.mod));
+      sc.fill(d, snr);
+      SphereConfig cfg;
+      cfg.shape = shape;
+      SpherePlan plan(cfg, Backend::cuda(0));
+      for (int block : {64, 128, 256}) {
+        for (int order : {0, 1}) {
+          sphere::set_lane_block_override(block);
+          sphere::set_lane_order_override(order);
+          const Result r = measure(plan, d, 5);
+          emit("psd_lane_block_" + std::to_string(block) + (order ? "_own_order" : "_hard_first"),
+               shape, snr, plan.levels(), 1, 1024, 1024, r);
+        }
+      }
+      sphere::set_lane_block_override(0);
+      sphere::set_lane_order_override(0);
+    }
+  }
+  if (const char* pp = std::getenv("MIMORX_PSD_PAPER"); pp && std::string(pp) == "1") {
+    // The paper's set-up in full: 20000 channels x 1200 vectors per point (24 M vectors), 4x4
+    // QPSK and 16-QAM, automatic parameters; the main table uses 1024 x 1024 per point.
+    for (const MimoShape& shape :
+         {MimoShape{4, 4, Modulation::qam16}, MimoShape{4, 4, Modulation::qpsk}}) {
+      const Scenario sc(shape, 20000, 1200, 4321 + bits_per_symbol(shape.mod));
+      SphereConfig cfg;
+      cfg.shape = shape;
+      SpherePlan plan(cfg, Backend::cuda(0));
+      for (double snr : {10.0, 20.0, 30.0}) {
+        sc.fill(d, snr);
+        const Result r = measure(plan, d, 3);
+        emit("psd_paper_setup", shape, snr, plan.levels(), plan.lanes(), 20000, 1200, r);
+      }
+    }
+  }
   if (const char* ph = std::getenv("MIMORX_PSD_PHASES"); ph && std::string(ph) == "1") {
     // Where the time goes: SpherePlan::run with validation only (phases 4), validation + QR
     // (1), validation + search (2, reusing the QR of the previous call), everything (3) and the

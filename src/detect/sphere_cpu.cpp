@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detect/sphere_internal.hpp"
+#include "detect/sphere_se.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/detect/sphere.hpp"
@@ -25,69 +26,24 @@ void qr_channel(Modulation mod, const cf32* h, int nr, int nt, float* q, float* 
   for (int k = 0; k < n; ++k) inv_perm[perm[k]] = k;
 }
 
+namespace {
+// The search state of one vector on the CPU: arrays on the stack.
+struct StackState {
+  const float* zp;
+  float wv[kMaxReal], pmv[kMaxReal + 1], ampv[kMaxReal];
+  int spanv[kMaxReal];
+  float z(int k) const { return zp[k]; }
+  float& w(int k) { return wv[k]; }
+  int& span(int k) { return spanv[k]; }
+  float& pm(int k) { return pmv[k]; }
+  float& amp(int k) { return ampv[k]; }
+};
+}  // namespace
+
 PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
                      std::int64_t node_cap) {
-  PsdOutcome o;
-  float pm[kMaxReal + 1];
-  float b[kMaxReal];
-  int lo[kMaxReal], hi[kMaxReal];
-  std::uint64_t vec = 0;
-  pm[n] = 0.f;
-  int k = n - 1;
-  auto enter = [&](int kk) {
-    b[kk] = column_target(r, z, n, L, vec, kk);
-    lo[kk] = -1;
-    hi[kk] = nearest_level(b[kk], r[kk * n + kk], L);
-  };
-  enter(k);
-  for (;;) {
-    const float rkk = r[k * n + k];
-    // Next level of column k in increasing distance from the centre (Schnorr-Euchner zig-zag,
-    // clipped to the alphabet): the candidate nearer to the centre of lo-1 and hi+1.
-    int l;
-    if (lo[k] < 0) {
-      l = lo[k] = hi[k];
-    } else {
-      const bool can_lo = lo[k] > 0, can_hi = hi[k] < L - 1;
-      if (!can_lo && !can_hi) {
-        l = -1;
-      } else if (!can_hi) {
-        l = --lo[k];
-      } else if (!can_lo) {
-        l = ++hi[k];
-      } else {
-        l = increment(b[k], rkk, lo[k] - 1, L) <= increment(b[k], rkk, hi[k] + 1, L) ? --lo[k]
-                                                                                     : ++hi[k];
-      }
-    }
-    if (l < 0) {
-      if (++k == n) break;
-      continue;
-    }
-    const float m = pm[k + 1] + increment(b[k], rkk, l, L);
-    ++o.nodes;
-    if (!(m < d2)) {
-      // Candidates come in increasing distance: every later sibling is pruned too.
-      if (++k == n) break;
-    } else if (k == 0) {
-      d2 = m;
-      best = with_level(vec, 0, l);
-      ++o.leaves;
-      ++o.updates;
-      if (++k == n) break;  // the remaining siblings are farther than this leaf
-    } else {
-      vec = with_level(vec, k, l);
-      pm[k] = m;
-      enter(--k);
-    }
-    if (node_cap > 0 && o.nodes >= node_cap && d2 < inf_metric()) {
-      o.capped = 1;
-      break;
-    }
-  }
-  o.best = best;
-  o.d2 = d2;
-  return o;
+  StackState st{z, {}, {}, {}, {}};
+  return schnorr_euchner<0>(r, st, n, L, d2, best, node_cap);
 }
 
 namespace {
@@ -96,7 +52,13 @@ std::atomic<int> g_order_override{0};
 std::atomic<int> g_min_blocks_override{0};
 std::atomic<int> g_phase_override{0};
 std::atomic<int> g_qr_mode_override{0};
+std::atomic<int> g_lane_block_override{0};
+std::atomic<int> g_lane_order_override{0};
 }  // namespace
+void set_lane_order_override(int mode) { g_lane_order_override = mode; }
+int lane_order_override() { return g_lane_order_override; }
+void set_lane_block_override(int threads) { g_lane_block_override = threads; }
+int lane_block_override() { return g_lane_block_override; }
 void set_phase_override(int phases) { g_phase_override = phases; }
 int phase_override() { return g_phase_override; }
 void set_qr_mode_override(int mode) { g_qr_mode_override = mode; }
@@ -218,6 +180,7 @@ struct SpherePlan::Workspace {
 #if MIMORX_HAS_CUDA
   Buffer<float> dq, dr;
   Buffer<int> dperm, counter;
+  Buffer<unsigned char> lane_ws;  // the lane kernel's channel order
   std::int64_t channels = 0;
 #endif
 };
@@ -247,6 +210,13 @@ SpherePlan::SpherePlan(const SphereConfig& cfg, Backend backend)
           std::to_string(b) + " bits per symbol; allowed BPSK, QPSK, 16-, 64-, 256-QAM");
   require(cfg.node_cap >= 0, "node_cap",
           std::to_string(cfg.node_cap) + "; must be >= 0 (0 = no cap)");
+  require(cfg.lanes == 0 || cfg.lanes == 1 || cfg.lanes == 8 || cfg.lanes == 16 || cfg.lanes == 32,
+          "lanes",
+          std::to_string(cfg.lanes) + " threads per vector; allowed 0 (automatic), 1, 8, 16, 32");
+  require(!(cfg.lanes == 1 && cfg.levels), "lanes",
+          "1 (depth-first on every level) with explicit PSD levels; use 8, 16 or 32 lanes for "
+          "explicit levels, or leave the levels empty");
+  lanes_ = cfg.lanes ? cfg.lanes : sphere::psd_auto_lanes(s, cfg.levels.has_value());
   const int n = sphere::real_dim(s.mod, s.nt);
   const int q = axis_levels(s.mod);
   const std::size_t limit = shared_limit(backend);
@@ -326,7 +296,17 @@ void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float>
     a.stats = stats.data;
     a.symbols = symbols.data;
     a.device = backend_.device();
-    a.team_override = sphere::team_override();
+    a.team_override = sphere::team_override() ? sphere::team_override() : lanes_;
+    a.lane_block = sphere::lane_block_override();
+    if (sphere::psd_team_width(a.sched, a.team_override) == 1) {
+      if (C > 1 && sphere::lane_order_override() != 1) {
+        const std::size_t bytes = sphere::psd_lane_workspace_bytes(C);
+        if (w.lane_ws.size() < bytes)
+          w.lane_ws = Buffer<unsigned char>::device(bytes, backend_.device());
+        a.lane_ws = w.lane_ws.data();
+        a.lane_ws_bytes = w.lane_ws.size();
+      }
+    }
     a.min_blocks = sphere::min_blocks_override();
     a.phases = sphere::phase_override() ? sphere::phase_override() : 3;
     a.qr_mode = sphere::qr_mode_override();

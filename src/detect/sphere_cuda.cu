@@ -487,9 +487,10 @@ void psd_run_cuda(const PsdCudaArgs& a, void* stream) {
     MIMORX_CUDA_CHECK_LAUNCH();
   }
   if (!(a.phases & 2)) return;
+  const int team = psd_team_width(a.sched, a.team_override);
+  if (team == 1) return psd_run_lanes_cuda(a, stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(int), st));
   const int cap = a.sched.capacity;
-  const int team = psd_team_width(a.sched, a.team_override);
   // Items per lane: the sorted level buffers hold at most `cap` entries.
   const int ipt = std::max(cap / team, 1);
   // Register budget: 48 registers (10 blocks per SM) where a variant exists (the fourth device

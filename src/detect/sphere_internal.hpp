@@ -41,7 +41,8 @@ PsdOutcome psd_search_host(const PsdSchedule& s, const float* r, const float* z,
 PsdOutcome se_search(const float* r, const float* z, int n, int L, float d2, std::uint64_t best,
                      std::int64_t node_cap);
 
-// Benchmark knob: force the CUDA team width (8, 16 or 32 threads per vector); 0 = automatic.
+// Benchmark knob: force the CUDA team width (1, 8, 16 or 32 threads per vector); 0 = the plan's
+// choice.
 void set_team_override(int team);
 int team_override();
 // Benchmark knob: the register budget of the CUDA kernel as blocks of 128 threads per SM that it
@@ -54,14 +55,26 @@ void set_phase_override(int phases);
 int phase_override();
 void set_qr_mode_override(int mode);
 int qr_mode_override();
+// Benchmark knob: 1 = the lane kernel takes the channels in their own order instead of hardest
+// first (0 = default).
+void set_lane_order_override(int mode);
+int lane_order_override();
+// Benchmark knob: threads per block of the lane kernel (64, 128 or 256; 0 = default).
+void set_lane_block_override(int threads);
+int lane_block_override();
 // Benchmark/test knob: 0 = default, 1 = full sort of every level buffer (the paper), 2 = lazy
 // selection of each batch.
 void set_order_override(int order);
 int order_override();
-// The CUDA team width (threads per vector: 8, 16 or 32) for a schedule: `override_width` if
-// non-zero, else the automatic choice (docs/psd.md); widened to 32 where a sorted level holds
-// more than 64 entries (at most 16 per lane, and only 32-lane teams have kernels for 8 and 16).
+// The CUDA team width (threads per vector: 1, 8, 16 or 32) for a schedule: `override_width` if
+// non-zero, else the automatic choice among the team kernels (docs/psd.md); a team of 8 or 16 is
+// widened to 32 where a sorted level holds more than 64 entries (at most 16 per lane, and only
+// 32-lane teams have kernels for 8 and 16). 1 is the one-lane depth-first kernel.
 int psd_team_width(const PsdSchedule& s, int override_width);
+// The lanes per vector SpherePlan uses when SphereConfig::lanes is 0: 1 (the depth-first lane
+// kernel), or 0 (the team kernel at its automatic width) for explicit levels and for 64-QAM and
+// up with a real dimension >= 8.
+int psd_auto_lanes(const MimoShape& shape, bool explicit_levels);
 
 // The default ordering of the CUDA kernel (docs/psd.md, "Ordering").
 inline constexpr bool kDefaultLazySelect = false;
@@ -83,12 +96,15 @@ struct PsdCudaArgs {
   float* r = nullptr;       // channels * n * n
   int* inv_perm = nullptr;  // channels * n
   int* counter = nullptr;   // one int, the work queue of the persistent teams
+  int lane_block = 0;       // lane kernel: threads per block, 64, 128 or 256 (0: default)
+  void* lane_ws = nullptr;  // lane kernel: psd_lane_workspace_bytes(channels) bytes, or nullptr
+  std::size_t lane_ws_bytes = 0;  // to take the channels in their own order
   std::uint8_t* bits = nullptr;
   float* metrics = nullptr;
   SearchStats* stats = nullptr;
   cf32* symbols = nullptr;
   int device = 0;
-  int team_override = 0;     // 0: automatic; 8, 16 or 32 (benchmark sweeps)
+  int team_override = 0;     // 0: automatic team width; 1 (lane kernel), 8, 16 or 32
   bool lazy_select = false;  // order the level buffers by lazy selection instead of a sort
   int chunk = 1;             // vectors a team takes from the queue at once (set by the launcher)
   int min_blocks = 0;        // 0: default register budget; 10 or 12 blocks per SM (sweeps)
@@ -97,6 +113,10 @@ struct PsdCudaArgs {
   int qr_mode = 0;  // 0: QR in shared memory; 1: in global memory (the first version)
 };
 void psd_run_cuda(const PsdCudaArgs& a, void* stream);
+// The search with one lane per vector (sphere_lane_cuda.cu), after psd_run_cuda's QR.
+void psd_run_lanes_cuda(const PsdCudaArgs& a, void* stream);
+// Device workspace the lane kernel uses to order the channels hardest first.
+std::size_t psd_lane_workspace_bytes(std::int64_t channels);
 #endif
 
 }  // namespace mimorx::detect::sphere

@@ -57,6 +57,9 @@ MIMORX_HD void real_model(Modulation mod, const cf32* h, int nr, int nt, float* 
   }
 }
 
+// Relative margin by which a column's remaining norm must be smaller to be taken first.
+inline constexpr float kSqrdTieTolerance = 1.f - 1e-4f;
+
 // Sorted QR (Wuebben et al.'s SQRD: the column of least remaining norm goes first, so the
 // strongest streams are detected first, at the top of the tree, which shrinks the search).
 // a (m x n, column-major) is overwritten by Q; r gets R (n x n, column-major, upper); perm[k]
@@ -77,7 +80,11 @@ MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1
     for (int j = k; j < n; ++j) {
       float s = 0.f;
       for (int i = 0; i < m; ++i) s += MIMORX_A(j, i) * MIMORX_A(j, i);
-      if (s < best_norm) {
+      // Ties go to the lower column, also near-ties: the real model of a complex channel has
+      // pairs of columns ([Re h; Im h], [-Im h; Re h]) of equal norm before and after every
+      // projection, and rounding alone (FMA contraction on the device) would otherwise pick a
+      // different member of a pair on the CPU and on the GPU, i.e. a different tree.
+      if (s < best_norm * kSqrdTieTolerance) {
         best_norm = s;
         best = j;
       }

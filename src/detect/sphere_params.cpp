@@ -57,9 +57,19 @@ int psd_team_width(const PsdSchedule& s, int override_width) {
   // (docs/psd.md, device runs 3-5: 4x4 16-QAM 3.44 ms with 8 lanes vs 3.75 with 16; 4x4 QPSK
   // 1.14 vs 1.99 (16) and 3.35 (32); 4x4 64-QAM 18.1 ms with 32 vs 23.1 (16) and 28.7 (8)).
   int team = override_width;
+  if (team == 1) return 1;
   if (team == 0) team = s.q >= 8 && s.n >= 8 ? 32 : 8;
   if (s.capacity > 64) team = 32;
   return team;
+}
+
+int psd_auto_lanes(const MimoShape& shape, bool explicit_levels) {
+  // One lane per vector except for 64-QAM and up with nt >= 4, where the team kernel's parallel
+  // expansions won at 0-20 dB (4x4 64-QAM 20 dB: 47 vs 93 ms per 2^20 vectors; the lane kernel
+  // won only at 30 dB, 2.7 vs 7.3 ms; docs/psd.md, H100 2026-11-23).
+  if (explicit_levels) return 0;
+  const int n = real_dim(shape.mod, shape.nt), q = axis_levels(shape.mod);
+  return q >= 8 && n >= 8 ? 0 : 1;
 }
 
 }  // namespace sphere

@@ -106,12 +106,14 @@ const std::map<std::string, Factory>& factories() {
     };
 #endif
 #ifdef MIMORX_SIM_HAS_SPHERE
-    m["psd"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
+    m["psd"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
                   const Backend& b, bool soft) -> std::unique_ptr<Detector> {
       require(!soft, "detector",
               "'psd' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
       detect::SphereConfig cfg;
       cfg.shape = s;
+      // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
+      cfg.lanes = param.empty() ? 0 : parse_param(spec, param, "LANES");
       return std::make_unique<HardAdapter<detect::SpherePlan>>(spec, detect::SpherePlan(cfg, b));
     };
 #endif

@@ -5,7 +5,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "mimorx/core/error.hpp"
 #include "mimorx/sim/link.hpp"
 #include "support/gpu.hpp"
 
@@ -32,6 +36,37 @@ TEST(Uncoded, MlBeatsMmseBeatsZfAt2x2Qam16And10dB) {
   EXPECT_LT(ber[0], ber[1] - 4 * sigma(ber[1]));
   EXPECT_LT(ber[1], ber[2] - 4 * sigma(ber[2]));
   EXPECT_GT(ber[0], 0.0);
+}
+
+// psd[:LANES] picks the CUDA kernel; every choice is exact ML, so the link counts the same bit
+// errors as the exhaustive ML detector on the same frames (a near-tie flipped by rounding may
+// move a few bits).
+TEST(Uncoded, PsdLaneChoicesAreMlInTheLink) {
+  UncodedConfig c;
+  c.shape = {2, 2, Modulation::qam16};
+  c.seed = test::fresh_seed();
+  c.frames = 20000;
+  c.detector = "ml";
+  const auto ml = run_uncoded(c, Backend::cpu(), {10.0})[0];
+  c.detector = "psd:3";
+  try {
+    run_uncoded(c, Backend::cpu(), {10.0});
+    ADD_FAILURE() << "psd:3 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("lanes: 3"), std::string::npos) << e.what();
+  }
+  std::vector<std::pair<std::string, Backend>> runs = {{"psd", Backend::cpu()},
+                                                       {"psd:1", Backend::cpu()}};
+  if (cuda_available()) {
+    for (const char* d : {"psd", "psd:1", "psd:8", "psd:32"})
+      runs.emplace_back(d, Backend::cuda(0));
+  }
+  for (const auto& [d, b] : runs) {
+    c.detector = d;
+    const auto r = run_uncoded(c, b, {10.0})[0];
+    EXPECT_NEAR(double(r.bit_errors), double(ml.bit_errors), 2.0 + 1e-3 * double(ml.bit_errors))
+        << d << (b.is_cuda() ? " cuda" : " cpu");
+  }
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 //   CUDA: the Parallel Sphere Detector of Jozsa et al., "New Parallel Sphere Detector
 //         algorithm providing high-throughput for optimal MIMO detection", ICCS 2013:
 //         breadth-first expansion on a few chosen levels, depth-first between them, one team of
-//         threads per received vector (docs/psd.md says what changed from the paper).
+//         threads per received vector (docs/psd.md says what changed from the paper); or, the
+//         default, one lane per vector searching depth-first (SphereConfig::lanes).
 //
 // Both return the decision x minimising ||y - H x||^2 over the whole constellation (ties may
 // pick either point) unless a node cap stops the search early; such vectors are flagged in
@@ -50,6 +51,11 @@ struct SphereConfig {
   std::int64_t node_cap = 0;          // 0: no cap; else stop a vector's search after this many
                                       // nodes once a leaf is known (flagged in SearchStats)
   bool babai_initial_radius = false;  // start from the Babai (SIC) point's metric, not infinity
+  // CUDA threads per received vector: 1 = one lane runs the depth-first search (the PSD with an
+  // expansion on every level and one path; `levels` must then be empty), 8, 16 or 32 = a team
+  // runs the breadth/depth-first PSD on `levels`; 0 = automatic (1 unless `levels` is given,
+  // docs/psd.md). Ignored on the CPU.
+  int lanes = 0;
 };
 
 // Per received vector. nodes: tree nodes whose partial Euclidean distance was evaluated
@@ -91,6 +97,8 @@ class SpherePlan {
            View<SearchStats> stats = {}, View<cf32> symbols = {}, const Stream& stream = {});
 
   const PsdLevels& levels() const { return levels_; }
+  // CUDA threads per vector this plan uses (1, or 0 = the team kernel's automatic width).
+  int lanes() const { return lanes_; }
   const SphereConfig& config() const { return cfg_; }
   const Backend& backend() const { return backend_; }
 
@@ -99,6 +107,7 @@ class SpherePlan {
   SphereConfig cfg_;
   Backend backend_;
   PsdLevels levels_;
+  int lanes_ = 0;
   std::unique_ptr<Workspace> ws_;
 };
 
