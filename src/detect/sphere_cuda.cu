@@ -15,6 +15,7 @@
 
 #include "core/cuda_check.hpp"
 #include "detect/sphere_internal.hpp"
+#include "detect/sphere_output.cuh"
 
 namespace mimorx::detect::sphere {
 namespace {
@@ -304,19 +305,11 @@ __global__ void __launch_bounds__(kBlockThreads, MINB)
     for (int i = int(threadIdx.x); i < words; i += kBlockThreads) dst[i] = src[i];
     __syncthreads();
   }
-  // Level -> axis bits c0..c(k-1) (bit j = c_j) of the modulation, for the output.
+  // Level -> axis bits of the modulation, for the output.
   __shared__ unsigned char lbits[16];
   const bool bpsk = a.mod == Modulation::bpsk;
   const float sc = qam_scale(a.mod);
-  if (!bpsk && int(threadIdx.x) < a.sched.q) {
-    std::uint8_t cb[4];
-    const int k = axis_bits(a.mod);
-    level_bits(k, int(threadIdx.x), cb);
-    unsigned packed = 0;
-    for (int j = 0; j < k; ++j) packed |= unsigned(cb[j]) << j;
-    lbits[threadIdx.x] = static_cast<unsigned char>(packed);
-  }
-  __syncthreads();
+  fill_level_bits(a.mod, a.sched.q, lbits);
   const int team_in_block = int(threadIdx.x) / TEAM;
   const int lane = int(threadIdx.x) % TEAM;
   const int team_shift = (int(threadIdx.x) % 32) / TEAM * TEAM;
@@ -401,22 +394,7 @@ __global__ void __launch_bounds__(kBlockThreads, MINB)
           a.symbols[v * nt + lane] = cf32(amplitude(lre, 2) * sc, amplitude(lre, 2) * sc);
       } else {
         const int lim = level_of(o.best, ip[nt + lane]);
-        const unsigned cre = lbits[lre], cim = lbits[lim];
-        std::uint64_t word = 0;
-        for (int j = 0; j < mb / 2; ++j) {
-          word |= std::uint64_t((cre >> j) & 1u) << (16 * j);
-          word |= std::uint64_t((cim >> j) & 1u) << (16 * j + 8);
-        }
-        const auto addr = reinterpret_cast<std::uintptr_t>(out);
-        if (mb == 2 && addr % 2 == 0) {
-          *reinterpret_cast<std::uint16_t*>(out) = std::uint16_t(word);
-        } else if (mb == 4 && addr % 4 == 0) {
-          *reinterpret_cast<std::uint32_t*>(out) = std::uint32_t(word);
-        } else if (mb == 8 && addr % 8 == 0) {
-          *reinterpret_cast<std::uint64_t*>(out) = word;
-        } else {
-          for (int j = 0; j < mb; ++j) out[j] = std::uint8_t(word >> (8 * j));
-        }
+        store_stream_bits(out, mb, lbits[lre], lbits[lim]);
         if (a.symbols)
           a.symbols[v * nt + lane] = cf32(amplitude(lre, L) * sc, amplitude(lim, L) * sc);
       }

@@ -24,6 +24,7 @@
 
 #include "core/cuda_check.hpp"
 #include "detect/sphere_internal.hpp"
+#include "detect/sphere_output.cuh"
 #include "detect/sphere_se.hpp"
 
 namespace mimorx::detect::sphere {
@@ -45,20 +46,6 @@ struct SharedLaneState {
   __device__ float& pm(int k) { return f[(3 * n + k) * BT]; }
   __device__ float& amp(int k) { return f[(4 * n + 1 + k) * BT]; }
 };
-
-// Stores one stream's mb bits (byte j of `word` is bit j) as one word where alignment allows.
-__device__ void store_bits(std::uint8_t* out, int mb, std::uint64_t word) {
-  const auto addr = reinterpret_cast<std::uintptr_t>(out);
-  if (mb == 2 && addr % 2 == 0) {
-    *reinterpret_cast<std::uint16_t*>(out) = std::uint16_t(word);
-  } else if (mb == 4 && addr % 4 == 0) {
-    *reinterpret_cast<std::uint32_t*>(out) = std::uint32_t(word);
-  } else if (mb == 8 && addr % 8 == 0) {
-    *reinterpret_cast<std::uint64_t*>(out) = word;
-  } else {
-    for (int j = 0; j < mb; ++j) out[j] = std::uint8_t(word >> (8 * j));
-  }
-}
 
 // key[c] = log2 det R of channel c (the sum of log2 R_kk), idx[c] = c.
 __global__ void lane_key_kernel(const __grid_constant__ PsdCudaArgs a, float* key, int* idx) {
@@ -104,19 +91,6 @@ LaneWorkspace lane_workspace(std::int64_t channels, void* base) {
   return w;
 }
 
-// Fills lbits[l] with the axis bits c0..c(k-1) (bit j = c_j) of level l (block-wide).
-__device__ void fill_level_bits(const PsdCudaArgs& a, unsigned char* lbits) {
-  if (a.mod != Modulation::bpsk && int(threadIdx.x) < a.sched.q) {
-    std::uint8_t cb[4];
-    const int k = axis_bits(a.mod);
-    level_bits(k, int(threadIdx.x), cb);
-    unsigned packed = 0;
-    for (int j = 0; j < k; ++j) packed |= unsigned(cb[j]) << j;
-    lbits[threadIdx.x] = static_cast<unsigned char>(packed);
-  }
-  __syncthreads();
-}
-
 // Writes vector v's bits, symbols, metric and counters from its search outcome.
 __device__ void write_output(const PsdCudaArgs& a, const unsigned char* lbits, std::int64_t v,
                              std::int64_t c, const PsdOutcome& o) {
@@ -134,13 +108,7 @@ __device__ void write_output(const PsdCudaArgs& a, const unsigned char* lbits, s
       x[t] = cf32(amplitude(lre, 2) * sc, amplitude(lre, 2) * sc);
     } else {
       const int lim = level_of(o.best, ip[nt + t]);
-      const unsigned cre = lbits[lre], cim = lbits[lim];
-      std::uint64_t word = 0;
-      for (int j = 0; j < mb / 2; ++j) {
-        word |= std::uint64_t((cre >> j) & 1u) << (16 * j);
-        word |= std::uint64_t((cim >> j) & 1u) << (16 * j + 8);
-      }
-      store_bits(out, mb, word);
+      store_stream_bits(out, mb, lbits[lre], lbits[lim]);
       x[t] = cf32(amplitude(lre, L) * sc, amplitude(lim, L) * sc);
     }
     if (a.symbols) a.symbols[v * nt + t] = x[t];
@@ -157,7 +125,7 @@ __global__ void __launch_bounds__(BT)
     psd_lane_kernel(const __grid_constant__ PsdCudaArgs a, const int* order) {
   extern __shared__ float lane_smem[];
   __shared__ unsigned char lbits[16];
-  fill_level_bits(a, lbits);
+  fill_level_bits(a.mod, a.sched.q, lbits);
   const int n = N > 0 ? N : a.sched.n, L = a.sched.q, nr = a.nr, m = 2 * nr;
   // Slot s serves vector i of the channel of rank s / vpc (V = C vpc, detect::validate).
   const std::int64_t s = blockIdx.x * std::int64_t(BT) + threadIdx.x;
