@@ -53,8 +53,8 @@ struct SphereConfig {
   bool babai_initial_radius = false;  // start from the Babai (SIC) point's metric, not infinity
   // CUDA threads per received vector: 1 = one lane runs the depth-first search (the PSD with an
   // expansion on every level and one path; `levels` must then be empty), 8, 16 or 32 = a team
-  // runs the breadth/depth-first PSD on `levels`; 0 = automatic (1 unless `levels` is given,
-  // docs/psd.md). Ignored on the CPU.
+  // runs the breadth/depth-first PSD on `levels`; 0 = automatic (1, except a team when `levels`
+  // is given and for 64/256-QAM with nt >= 4; docs/psd.md). Ignored on the CPU.
   int lanes = 0;
 };
 
@@ -97,7 +97,8 @@ class SpherePlan {
            View<SearchStats> stats = {}, View<cf32> symbols = {}, const Stream& stream = {});
 
   const PsdLevels& levels() const { return levels_; }
-  // CUDA threads per vector this plan uses (1, or 0 = the team kernel's automatic width).
+  // CUDA threads per vector this plan uses (1, 8, 16, 32, or 0 = the team kernel at its
+  // automatic width).
   int lanes() const { return lanes_; }
   const SphereConfig& config() const { return cfg_; }
   const Backend& backend() const { return backend_; }
