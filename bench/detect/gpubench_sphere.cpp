@@ -8,7 +8,8 @@
 // MIMORX_PSD_SWEEP=1 adds a sweep over level sets, team widths, the initial radius and the
 // kernel's register budget on 4x4 QPSK / 16-QAM / 64-QAM (docs/psd.md); MIMORX_PSD_TABLE=0 skips
 // the main table (each point of which is measured with the automatic choice, psd_auto, and with
-// the team kernel on the automatic levels, psd_team); MIMORX_PSD_LANE_BLOCK=1 sweeps the lane
+// the team kernel on the automatic levels, psd_team; MIMORX_PSD_SNR_STEP=2 for the paper's 2 dB
+// steps, MIMORX_PSD_TEAM=0 without the team column); MIMORX_PSD_LANE_BLOCK=1 sweeps the lane
 // kernel's block size and channel order; MIMORX_PSD_PAPER=1 runs the paper's full set-up (20000
 // channels x 1200 vectors per point) for 4x4 QPSK and 16-QAM.
 // Usage: gpubench_sphere_detect [out.jsonl]
@@ -204,6 +205,13 @@ int main(int argc, char** argv) {
   Data d;
   const char* table_env = std::getenv("MIMORX_PSD_TABLE");
   const bool table = !(table_env && std::string(table_env) == "0");
+  // MIMORX_PSD_SNR_STEP=2: the paper's 2 dB steps (default 10); MIMORX_PSD_TEAM=0: automatic
+  // choice only, no team-kernel column.
+  const char* step_env = std::getenv("MIMORX_PSD_SNR_STEP");
+  const double snr_step = step_env ? std::max(1.0, std::atof(step_env)) : 10.0;
+  const char* team_env = std::getenv("MIMORX_PSD_TEAM");
+  const bool with_team = !(team_env && std::string(team_env) == "0");
+  const double table_budget_s = 100.0 * 10.0 / snr_step;
   for (int nt : {2, 4}) {
     if (!table) break;
     for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
@@ -219,9 +227,10 @@ int main(int argc, char** argv) {
       SphereConfig tcfg = cfg;
       tcfg.levels = plan.levels();
       SpherePlan team_plan(tcfg, Backend::cuda(0));
-      for (double snr : {0.0, 10.0, 20.0, 30.0}) {
+      for (double snr = 0.0; snr <= 30.0 + 1e-9; snr += snr_step) {
         for (SpherePlan* pl : {&plan, &team_plan}) {
-          if (elapsed_s() > 100) {
+          if (pl == &team_plan && !with_team) continue;
+          if (elapsed_s() > table_budget_s) {
             std::printf("(time budget reached; point skipped)\n");
             continue;
           }
