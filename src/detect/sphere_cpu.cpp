@@ -1,5 +1,5 @@
-// SpherePlan: the Schnorr-Euchner reference on the CPU, the PSD kernel on CUDA, and the
-// sequential emulation of the PSD search used by the tests.
+// SpherePlan: the Schnorr-Euchner reference on the CPU, the lane and team kernels on CUDA, and
+// the sequential emulation of the team kernel's PSD search used by the tests.
 #include <omp.h>
 
 #include <algorithm>
@@ -299,8 +299,8 @@ void SpherePlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float>
     a.team_override = sphere::team_override() ? sphere::team_override() : lanes_;
     a.lane_block = sphere::lane_block_override();
     if (sphere::psd_team_width(a.sched, a.team_override) == 1) {
-      if (C > 1 && sphere::lane_order_override() != 1) {
-        const std::size_t bytes = sphere::psd_lane_workspace_bytes(C);
+      const std::size_t bytes = sphere::psd_lane_workspace_bytes(C);
+      if (bytes > 0 && sphere::lane_order_override() != 1) {
         if (w.lane_ws.size() < bytes)
           w.lane_ws = Buffer<unsigned char>::device(bytes, backend_.device());
         a.lane_ws = w.lane_ws.data();

@@ -15,7 +15,7 @@
 // batch time is bounded by the longest single searches, which both serialised behind the rest.
 //
 // Channels go hardest first: the longest searches come mostly from channels with a small det R
-// (more lattice points within a radius set by the noise); the first pass takes the channels in
+// (more lattice points within a radius set by the noise); the kernel takes the channels in
 // increasing log det R (one sort of C keys), so that their searches start first.
 #pragma nv_diag_suppress 554
 #include <algorithm>
@@ -183,13 +183,14 @@ void launch_lanes_for(const PsdCudaArgs& a, const int* order, cudaStream_t st) {
 }  // namespace
 
 std::size_t psd_lane_workspace_bytes(std::int64_t channels) {
-  return channels > 1 ? lane_workspace(channels, nullptr).total : 0;
+  // No order for one channel, nor beyond what the sort indexes (int); both are correct unordered.
+  return channels > 1 && channels <= INT_MAX ? lane_workspace(channels, nullptr).total : 0;
 }
 
 void psd_run_lanes_cuda(const PsdCudaArgs& a, void* stream) {
   cudaStream_t st = mimorx::detail::as_stream(stream);
   const int* order = nullptr;
-  if (a.lane_ws && a.channels > 1) {
+  if (a.lane_ws && a.channels > 1 && a.channels <= INT_MAX) {
     const LaneWorkspace w = lane_workspace(a.channels, a.lane_ws);
     require(w.total <= a.lane_ws_bytes, "workspace", "lane workspace too small (internal error)");
     const int threads = 256;
