@@ -369,12 +369,7 @@ __global__ void __launch_bounds__(kBlockThreads, MINB)
       for (int i = lane; i < n * n; i += TEAM) R[i] = a.r[c * n * n + i];
     }
     for (int k = lane; k < n; k += TEAM) {
-      // z_k = q_k^T [Re y; Im y], summed in the order of project() (the CPU's).
-      const float* qk = a.q + (c * n + k) * m;
-      float acc = 0.f;
-      for (int i = 0; i < nr; ++i) acc += qk[i] * y[i].re;
-      for (int i = 0; i < nr; ++i) acc += qk[nr + i] * y[i].im;
-      z[k] = acc;
+      z[k] = project(a.q + c * n * m, m, nr, y, k);
       ip[k] = a.inv_perm[c * n + k];
     }
     __syncwarp(mask);

@@ -138,14 +138,7 @@ __global__ void __launch_bounds__(BT)
   SharedLaneState<BT> st{lane_smem + threadIdx.x, n};
   const float* __restrict__ r = a.r + c * n * n;
   const cf32* y = a.y + v * a.y_stride;
-  for (int k = 0; k < n; ++k) {
-    // z_k = q_k^T [Re y; Im y], summed in the order of project() (the CPU's).
-    const float* qk = a.q + (c * n + k) * m;
-    float acc = 0.f;
-    for (int i = 0; i < nr; ++i) acc += qk[i] * y[i].re;
-    for (int i = 0; i < nr; ++i) acc += qk[nr + i] * y[i].im;
-    st.zw(k) = acc;
-  }
+  for (int k = 0; k < n; ++k) st.zw(k) = project(a.q + c * n * m, m, nr, y, k);
   float d2 = inf_metric();
   std::uint64_t best = 0;
   if (a.babai) best = se_babai(r, st, n, L, &d2);

@@ -127,13 +127,13 @@ MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1
 #undef MIMORX_R
 }
 
-// Real received vector [Re y; Im y] (both models stack rows the same way).
-MIMORX_HD float real_rx(const cf32* y, int nr, int i) { return i < nr ? y[i].re : y[i - nr].im; }
-
-// z_k = q_k^T y_real.
+// z_k = q_k^T [Re y; Im y] (both models stack rows the same way), summed over the rows in order;
+// the CPU and both CUDA kernels call it, so z is the same sum everywhere.
 MIMORX_HD float project(const float* q, int m, int nr, const cf32* y, int k) {
+  const float* qk = q + k * m;
   float s = 0.f;
-  for (int i = 0; i < m; ++i) s += q[k * m + i] * real_rx(y, nr, i);
+  for (int i = 0; i < nr; ++i) s += qk[i] * y[i].re;
+  for (int i = 0; i < nr; ++i) s += qk[nr + i] * y[i].im;
   return s;
 }
 

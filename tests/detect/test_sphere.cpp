@@ -639,6 +639,20 @@ TEST(SphereGpu, AgreesWithCpuOn8x8Qam16AndLargeBatches) {
 #endif
 }
 
+// Vectors (one channel each) whose GPU node, leaf and radius-update counts equal those of the
+// CPU search `ref` run on the CPU's reduction of the vector.
+template <class Ref>
+std::int64_t counters_agreeing(const Problem& p, const Case& c, const Output& gpu, Ref ref) {
+  const int n = sphere::real_dim(c.mod, c.nt);
+  std::int64_t same = 0;
+  for (std::int64_t v = 0; v < p.vectors(); ++v) {
+    const sphere::PsdOutcome o = ref(reduce_vector(p, c, n, v));
+    const auto& g = gpu.stats[sz(v)];
+    same += (g.nodes == o.nodes && g.leaves == o.leaves && g.radius_updates == o.updates) ? 1 : 0;
+  }
+  return same;
+}
+
 // The kernel runs the algorithm of the CPU emulation (same targets, child metrics, order and
 // radius updates), so the per-vector counters mostly agree: float rounding (FMA contraction on
 // the device) reorders nearly equal metrics or flips a comparison with the radius and changes a
@@ -660,17 +674,10 @@ TEST(SphereGpu, CountersMatchTheHostEmulation) {
           cfg.shape = p.shape;
           const auto sched =
               sphere::make_schedule(SpherePlan(cfg, Backend::cuda(0)).levels(), n, L);
-          std::int64_t same = 0;
-          for (std::int64_t v = 0; v < p.vectors(); ++v) {
-            const Reduced red = reduce_vector(p, c, n, v);
-            const std::vector<float>&r = red.r, &z = red.z;
-            const auto o = sphere::psd_search_host(sched, r.data(), z.data(), sphere::inf_metric(),
-                                                   0, 0, order == 2);
-            const auto& g = gpu.stats[sz(v)];
-            same += (g.nodes == o.nodes && g.leaves == o.leaves && g.radius_updates == o.updates)
-                        ? 1
-                        : 0;
-          }
+          const std::int64_t same = counters_agreeing(p, c, gpu, [&](const Reduced& red) {
+            return sphere::psd_search_host(sched, red.r.data(), red.z.data(), sphere::inf_metric(),
+                                           0, 0, order == 2);
+          });
           EXPECT_GE(same, p.vectors() * 2 / 3)
               << name(c, snr) << " order " << order << " team " << team;
         }
@@ -695,15 +702,9 @@ TEST(SphereGpu, LaneCountersMatchTheCpuSearch) {
       const Problem p = make_problem({c.nt, c.nr, c.mod}, c.vectors, 1, snr, rng);
       const Output gpu = run_gpu(p, {}, 1);
       const int n = sphere::real_dim(c.mod, c.nt), L = axis_levels(c.mod);
-      std::int64_t same = 0;
-      for (std::int64_t v = 0; v < p.vectors(); ++v) {
-        const Reduced red = reduce_vector(p, c, n, v);
-        const auto o =
-            sphere::se_search(red.r.data(), red.z.data(), n, L, sphere::inf_metric(), 0, 0);
-        const auto& g = gpu.stats[sz(v)];
-        same +=
-            (g.nodes == o.nodes && g.leaves == o.leaves && g.radius_updates == o.updates) ? 1 : 0;
-      }
+      const std::int64_t same = counters_agreeing(p, c, gpu, [&](const Reduced& red) {
+        return sphere::se_search(red.r.data(), red.z.data(), n, L, sphere::inf_metric(), 0, 0);
+      });
       std::printf("[ counters ] %s: %lld of %lld vectors agree\n", name(c, snr).c_str(),
                   static_cast<long long>(same), static_cast<long long>(p.vectors()));
       EXPECT_GE(same, p.vectors() * 3 / 4) << name(c, snr);
