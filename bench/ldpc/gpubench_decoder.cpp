@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       "| code | path | Np | blocks/SM | words | kernel ms | info Gbit/s | HBM floor ms | smem "
       "floor ms | end-to-end Gbit/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
   auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e, int c2v = -1,
-                      int lb = 0) {
+                      int lb = 0, int per_thread = 0) {
     DecoderConfig cfg{c.bg, c.z};
     cfg.rows = c.rows;
     cfg.max_iters = iters;
@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
     cfg.check_input = false;
     cfg.c2v_shared = c2v;
     cfg.max_block_threads = lb;
+    cfg.codewords_per_thread = per_thread;
     DecoderPlan plan(cfg, Backend::cuda());
     // Enough words for ~8 waves of resident blocks, at most ~1.5 GB of LLRs.
     const int resident = plan.codewords_per_block() * plan.blocks_per_sm() * dev.sm_count;
@@ -168,7 +169,9 @@ int main(int argc, char** argv) {
       }
       e2e_gbps = double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
     }
-    const char* path = quantized ? "int8" : "float";
+    const char* path = quantized
+                           ? (plan.codewords_per_thread() == 2 ? "int8 paired" : "int8 one/thread")
+                           : "float";
     std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
                 plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "",
@@ -187,6 +190,7 @@ int main(int argc, char** argv) {
                           {"path", path},
                           {"packed", packed},
                           {"np", plan.codewords_per_block()},
+                          {"codewords_per_thread", plan.codewords_per_thread()},
                           {"c2v_shared", plan.c2v_in_shared()},
                           {"max_block_threads", lb ? lb : 1024},
                           {"blocks_per_sm", plan.blocks_per_sm()},
@@ -209,12 +213,18 @@ int main(int argc, char** argv) {
       }
     }
   }
-  // Table 3 of the paper: quantisation (above), Np and packing on the headline code.
-  for (int np : {1, 2, 4, 8, 12}) {
-    try {
-      run_case(cases[0], true, np, true, false);
-    } catch (const std::exception& e) {
-      std::printf("| Np %d | error: %s |\n", np, e.what());
+  // Table 3 of the paper: quantisation (above), Np and packing on the headline code; and
+  // two codewords per thread (the paired kernel, the integer default) against one.
+  for (int ci = 0; ci < int(cases.size()); ++ci)
+    run_case(cases[ci], true, 0, true, false, -1, 0, 1);
+  for (int np : {1, 2, 4, 8, 12, 16, 24}) {
+    for (int per_thread : {1, 2}) {
+      if (per_thread == 2 && np % 2) continue;
+      try {
+        run_case(cases[0], true, np, true, false, -1, 0, per_thread);
+      } catch (const std::exception& e) {
+        std::printf("| Np %d, %d per thread | error: %s |\n", np, per_thread, e.what());
+      }
     }
   }
   run_case(cases[0], true, 0, false, false);

@@ -176,6 +176,13 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
           std::to_string(c.c2v_shared) + "; allowed -1 (automatic), 0 (global) or 1 (shared)");
   require(c.codewords_per_block >= 0 && c.codewords_per_block <= 512, "codewords_per_block",
           std::to_string(c.codewords_per_block) + "; allowed 0 (automatic) or 1..512");
+  require(c.codewords_per_thread >= 0 && c.codewords_per_thread <= 2, "codewords_per_thread",
+          std::to_string(c.codewords_per_thread) + "; allowed 0 (automatic), 1 or 2");
+  require(c.codewords_per_thread != 2 || c.quantized, "codewords_per_thread",
+          "2 (the paired kernel) needs the integer path: set quantized, or use 0 or 1");
+  require(c.codewords_per_thread != 2 || c.codewords_per_block % 2 == 0, "codewords_per_thread",
+          "2 needs an even codewords_per_block (got " + std::to_string(c.codewords_per_block) +
+              "); use 0 (automatic) or an even number");
   if (c.algo == DecoderAlgo::bp && c.quantized) {
     throw Unsupported("algo: bp has no quantised version; use nms or oms with quantized = true");
   }
@@ -213,6 +220,9 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   t.np_override = c.codewords_per_block;
   t.c2v_shared = c.c2v_shared;
   t.max_block_threads = c.max_block_threads;
+  t.codewords_per_thread = c.codewords_per_thread != 0
+                               ? c.codewords_per_thread
+                               : (c.quantized && c.codewords_per_block % 2 == 0 ? 2 : 1);
   t.device = b.is_cuda() ? b.device() : 0;
   impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
   if (b.is_cuda()) {
@@ -245,6 +255,12 @@ bool DecoderPlan::c2v_in_shared() const {
   if (impl_->cuda) return impl_->cuda->c2v_in_shared();
 #endif
   return false;
+}
+int DecoderPlan::codewords_per_thread() const {
+#if MIMORX_HAS_CUDA
+  if (impl_->cuda) return impl_->cuda->codewords_per_thread();
+#endif
+  return 0;
 }
 int DecoderPlan::blocks_per_sm() const {
 #if MIMORX_HAS_CUDA

@@ -7,31 +7,16 @@
 // The row arithmetic is the CPU reference's (layer_row in decoder_quant.hpp).
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
 #include "ldpc/decoder_cuda.hpp"
+#include "ldpc/decoder_cuda_internal.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 
 namespace mimorx::ldpc::detail {
 namespace {
-
-struct KParams {
-  const float* llr;
-  int num, n_used, z, rows, nedges, k, np;
-  const DecEdge* edges;
-  const int* row_start;
-  void* c2v_global;  // per-block record workspace, or null when the records are in shared memory
-  OutMode mode;
-  std::uint8_t* out;
-  int* iterations;
-  std::uint8_t* syndrome_ok;
-  int max_iters;
-  bool early_termination;
-  float llr_scale;
-  int llr_limit;
-  int* bad_flag;
-};
 
 __host__ __device__ constexpr std::size_t align16(std::size_t b) {
   return (b + 15) & ~std::size_t(15);
@@ -179,52 +164,59 @@ struct CudaDecoder::Impl {
   Buffer<int> row_start;
   Buffer<unsigned char> c2v;
   Buffer<int> bad;
+  // np: codewords per block (one-per-thread kernel) or pairs per block (paired kernel).
   int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 1024;
+  bool paired = false;
   bool c2v_shared = true;
   std::size_t smem = 0;
 
-  template <class A>
-  void configure() {
+  // Chooses the block shape. `kernel_for(shared)` is the kernel's symbol (for C2V data in shared
+  // or global memory), `bytes(units, shared)` its dynamic
+  // shared memory for `units` codewords (or pairs) per block, `global_bytes` the global workspace
+  // one unit needs when its C2V data is not in shared memory.
+  template <class KernelFor, class SmemBytes>
+  void configure(KernelFor kernel_for, SmemBytes bytes, std::size_t global_bytes,
+                 int override_units, int words_per_unit) {
     MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
     int optin = 0;
     MIMORX_CUDA_CHECK(
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, t.device));
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, t.device));
-    lb = t.max_block_threads == 512 ? 512 : 1024;
-    const void* kernel = lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<A, 1024>)
-                                    : reinterpret_cast<const void*>(layered_kernel<A, 512>);
-    MIMORX_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    const int nedges = int(t.edges.size());
-    const int np_max = std::max(1, lb / t.z);
-    require(t.z <= lb, "z", std::to_string(t.z) + " exceeds the block size " + std::to_string(lb));
-    if (t.np_override) {
-      require(t.np_override * t.z <= lb, "codewords_per_block",
-              std::to_string(t.np_override) + " x Z = " + std::to_string(t.np_override * t.z) +
-                  " threads; a block holds at most " + std::to_string(lb) +
-                  " (Np <= " + std::to_string(np_max) + ")");
+    for (bool shared : {true, false}) {
+      MIMORX_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(shared),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     }
-    // Np maximises the threads resident per SM, Np x Z x blocks/SM, where blocks/SM is the CUDA
-    // occupancy calculator's min over threads (2048/SM), registers (64K/SM), shared memory
-    // (228 KB/SM, optin per block) and 32 blocks/SM; ties go to the smaller Np (fewer threads
-    // held at each barrier). The compressed C2V records stay in shared memory unless a global
-    // (L2) workspace at least doubles the resident threads: the kernel is latency-bound at one
-    // 384-thread block per SM (BG1 Z=384 R=1/3 with records in shared memory: 2.0 Gbit/s).
-    int best[2] = {0, 0}, best_np[2] = {0, 0}, best_nb[2] = {0, 0};
+    const int units_max = std::max(1, lb / t.z);
+    require(t.z <= lb, "z", std::to_string(t.z) + " exceeds the block size " + std::to_string(lb));
+    if (override_units) {
+      require(override_units * t.z <= lb, "codewords_per_block",
+              std::to_string(t.np_override) + " codewords need " +
+                  std::to_string(override_units * t.z) + " threads; a block holds at most " +
+                  std::to_string(lb) +
+                  " (codewords_per_block <= " + std::to_string(units_max * words_per_unit) + ")");
+    }
+    // The unit count maximises the threads resident per SM, units x Z x blocks/SM, where
+    // blocks/SM is the CUDA occupancy calculator's min over threads (2048/SM), registers
+    // (64K/SM), shared memory (228 KB/SM, optin per block) and 32 blocks/SM; ties go to fewer
+    // units (fewer threads held at each barrier). For one codeword per thread the C2V records
+    // stay in shared memory unless a global (L2) workspace at least doubles the resident
+    // threads: that kernel is latency-bound at one 384-thread block per SM (BG1 Z=384 R=1/3
+    // with records in shared memory: 2.0 Gbit/s).
+    int best[2] = {0, 0}, best_units[2] = {0, 0}, best_nb[2] = {0, 0};
     std::size_t best_smem[2] = {0, 0};
     for (int pass = 0; pass < 2; ++pass) {
       const bool shared = pass == 0;
       if (t.c2v_shared == (shared ? 0 : 1)) continue;
-      for (int cand = 1; cand <= np_max; ++cand) {
-        if (t.np_override && cand != t.np_override) continue;
-        const std::size_t b = smem_bytes<A>(nedges, t.rows, t.n_used, t.z, cand, shared);
+      for (int cand = 1; cand <= units_max; ++cand) {
+        if (override_units && cand != override_units) continue;
+        const std::size_t b = bytes(cand, shared);
         if (b > std::size_t(optin)) continue;
         int nb = 0;
         MIMORX_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, t.z * cand, b));
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
         if (nb * cand * t.z > best[pass]) {
           best[pass] = nb * cand * t.z;
-          best_np[pass] = cand;
+          best_units[pass] = cand;
           best_nb[pass] = nb;
           best_smem[pass] = b;
         }
@@ -234,16 +226,41 @@ struct CudaDecoder::Impl {
       throw Unsupported("z: " + std::to_string(t.z) + " with " + std::to_string(t.rows) +
                         " rows needs more shared memory than this GPU offers per block");
     }
-    const int pick = (best[0] > 0 && best[1] < 2 * best[0]) ? 0 : 1;
+    // The paired kernel keeps its messages in shared memory whenever they fit: its global
+    // variant waits on L2 for every message (BG1 Z=384 R=1/2 on the H100: 6.1 Gbit/s with one
+    // 768-thread block per SM in shared memory, 4.3 with two blocks per SM in L2).
+    const int pick = (best[0] > 0 && (words_per_unit == 2 || best[1] < 2 * best[0])) ? 0 : 1;
     c2v_shared = pick == 0;
-    np = best_np[pick];
+    np = best_units[pick];
     bps = best_nb[pick];
     smem = best_smem[pick];
     grid_max = bps * sms;
     if (!c2v_shared) {
-      c2v = Buffer<unsigned char>::device(
-          std::size_t(grid_max) * np * t.rows * t.z * sizeof(typename A::Rec), t.device);
+      c2v = Buffer<unsigned char>::device(std::size_t(grid_max) * np * global_bytes, t.device);
     }
+  }
+
+  void configure_single() {
+    const bool q = t.quantized;
+    const void* kernel =
+        q ? (lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<IntArith, 1024>)
+                        : reinterpret_cast<const void*>(layered_kernel<IntArith, 512>))
+          : (lb == 1024 ? reinterpret_cast<const void*>(layered_kernel<FloatArith, 1024>)
+                        : reinterpret_cast<const void*>(layered_kernel<FloatArith, 512>));
+    const int nedges = int(t.edges.size());
+    auto bytes = [&](int units, bool shared) {
+      return q ? smem_bytes<IntArith>(nedges, t.rows, t.n_used, t.z, units, shared)
+               : smem_bytes<FloatArith>(nedges, t.rows, t.n_used, t.z, units, shared);
+    };
+    const std::size_t rec = q ? sizeof(IntArith::Rec) : sizeof(FloatArith::Rec);
+    configure([&](bool) { return kernel; }, bytes, std::size_t(t.rows) * t.z * rec, t.np_override,
+              1);
+  }
+
+  void configure_paired() {
+    auto bytes = [&](int pairs, bool shared) { return paired_smem_bytes(t, pairs, shared); };
+    configure([&](bool shared) { return paired_kernel_symbol(lb, shared); }, bytes,
+              paired_msg_bytes_per_pair(t), t.np_override / 2, 2);
   }
 
   template <class A>
@@ -251,8 +268,15 @@ struct CudaDecoder::Impl {
     KParams p = p0;
     p.np = np;
     p.c2v_global = c2v_shared ? nullptr : c2v.data();
-    const int groups = (num + np - 1) / np;
+    const int per_block = paired ? 2 * np : np;
+    const int groups = (num + per_block - 1) / per_block;
     const int grid = std::min(groups, grid_max);
+    if constexpr (std::is_same_v<A, IntArith>) {
+      if (paired) {
+        launch_paired(p, a, lb, grid, int(smem), s);
+        return;
+      }
+    }
     if (lb == 1024) {
       layered_kernel<A, 1024><<<grid, dim3(t.z, np), smem, s>>>(p, a);
     } else {
@@ -270,15 +294,29 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
   impl_->row_start = Buffer<int>::device(t.row_start.size(), t.device);
   impl_->row_start.copy_from_host(t.row_start.data(), t.row_start.size());
   impl_->bad = Buffer<int>::device(1, t.device);
-  if (t.quantized) {
-    impl_->configure<IntArith>();
+  impl_->paired = t.codewords_per_thread == 2;
+  int max_degree = 0;
+  for (std::size_t l = 0; l + 1 < t.row_start.size(); ++l) {
+    max_degree = std::max(max_degree, t.row_start[l + 1] - t.row_start[l]);
+  }
+  // Automatic block limit: 1024 threads (64 registers), except for the paired kernel on codes
+  // with rows longer than 10 (BG1 rows 0-3, degree 19): the 512-thread variant's 128 registers
+  // hold those rows in registers instead of updating them in place, which is worth more than
+  // the lost occupancy (H100: (2080,1760) 20.3 vs 18.2 Gbit/s, BG1 Z=384 R=0.917 26.1 vs 22.8).
+  impl_->lb = t.max_block_threads == 512           ? 512
+              : t.max_block_threads == 1024        ? 1024
+              : (impl_->paired && max_degree > 10) ? 512
+                                                   : 1024;
+  if (impl_->paired) {
+    impl_->configure_paired();
   } else {
-    impl_->configure<FloatArith>();
+    impl_->configure_single();
   }
 }
 
 CudaDecoder::~CudaDecoder() = default;
-int CudaDecoder::codewords_per_block() const { return impl_->np; }
+int CudaDecoder::codewords_per_block() const { return impl_->paired ? 2 * impl_->np : impl_->np; }
+int CudaDecoder::codewords_per_thread() const { return impl_->paired ? 2 : 1; }
 int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
 bool CudaDecoder::c2v_in_shared() const { return impl_->c2v_shared; }
 

@@ -29,6 +29,7 @@ struct DecodeTables {
   int np_override = 0;
   int c2v_shared = -1;
   int max_block_threads = 0;
+  int codewords_per_thread = 1;  // 2: the paired integer kernel (decoder_pair_cuda.cu)
   int device = 0;
 };
 
@@ -43,6 +44,7 @@ class CudaDecoder {
   bool run(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
            std::uint8_t* syndrome_ok, void* stream, bool check_input);
   int codewords_per_block() const;
+  int codewords_per_thread() const;
   int blocks_per_sm() const;
   bool c2v_in_shared() const;
 

@@ -320,6 +320,14 @@ TEST(DecoderCpu, BadInputIsRejected) {
     cfg.alpha = 0.75f;
     cfg.llr_bits = 9;
     expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "llr_bits");
+    cfg.llr_bits = 6;
+    cfg.codewords_per_thread = 3;
+    expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "codewords_per_thread");
+    cfg.codewords_per_thread = 2;  // the paired kernel is integer-only
+    expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "codewords_per_thread");
+    cfg.quantized = true;
+    cfg.codewords_per_block = 3;  // and takes whole pairs
+    expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "codewords_per_thread");
   }
   EXPECT_THROW(DecoderPlan(make_cfg(c, DecoderAlgo::bp, true), Backend::cpu()), Unsupported);
   // Zero codewords is a valid empty batch.
@@ -399,15 +407,19 @@ TEST(DecoderGpu, IntegerPathBitExactWithCpu) {
                                      test::sigma2_for(rate > 0.6 ? 3.5 : 1.2, rate), seed);
     for (auto algo : {DecoderAlgo::nms, DecoderAlgo::oms}) {
       for (bool et : {true, false}) {
-        SCOPED_TRACE(name(c) + " algo " + std::to_string(int(algo)) + " et " + std::to_string(et));
         DecoderConfig cfg = make_cfg(c, algo, true, 10);
         cfg.early_termination = et;
         const Decoded cpu = run_cpu(cfg, llr, num);
-        const GpuDecoded gpu = run_gpu(cfg, llr, num);
-        EXPECT_EQ(gpu.iters, cpu.iters);
-        EXPECT_EQ(gpu.ok, cpu.ok);
-        EXPECT_EQ(gpu.bits, cpu.bits);
-        EXPECT_EQ(gpu.packed, pack_info(cpu.bits, num, n_used, g.k()));
+        for (int per_thread : {1, 2}) {  // one codeword per thread, and the paired kernel
+          SCOPED_TRACE(name(c) + " algo " + std::to_string(int(algo)) + " et " +
+                       std::to_string(et) + " codewords/thread " + std::to_string(per_thread));
+          cfg.codewords_per_thread = per_thread;
+          const GpuDecoded gpu = run_gpu(cfg, llr, num);
+          EXPECT_EQ(gpu.iters, cpu.iters);
+          EXPECT_EQ(gpu.ok, cpu.ok);
+          EXPECT_EQ(gpu.bits, cpu.bits);
+          EXPECT_EQ(gpu.packed, pack_info(cpu.bits, num, n_used, g.k()));
+        }
       }
     }
   }
@@ -460,12 +472,32 @@ TEST(DecoderGpu, NpOverrideAndBadInput) {
   DecoderConfig cfg = make_cfg(c, DecoderAlgo::nms, true, 10);
   cfg.max_block_threads = 1024;
   const Decoded cpu = run_cpu(cfg, llr, num);
-  for (int np : {1, 3, 12}) {
+  for (int np : {1, 3, 12, 2, 8}) {  // odd: one codeword per thread, even: paired kernel
     cfg.codewords_per_block = np;
+    DecoderPlan probe(cfg, Backend::cuda());
+    EXPECT_EQ(probe.codewords_per_block(), np);
+    EXPECT_EQ(probe.codewords_per_thread(), np % 2 ? 1 : 2);
     const GpuDecoded gpu = run_gpu(cfg, llr, num);
     EXPECT_EQ(gpu.bits, cpu.bits) << "Np " << np;
   }
+  cfg.codewords_per_thread = 1;
+  for (int np : {2, 12}) {
+    cfg.codewords_per_block = np;
+    EXPECT_EQ(run_gpu(cfg, llr, num).bits, cpu.bits) << "one per thread, Np " << np;
+  }
+  cfg.codewords_per_thread = 2;  // messages in the global workspace instead of shared memory
+  cfg.codewords_per_block = 0;
+  cfg.c2v_shared = 0;
+  {
+    DecoderPlan probe(cfg, Backend::cuda());
+    EXPECT_FALSE(probe.c2v_in_shared());
+  }
+  EXPECT_EQ(run_gpu(cfg, llr, num).bits, cpu.bits) << "paired, messages in global memory";
+  cfg.c2v_shared = -1;
+  cfg.codewords_per_thread = 0;
   cfg.codewords_per_block = 13;  // 13 x 80 > 1024 threads
+  EXPECT_THROW(DecoderPlan(cfg, Backend::cuda()), InvalidArgument);
+  cfg.codewords_per_block = 26;  // paired: 13 pairs x 80 > 1024 threads
   EXPECT_THROW(DecoderPlan(cfg, Backend::cuda()), InvalidArgument);
   cfg.max_block_threads = 512;
   cfg.codewords_per_block = 6;

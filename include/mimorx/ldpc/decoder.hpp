@@ -66,12 +66,18 @@ struct DecoderConfig {
   int llr_bits = 6;             // channel LLR width of the integer path, 2..8
   float llr_scale = 2.0f;       // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
-  // CUDA: where the compressed C2V records live: 1 shared memory, 0 a global (L2) workspace,
-  // -1 chosen by the plan (docs/ldpc.md).
+  // CUDA: where the C2V messages live (compressed records, or full messages for the paired
+  // kernel): 1 shared memory, 0 a global (L2) workspace, -1 chosen by the plan (docs/ldpc.md).
   int c2v_shared = -1;
-  // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread); 0 = 1024.
-  // Bounds Np <= max_block_threads / Z.
+  // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread); 0 = 1024,
+  // or 512 for the paired kernel on codes with degree-19 rows (BG1). Bounds the threads per
+  // block: Np Z (one codeword per thread) or Np Z / 2 (paired).
   int max_block_threads = 0;
+  // CUDA: codewords per thread. 2 = the paired integer kernel (two codewords in the 16-bit lanes
+  // of each register, messages stored in full; needs quantized and an even
+  // codewords_per_block), 1 = one codeword per thread (the paper's layout; the float path),
+  // 0 = automatic: 2 on the integer path unless codewords_per_block is odd (docs/ldpc_decoder.md).
+  int codewords_per_thread = 0;
   // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
   // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
   bool check_input = true;
@@ -111,7 +117,8 @@ class DecoderPlan {
   // CUDA: codewords per thread block (Np) and thread blocks resident per SM; 0 on the CPU.
   int codewords_per_block() const;
   int blocks_per_sm() const;
-  bool c2v_in_shared() const;  // CUDA: where the plan put the C2V records
+  int codewords_per_thread() const;  // CUDA: 1 or 2 (the kernel chosen); 0 on the CPU
+  bool c2v_in_shared() const;        // CUDA: where the plan put the C2V records
   // Check-to-variable edges per iteration per codeword (base edges of the decoded rows x Z).
   std::int64_t edges() const;
 

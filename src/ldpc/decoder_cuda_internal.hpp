@@ -1,0 +1,40 @@
+#pragma once
+// Shared between the two CUDA decoder kernels (decoder_cuda.cu: one codeword per thread;
+// decoder_pair_cuda.cu: two per thread on the integer path): launch parameters and the paired
+// kernel's entry points.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ldpc/decoder_cuda.hpp"
+
+namespace mimorx::ldpc::detail {
+
+struct KParams {
+  const float* llr;
+  int num, n_used, z, rows, nedges, k;
+  int np;  // codewords per block (one-per-thread kernel) or codeword pairs (paired kernel)
+  const DecEdge* edges;
+  const int* row_start;
+  void* c2v_global;  // per-block message workspace, or null when the messages are in shared memory
+  OutMode mode;
+  std::uint8_t* out;
+  int* iterations;
+  std::uint8_t* syndrome_ok;
+  int max_iters;
+  bool early_termination;
+  float llr_scale;
+  int llr_limit;
+  int* bad_flag;
+};
+
+// Paired kernel: dynamic shared memory for `pairs` codeword pairs per block (messages included
+// when msg_shared), the global message workspace one pair needs, the kernel symbol for the
+// occupancy calculator (lb = 512 or 1024 threads), and the launch (p.np = pairs per block).
+std::size_t paired_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared);
+std::size_t paired_msg_bytes_per_pair(const DecodeTables& t);
+const void* paired_kernel_symbol(int lb, bool msg_shared);
+void launch_paired(const KParams& p, const IntArith& a, int lb, int grid, int smem, cudaStream_t s);
+
+}  // namespace mimorx::ldpc::detail
