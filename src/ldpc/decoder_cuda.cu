@@ -197,11 +197,10 @@ struct CudaDecoder::Impl {
     }
     // The unit count maximises the threads resident per SM, units x Z x blocks/SM, where
     // blocks/SM is the CUDA occupancy calculator's min over threads (2048/SM), registers
-    // (64K/SM), shared memory (228 KB/SM, optin per block) and 32 blocks/SM; ties go to fewer
-    // units (fewer threads held at each barrier). For one codeword per thread the C2V records
-    // stay in shared memory unless a global (L2) workspace at least doubles the resident
-    // threads: that kernel is latency-bound at one 384-thread block per SM (BG1 Z=384 R=1/3
-    // with records in shared memory: 2.0 Gbit/s).
+    // (64K/SM), shared memory (228 KB/SM, optin per block) and 32 blocks/SM. For one codeword per
+    // thread the C2V records stay in shared memory unless a global (L2) workspace at least doubles
+    // the resident threads: that kernel is latency-bound at one 384-thread block per SM (BG1 Z=384
+    // R=1/3 with records in shared memory: 2.0 Gbit/s).
     int best[2] = {0, 0}, best_units[2] = {0, 0}, best_nb[2] = {0, 0};
     std::size_t best_smem[2] = {0, 0};
     for (int pass = 0; pass < 2; ++pass) {
@@ -214,8 +213,12 @@ struct CudaDecoder::Impl {
         int nb = 0;
         MIMORX_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
-        if (nb * cand * t.z > best[pass]) {
-          best[pass] = nb * cand * t.z;
+        // Ties: fewer units for one codeword per thread; more for the paired kernel (measured,
+        // (2080,1760) on the H100: 6 pairs in one block 22.5 Gbit/s, 2 pairs x 3 blocks 20.2).
+        const int resident = nb * cand * t.z;
+        if (resident > best[pass] ||
+            (words_per_unit == 2 && resident > 0 && resident == best[pass])) {
+          best[pass] = resident;
           best_units[pass] = cand;
           best_nb[pass] = nb;
           best_smem[pass] = b;
