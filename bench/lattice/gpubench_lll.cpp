@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -145,6 +146,85 @@ int main(int argc, char** argv) {
                             {"mean_orthogonality_defect", v.mean_defect}};
         json << j.dump() << "\n";
       }
+    }
+  }
+  // The kernel's shape: how often the full size reduction runs (every F swap phases), lanes per
+  // vector (0 = automatic) and one group per column pair or per column: time, phases per basis
+  // and quality, Gaussian bases, only with MIMORX_LLL_SWEEP=1.
+  if (std::getenv("MIMORX_LLL_SWEEP")) {
+    std::printf(
+        "\n| n | batch | full reduction every | lanes | groups | us/basis (kernel) | phases/basis "
+        "| status reduced | verified | mean orth. defect "
+        "|\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int n : {8, 16, 32, 64}) {
+      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 4096 : 1024;
+      const auto in = bench::lll_input("gaussian", n, count);
+      std::vector<float> hf(in.begin(), in.end());
+      auto src = Buffer<float>::device(hf.size());
+      auto work = Buffer<float>::device(hf.size());
+      auto status = Buffer<std::int32_t>::device(count);
+      src.copy_from_host(hf.data(), hf.size());
+      Stream s = Stream::create();
+      GpuTimer timer(s);
+      struct Shape {
+        int fe, lanes;
+        bool per_column;
+      };
+      std::vector<Shape> shapes;
+      for (int fe : {2, 8, 32, 1000000}) shapes.push_back({fe, 0, false});
+      for (int lanes : {4, 8, 16, 32}) {
+        for (bool pc : {false, true}) shapes.push_back({32, lanes, pc});
+      }
+      for (const Shape& sh : shapes) {
+        const int fe = sh.fe;
+        lattice::detail::set_all_swap_full_every(fe);
+        lattice::detail::set_all_swap_shape(sh.lanes, sh.per_column);
+        std::vector<double> ms;
+        std::uint64_t phases = 0;
+        for (int rep = 0; rep < 4; ++rep) {
+          work.copy_from(src, s);
+          s.synchronize();
+          lattice::detail::all_swap_phase_total(true);
+          timer.start();
+          lattice::detail::all_swap_cuda<float>(
+              work.data(), nullptr, status.data(), count, n, n, std::int64_t(n) * n, 0, 0.75,
+              lattice::detail::default_max_iter(n), s.handle(), 0);
+          timer.stop();
+          if (rep > 0) ms.push_back(timer.elapsed_ms());
+          phases = lattice::detail::all_swap_phase_total(true);
+        }
+        std::vector<std::int32_t> st(count);
+        status.copy_to_host(st.data(), count);
+        const int ok = int(std::count(st.begin(), st.end(), std::int32_t(LllStatus::reduced)));
+        std::vector<float> out(hf.size());
+        work.copy_to_host(out.data(), out.size());
+        const auto v = verify(out, n, count, 256);
+        const double us = median(ms) * 1000.0 / count;
+        std::printf("| %d | %d | %d | %s | %s | %.4f | %.1f | %d/%d | %d/%d | %.4g |\n", n, count,
+                    fe, sh.lanes ? std::to_string(sh.lanes).c_str() : "auto",
+                    sh.per_column ? "per column" : "per pair", us, double(phases) / count, ok,
+                    count, v.reduced, v.checked, v.mean_defect);
+        std::fflush(stdout);
+        if (json.is_open()) {
+          json << nlohmann::json{{"bench", "lll_full_every"},
+                                 {"lanes", sh.lanes},
+                                 {"group_per_column", sh.per_column},
+                                 {"device", dev.name},
+                                 {"n", n},
+                                 {"batch", count},
+                                 {"full_every", fe},
+                                 {"us_per_basis_kernel", us},
+                                 {"phases_per_basis", double(phases) / count},
+                                 {"status_reduced", ok},
+                                 {"verified_reduced", v.reduced},
+                                 {"verified", v.checked},
+                                 {"mean_orthogonality_defect", v.mean_defect}}
+                      .dump()
+               << "\n";
+        }
+      }
+      lattice::detail::set_all_swap_full_every(32);
+      lattice::detail::set_all_swap_shape(0, false);
     }
   }
   // Large single bases: the CPU+GPU block method (and all-swap is not possible: shared memory).

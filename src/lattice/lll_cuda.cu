@@ -6,7 +6,7 @@
 //
 // One iteration = one SimpleSwap phase: all pairs (k-1, k) of one parity size-reduce column k
 // against column k-1, test Lovasz and swap in parallel, then Givens rotations of the disjoint
-// row pairs restore R. Every kFullEvery iterations (and before the final check) a full
+// row pairs restore R. Every full_every iterations (32) (and before the final check) a full
 // SimpleSizeReduce of all columns runs first (step j descending: every column k > j against
 // column j, in parallel over k), which keeps the entries of B small.
 // The R factor is updated by these rotations instead of being recomputed (the delayed GS
@@ -49,34 +49,42 @@ struct Basis {
 
   // Modified Gram-Schmidt, right-looking: step j normalises column j and projects it out of
   // every later column (one group per column). Returns true when a column was dependent.
+  // ||q_j||^2 is reduced once per group and step (not once per column), and the input norms
+  // for the dependence test once per column before the loop (in the flag array, which the swap
+  // phases own only between QR calls): the 64x64 kernel spent most of its instructions here.
   __device__ bool qr() const {
+    F* orig = reinterpret_cast<F*>(flag);  // ||b_k||^2; flag holds m ints >= m floats
     for (int i = tid; i < n * m; i += nth) Q[i] = B[i];
     for (int i = tid; i < m * m; i += nth) R[i] = F(0);
+    for (int kk = 0; kk < m; kk += Ty) {
+      const int k = kk + ty;
+      F s = 0;
+      if (k < m)
+        for (int i = tx; i < n; i += Tx) s += B[k * n + i] * B[k * n + i];
+      s = group_sum(s, Tx);
+      if (k < m && tx == 0) orig[k] = s;
+    }
     __syncthreads();
     for (int j = 0; j < m; ++j) {
       const F* qj = Q + j * n;
-      for (int kk = j; kk < m; kk += Ty) {
+      F nrm = 0;
+      for (int i = tx; i < n; i += Tx) nrm += qj[i] * qj[i];
+      nrm = group_sum(nrm, Tx);
+      const F rjj = sqrt(nrm);
+      if (tid == 0) {
+        r(j, j) = rjj;
+        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) ctr[0] = 1;
+      }
+      // Every group runs the same trip count (the shuffles need all lanes of the warp).
+      for (int kk = j + 1; kk < m; kk += Ty) {
         const int k = kk + ty;
         const bool act = k < m;
-        F nrm = 0, dot = 0, orig = 0;
-        for (int i = tx; i < n; i += Tx) {
-          const F a = qj[i];
-          nrm += a * a;
-          if (act) dot += a * Q[k * n + i];
-          if (k == j) orig += B[j * n + i] * B[j * n + i];
-        }
-        nrm = group_sum(nrm, Tx);
+        F dot = 0;
+        if (act)
+          for (int i = tx; i < n; i += Tx) dot += qj[i] * Q[k * n + i];
         dot = group_sum(dot, Tx);
-        orig = group_sum(orig, Tx);
-        if (act && k == j) {
-          const F rjj = sqrt(nrm);
-          if (tx == 0) {
-            r(j, j) = rjj;
-            if (!(rjj > singular_fraction<F>() * sqrt(orig)) || !isfinite(rjj)) ctr[0] = 1;
-          }
-        } else if (act) {
-          const F rjk = dot / sqrt(nrm);
-          if (tx == 0) r(j, k) = rjk;
+        if (act) {
+          if (tx == 0) r(j, k) = dot / rjj;
           const F f = dot / nrm;
           for (int i = tx; i < n; i += Tx) Q[k * n + i] -= f * qj[i];
         }
@@ -194,12 +202,17 @@ struct Basis {
   }
 };
 
-constexpr int kFullEvery = 8;
+// Phases run by all bases of all launches since the last reset (benchmark instrumentation:
+// one atomic per basis).
+__device__ unsigned long long g_phase_total = 0;
+int g_full_every = 32;             // benchmark knob, set_all_swap_full_every
+int g_lanes = 0;                   // benchmark knob: lanes per vector (0: automatic)
+bool g_groups_per_column = false;  // benchmark knob: one group per column instead of per pair
 
 template <class F, bool kT>
 __global__ void __launch_bounds__(512)
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
-                    F delta, long max_iter) {
+                    F delta, long max_iter, int full_every) {
   extern __shared__ __align__(16) unsigned char smem[];
   Basis<F, kT> w;
   w.n = n;
@@ -215,7 +228,7 @@ __global__ void __launch_bounds__(512)
   w.Q = w.B + n * m;
   w.R = w.Q + n * m;
   w.flag = reinterpret_cast<int*>(w.R + m * m);
-  w.ctr = w.flag + m;
+  w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));  // flag doubles as m floats in qr()
 
   F* gB = gb + blockIdx.x * sb;
   for (int i = w.tid; i < n * m; i += w.nth) w.B[i] = gB[i];
@@ -225,15 +238,17 @@ __global__ void __launch_bounds__(512)
   __syncthreads();
 
   int status = int(LllStatus::not_converged);
+  long iter = 0;
   if (w.qr()) {
     status = int(LllStatus::singular);
   } else {
     int quiet = 0, checks = 0;
-    for (long iter = 0; iter < max_iter; ++iter) {
-      // Full size reduction (m block-wide barriers) only every kFullEvery iterations; the
-      // swap phases reduce the tested pairs themselves. Measured on the H100: the full
-      // reduction every iteration made 64x64 bases ~5 us/basis, almost all of it barriers.
-      if (iter % kFullEvery == 0) w.size_reduce();
+    for (; iter < max_iter; ++iter) {
+      // Full size reduction (m block-wide barriers) only every full_every (32) iterations; the
+      // swap phases reduce the tested pairs themselves. Measured on the H100 (Gaussian 64x64,
+      // 1024 bases, 25 phases per basis): every iteration ~5 us/basis, almost all of it
+      // barriers; every 8 2.11, every 32 1.79, never 1.73 us, same outputs' quality.
+      if (iter % full_every == 0) w.size_reduce();
       const int big = w.ctr[1];
       __syncthreads();
       if (big) {
@@ -271,7 +286,10 @@ __global__ void __launch_bounds__(512)
     long long* gT = gt + blockIdx.x * st;
     for (int i = w.tid; i < m * m; i += w.nth) gT[i] = w.T[i];
   }
-  if (w.tid == 0) gstatus[blockIdx.x] = status;
+  if (w.tid == 0) {
+    gstatus[blockIdx.x] = status;
+    atomicAdd(&g_phase_total, (unsigned long long)iter);
+  }
 }
 
 int pow2_at_least(int x) {
@@ -286,8 +304,13 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
             std::size_t smem) {
   // TB(Tx, Ty): Tx lanes along a vector (up to a warp), Ty groups ~ one per column pair, at
   // most 512 threads, a whole number of warps so that every shuffle has its 32 lanes.
-  const int Tx = std::clamp(pow2_at_least(n), 4, 32);
-  int Ty = std::clamp(std::max(1, m / 2), 1, 512 / Tx);
+  // Lanes per vector: 4 for n <= 16, 8 beyond (measured on the H100, float32 Gaussian bases,
+  // us/basis with lanes 4 / 8 / 16 / 32: n = 16 0.032 / 0.043 / 0.070 / -, n = 32 0.23 / 0.19 /
+  // 0.31 / 0.54, n = 64 1.58 / 1.04 / 1.36 / 1.70): fewer lanes per column mean shorter shuffle
+  // reductions and more columns in flight per step of the Gram-Schmidt and size reduction,
+  // which dominate. n <= 8 keeps one lane per entry.
+  const int Tx = g_lanes ? g_lanes : n <= 8 ? std::clamp(pow2_at_least(n), 4, 32) : n <= 16 ? 4 : 8;
+  int Ty = std::clamp(std::max(1, g_groups_per_column ? m : m / 2), 1, 512 / Tx);
   const int per_warp = 32 / Tx;
   Ty = (Ty + per_warp - 1) / per_warp * per_warp;
   auto kernel = all_swap_kernel<F, kT>;
@@ -309,17 +332,33 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
     kernel<<<grid, block, smem, s>>>(b + off * sb,
                                      reinterpret_cast<long long*>(t ? t + off * st : nullptr),
-                                     status + off, n, m, sb, st, F(delta), max_iter);
+                                     status + off, n, m, sb, st, F(delta), max_iter, g_full_every);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
 }
 
 }  // namespace
 
+void set_all_swap_full_every(int iterations) { g_full_every = std::max(1, iterations); }
+void set_all_swap_shape(int lanes, bool group_per_column) {
+  g_lanes = lanes;
+  g_groups_per_column = group_per_column;
+}
+
+std::uint64_t all_swap_phase_total(bool reset) {
+  unsigned long long v = 0;
+  MIMORX_CUDA_CHECK(cudaMemcpyFromSymbol(&v, g_phase_total, sizeof(v)));
+  if (reset) {
+    const unsigned long long zero = 0;
+    MIMORX_CUDA_CHECK(cudaMemcpyToSymbol(g_phase_total, &zero, sizeof(zero)));
+  }
+  return v;
+}
+
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
   const std::size_t f = dbl ? 8 : 4;
   return (transform ? std::size_t(8) * m * m : 0) +
-         f * (2 * std::size_t(n) * m + std::size_t(m) * m) + 4 * (std::size_t(m) + 4);
+         f * (2 * std::size_t(n) * m + std::size_t(m) * m) + f * std::size_t(m) + 4 * 4;
 }
 
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {

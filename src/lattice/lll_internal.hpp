@@ -40,6 +40,14 @@ void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t bat
 // Shared memory one basis needs, and whether the device can give it.
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl);
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device);
+// Benchmark instrumentation: the full size reduction runs every `iterations` swap phases
+// (default 8; not thread-safe, set before launching), and the swap phases run by all bases
+// since the last reset (synchronises the device).
+void set_all_swap_full_every(int iterations);
+// Benchmark knob: lanes per vector (power of two 4..32; 0 = automatic) and one group per column
+// instead of one per column pair.
+void set_all_swap_shape(int lanes, bool group_per_column);
+std::uint64_t all_swap_phase_total(bool reset);
 #endif
 
 }  // namespace mimorx::lattice::detail
