@@ -143,13 +143,17 @@ MIMORX_HD u32 new_message(u32 q, u32 a, const RowMins& rm) {
 template <int DEG, class Word>
 MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdge* e, int r, int z,
                                 const Scale& sc) {
-  int v[DEG];
+  // Long rows recompute the addresses in the second pass (4 instructions per edge) instead of
+  // holding them: ~20 registers fewer, which is what limits the resident threads.
+  constexpr bool kKeepAddresses = DEG <= 10;
+  int v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
   u32 m1 = splat(127), m2 = splat(127), sx = 0;
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    v[j] = variable(e[j], r, z);
-    q[j] = clamp127(sub(widen(app[v[j]]), widen(msg[j * mstride])));
+    const int vj = variable(e[j], r, z);
+    if constexpr (kKeepAddresses) v[j] = vj;
+    q[j] = clamp127(sub(widen(app[vj]), widen(msg[j * mstride])));
     const u32 a = magnitude(q[j]);
     m2 = min(m2, max(m1, a));
     m1 = min(m1, a);
@@ -160,7 +164,13 @@ MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdg
   for (int j = 0; j < DEG; ++j) {
     // |q_j| again (3 instructions) rather than a third register array
     const u32 rn = new_message(q[j], magnitude(q[j]), rm);
-    app[v[j]] = Word(narrow(clamp127(add(q[j], rn))));
+    int vj;
+    if constexpr (kKeepAddresses) {
+      vj = v[j];
+    } else {
+      vj = variable(e[j], r, z);
+    }
+    app[vj] = Word(narrow(clamp127(add(q[j], rn))));
     msg[j * mstride] = Word(narrow(rn));
   }
 }
