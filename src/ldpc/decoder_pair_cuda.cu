@@ -60,6 +60,18 @@ __device__ pair::u32 pair_syndrome(const Word* app, const pair::PairEdge* edges,
   return fail;
 }
 
+// flag[0], flag[1] = 1 where codeword 2p, 2p+1 of the pair has an unsatisfied row, else 0.
+// Called by every thread of the block (two barriers inside).
+__device__ void flag_unsatisfied(const Word* app, const pair::PairEdge* edges, const int* rs,
+                                 int rows, int r, int z, int* flag) {
+  if (r == 0) flag[0] = flag[1] = 0;
+  __syncthreads();
+  const pair::u32 fail = pair_syndrome(app, edges, rs, rows, r, z);
+  if (fail & 0x80u) flag[0] = 1;
+  if (fail & 0x8000u) flag[1] = 1;
+  __syncthreads();
+}
+
 // MSG_SHARED: the messages live in shared memory (else in the global workspace); a template
 // argument so that the compiler knows the address space (32-bit shared addresses, LDS/STS
 // instead of generic loads).
@@ -125,12 +137,7 @@ __global__ void __launch_bounds__(LB) paired_kernel(KParams p, pair::Scale sc) {
         __syncthreads();  // the next layer reads variables this layer's other rows wrote
       }
       if (p.early_termination) {
-        if (r == 0) s_fail[2 * w] = s_fail[2 * w + 1] = 0;
-        __syncthreads();
-        const pair::u32 fail = pair_syndrome(app, s_edges, s_rs, p.rows, r, z);
-        if (fail & 0x80u) s_fail[2 * w] = 1;
-        if (fail & 0x8000u) s_fail[2 * w + 1] = 1;
-        __syncthreads();
+        flag_unsatisfied(app, s_edges, s_rs, p.rows, r, z, s_fail + 2 * w);
         for (int lane = 0; lane < 2; ++lane) {
           if (!done[lane] && s_fail[2 * w + lane] == 0) {
             done[lane] = true;
@@ -147,12 +154,7 @@ __global__ void __launch_bounds__(LB) paired_kernel(KParams p, pair::Scale sc) {
     // outside any condition: the pairs of a block may be in different states.
     if (p.syndrome_ok) {
       __syncthreads();
-      if (r == 0) s_fail[2 * w] = s_fail[2 * w + 1] = 0;
-      __syncthreads();
-      const pair::u32 fail = pair_syndrome(app, s_edges, s_rs, p.rows, r, z);
-      if (fail & 0x80u) s_fail[2 * w] = 1;
-      if (fail & 0x8000u) s_fail[2 * w + 1] = 1;
-      __syncthreads();
+      flag_unsatisfied(app, s_edges, s_rs, p.rows, r, z, s_fail + 2 * w);
     }
     for (int lane = 0; lane < 2; ++lane) {
       if (done[lane]) continue;
