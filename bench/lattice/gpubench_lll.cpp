@@ -17,6 +17,7 @@
 
 #include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
+#include "lattice/lll_math.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
                << "\n";
         }
       }
-      lattice::detail::set_all_swap_full_every(32);
+      lattice::detail::set_all_swap_full_every(lattice::detail::kFullReductionEvery);
       lattice::detail::set_all_swap_shape(0, false);
     }
   }

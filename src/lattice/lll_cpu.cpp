@@ -428,7 +428,7 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
 
     qr();
     while (!singular) {
-      if (iter % 32 == 0) size_reduce();  // as the CUDA kernel (full_every)
+      if (iter % kFullReductionEvery == 0) size_reduce();
 #pragma omp barrier
       if (big) {
 #pragma omp barrier

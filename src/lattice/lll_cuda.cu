@@ -6,7 +6,7 @@
 //
 // One iteration = one SimpleSwap phase: all pairs (k-1, k) of one parity size-reduce column k
 // against column k-1, test Lovasz and swap in parallel, then Givens rotations of the disjoint
-// row pairs restore R. Every full_every iterations (32) (and before the final check) a full
+// row pairs restore R. Every kFullReductionEvery iterations (and before the final check) a full
 // SimpleSizeReduce of all columns runs first (step j descending: every column k > j against
 // column j, in parallel over k), which keeps the entries of B small.
 // The R factor is updated by these rotations instead of being recomputed (the delayed GS
@@ -53,7 +53,7 @@ struct Basis {
   // for the dependence test once per column before the loop (in the flag array, which the swap
   // phases own only between QR calls): the 64x64 kernel spent most of its instructions here.
   __device__ bool qr() const {
-    F* orig = reinterpret_cast<F*>(flag);  // ||b_k||^2; flag holds m ints >= m floats
+    F* orig = reinterpret_cast<F*>(flag);  // ||b_k||^2; the flag region holds m values of F
     for (int i = tid; i < n * m; i += nth) Q[i] = B[i];
     for (int i = tid; i < m * m; i += nth) R[i] = F(0);
     for (int kk = 0; kk < m; kk += Ty) {
@@ -205,9 +205,9 @@ struct Basis {
 // Phases run by all bases of all launches since the last reset (benchmark instrumentation:
 // one atomic per basis).
 __device__ unsigned long long g_phase_total = 0;
-int g_full_every = 32;             // benchmark knob, set_all_swap_full_every
-int g_lanes = 0;                   // benchmark knob: lanes per vector (0: automatic)
-bool g_groups_per_column = false;  // benchmark knob: one group per column instead of per pair
+int g_full_every = kFullReductionEvery;  // benchmark knob, set_all_swap_full_every
+int g_lanes = 0;                         // benchmark knob: lanes per vector (0: automatic)
+bool g_groups_per_column = false;        // benchmark knob: one group per column instead of per pair
 
 template <class F, bool kT>
 __global__ void __launch_bounds__(512)
@@ -244,10 +244,9 @@ __global__ void __launch_bounds__(512)
   } else {
     int quiet = 0, checks = 0;
     for (; iter < max_iter; ++iter) {
-      // Full size reduction (m block-wide barriers) only every full_every (32) iterations; the
-      // swap phases reduce the tested pairs themselves. Measured on the H100 (Gaussian 64x64,
-      // 1024 bases, 25 phases per basis): every iteration ~5 us/basis, almost all of it
-      // barriers; every 8 2.11, every 32 1.79, never 1.73 us, same outputs' quality.
+      // Full size reduction (m block-wide barriers) only every full_every iterations
+      // (kFullReductionEvery unless a benchmark sets it); the swap phases reduce the tested pairs
+      // themselves.
       if (iter % full_every == 0) w.size_reduce();
       const int big = w.ctr[1];
       __syncthreads();

@@ -34,6 +34,11 @@ MIMORX_HD F big_quotient() {
   return sizeof(F) == 4 ? F(4096) : F(67108864);  // 2^12 for float32, 2^26 for float64
 }
 
+// CR-AS-LLL (CPU and CUDA) runs a full size reduction every this many swap phases; the phases
+// reduce their tested pairs themselves in between (measured on the H100, Gaussian 64x64 bases:
+// every phase ~5 us/basis, every 8 2.11, every 32 1.79, never 1.73; docs/lll.md).
+constexpr int kFullReductionEvery = 32;
+
 // A Gram-Schmidt norm r_jj at or below this fraction of ||b_j|| is treated as zero (the vectors
 // are dependent to working precision): 16 unit roundoffs.
 template <class F>

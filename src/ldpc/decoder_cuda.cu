@@ -12,15 +12,12 @@
 #include "core/cuda_check.hpp"
 #include "ldpc/decoder_cuda.hpp"
 #include "ldpc/decoder_cuda_internal.hpp"
+#include "ldpc/decoder_kernel_common.cuh"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 
 namespace mimorx::ldpc::detail {
 namespace {
-
-__host__ __device__ constexpr std::size_t align16(std::size_t b) {
-  return (b + 15) & ~std::size_t(15);
-}
 
 __host__ __device__ inline std::size_t header_bytes(int nedges, int rows, int np) {
   return align16(sizeof(DecEdge) * nedges + sizeof(int) * (rows + 1) + sizeof(int) * np);
@@ -75,14 +72,8 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
     const int cw = g * p.np + w;
     const bool valid = cw < p.num;
     const float* llr = p.llr + std::size_t(valid ? cw : 0) * p.n_used;
-    for (int i = r; i < p.n_used; i += z) {
-      float x = valid ? llr[i] : 0.f;
-      if (!isfinite(x)) {
-        bad = 1;
-        x = 0.f;
-      }
-      app[i] = channel_value(a, x, p);
-    }
+    for (int i = r; i < p.n_used; i += z)
+      app[i] = channel_value(a, channel_llr(llr, valid, i, bad), p);
     for (int l = 0; l < p.rows; ++l) rec[l * z + r] = A::zero_rec();
     bool done = !valid;
     int iters = p.max_iters;
@@ -131,25 +122,7 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
     }
     if (valid) {
       if (r == 0 && p.iterations) p.iterations[cw] = iters;
-      if (p.mode == OutMode::info_packed) {
-        // One byte per thread, MSB first: eight shared-memory reads instead of a warp ballot,
-        // so that any k (k = 22Z or 10Z need not be a multiple of 8 or 32) is handled alike.
-        const int bytes = (p.k + 7) / 8;
-        std::uint8_t* o = p.out + std::size_t(cw) * bytes;
-        for (int b = r; b < bytes; b += z) {
-          unsigned v = 0;
-#pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            const int i = 8 * b + j;
-            if (i < p.k && app[i] < T(0)) v |= 0x80u >> j;
-          }
-          o[b] = std::uint8_t(v);
-        }
-      } else {
-        const int len = p.mode == OutMode::codeword ? p.n_used : p.k;
-        std::uint8_t* o = p.out + std::size_t(cw) * len;
-        for (int i = r; i < len; i += z) o[i] = app[i] < T(0) ? 1 : 0;
-      }
+      write_decisions(app, 1, cw, r, p);
     }
     __syncthreads();  // the next group overwrites app
   }

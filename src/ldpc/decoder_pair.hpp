@@ -130,16 +130,35 @@ MIMORX_HD RowMins row_mins(u32 m1, u32 m2, u32 sign_xor, const Scale& sc) {
   const u32 sm1 = sc(m1), sm2 = sc(m2);
   return RowMins{sub(0u, add(sm2, m1 << 5)), sub(0u, sm1), sign_mask(sign_xor)};
 }
+// First pass of a row: the two smallest |q_j| and the product of the signs (bits 15, 31 of the
+// running xor), both lanes at once.
+struct RowScan {
+  u32 m1 = splat(127), m2 = splat(127), sign_xor = 0;
+  MIMORX_HD void add(u32 q) {
+    const u32 a = magnitude(q);
+    m2 = min(m2, max(m1, a));
+    m1 = min(m1, a);
+    sign_xor ^= q;
+  }
+};
 // The new message of an edge with q = q_j and a = |q_j|.
 MIMORX_HD u32 new_message(u32 q, u32 a, const RowMins& rm) {
   const u32 neg_mag = add_min(a << 5, rm.neg_sm2_m1, rm.neg_sm1);
   const u32 keep = ~(sign_mask(q) ^ rm.total_mask);  // 0xffff where the message is >= 0
   return sub(neg_mag ^ keep, keep);                  // negate neg_mag in those lanes
 }
+// Second pass of edge j: the new message, the APP q_j + R_j saturated, both stored.
+template <class Word>
+MIMORX_HD void finish_edge(Word* app_v, Word* msg_j, u32 q, const RowMins& rm) {
+  // |q_j| again (3 instructions) rather than a register array of magnitudes
+  const u32 rn = new_message(q, magnitude(q), rm);
+  *app_v = Word(narrow(clamp127(add(q, rn))));
+  *msg_j = Word(narrow(rn));
+}
 
 // One row r of one layer for a codeword pair: app holds int8 pairs per variable, msg the int8
-// pair of edge j at msg[j * mstride]. Exactly DEG edges (no per-edge predicates); q_j and the
-// addresses stay in registers between the passes.
+// pair of edge j at msg[j * mstride]. Exactly DEG edges (no per-edge predicates); q_j stays in
+// registers between the passes, and the addresses too for DEG <= 10.
 template <int DEG, class Word>
 MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdge* e, int r, int z,
                                 const Scale& sc) {
@@ -148,30 +167,24 @@ MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdg
   constexpr bool kKeepAddresses = DEG <= 10;
   int v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
-  u32 m1 = splat(127), m2 = splat(127), sx = 0;
+  RowScan scan;
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
     const int vj = variable(e[j], r, z);
     if constexpr (kKeepAddresses) v[j] = vj;
     q[j] = clamp127(sub(widen(app[vj]), widen(msg[j * mstride])));
-    const u32 a = magnitude(q[j]);
-    m2 = min(m2, max(m1, a));
-    m1 = min(m1, a);
-    sx ^= q[j];
+    scan.add(q[j]);
   }
-  const RowMins rm = row_mins(m1, m2, sx, sc);
+  const RowMins rm = row_mins(scan.m1, scan.m2, scan.sign_xor, sc);
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    // |q_j| again (3 instructions) rather than a third register array
-    const u32 rn = new_message(q[j], magnitude(q[j]), rm);
     int vj;
     if constexpr (kKeepAddresses) {
       vj = v[j];
     } else {
       vj = variable(e[j], r, z);
     }
-    app[vj] = Word(narrow(clamp127(add(q[j], rn))));
-    msg[j * mstride] = Word(narrow(rn));
+    finish_edge(&app[vj], &msg[j * mstride], q[j], rm);
   }
 }
 
@@ -180,23 +193,17 @@ MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdg
 template <class Word>
 MIMORX_HD void row_update_inplace(Word* app, Word* msg, int mstride, const PairEdge* e, int deg,
                                   int r, int z, const Scale& sc) {
-  u32 m1 = splat(127), m2 = splat(127), sx = 0;
+  RowScan scan;
   for (int j = 0; j < deg; ++j) {
     const int v = variable(e[j], r, z);
     const u32 q = clamp127(sub(widen(app[v]), widen(msg[j * mstride])));
     app[v] = Word(narrow(q));
-    const u32 a = magnitude(q);
-    m2 = min(m2, max(m1, a));
-    m1 = min(m1, a);
-    sx ^= q;
+    scan.add(q);
   }
-  const RowMins rm = row_mins(m1, m2, sx, sc);
+  const RowMins rm = row_mins(scan.m1, scan.m2, scan.sign_xor, sc);
   for (int j = 0; j < deg; ++j) {
     const int v = variable(e[j], r, z);
-    const u32 q = widen(app[v]);
-    const u32 rn = new_message(q, magnitude(q), rm);
-    app[v] = Word(narrow(clamp127(add(q, rn))));
-    msg[j * mstride] = Word(narrow(rn));
+    finish_edge(&app[v], &msg[j * mstride], widen(app[v]), rm);
   }
 }
 

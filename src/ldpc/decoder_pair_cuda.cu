@@ -12,6 +12,7 @@
 
 #include "core/cuda_check.hpp"
 #include "ldpc/decoder_cuda_internal.hpp"
+#include "ldpc/decoder_kernel_common.cuh"
 #include "ldpc/decoder_pair.hpp"
 #include "mimorx/core/error.hpp"
 
@@ -20,34 +21,14 @@ namespace {
 
 using Word = std::uint16_t;  // an int8 pair: codeword 2p in bits 0-7, 2p+1 in bits 8-15
 
-__host__ __device__ constexpr std::size_t align16(std::size_t b) {
-  return (b + 15) & ~std::size_t(15);
-}
 __host__ __device__ inline std::size_t pair_header_bytes(int nedges, int rows, int pairs) {
   return align16(sizeof(pair::PairEdge) * nedges + sizeof(int) * (rows + 1) +
                  sizeof(int) * 2 * pairs);
 }
 
-// Hard decisions of one codeword (lane of the pair) to the output, by the pair's Z threads.
+// Hard decisions of one codeword (lane of the pair): the lane's bytes of the int8 pairs.
 __device__ void write_lane(const Word* app, int lane, int cw, int r, const KParams& p) {
-  const auto* a8 = reinterpret_cast<const std::int8_t*>(app) + lane;  // variable i at a8[2 i]
-  if (p.mode == OutMode::info_packed) {
-    const int bytes = (p.k + 7) / 8;
-    std::uint8_t* o = p.out + std::size_t(cw) * bytes;
-    for (int b = r; b < bytes; b += p.z) {
-      unsigned v = 0;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int i = 8 * b + j;
-        if (i < p.k && a8[2 * i] < 0) v |= 0x80u >> j;
-      }
-      o[b] = std::uint8_t(v);
-    }
-  } else {
-    const int len = p.mode == OutMode::codeword ? p.n_used : p.k;
-    std::uint8_t* o = p.out + std::size_t(cw) * len;
-    for (int i = r; i < len; i += p.z) o[i] = a8[2 * i] < 0 ? 1 : 0;
-  }
+  write_decisions(reinterpret_cast<const std::int8_t*>(app) + lane, 2, cw, r, p);
 }
 
 // Unsatisfied-row flags of the pair (bit 7 lane 0, bit 15 lane 1) for thread r's rows.
@@ -103,16 +84,9 @@ __global__ void __launch_bounds__(LB) paired_kernel(KParams p, pair::Scale sc) {
     const float* llr0 = p.llr + std::size_t(valid[0] ? cw0 : 0) * p.n_used;
     const float* llr1 = p.llr + std::size_t(valid[1] ? cw0 + 1 : 0) * p.n_used;
     for (int i = r; i < p.n_used; i += z) {
-      float x0 = valid[0] ? llr0[i] : 0.f;
-      float x1 = valid[1] ? llr1[i] : 0.f;
-      if (!isfinite(x0)) {
-        bad = 1;
-        x0 = 0.f;
-      }
-      if (!isfinite(x1)) {
-        bad = 1;
-        x1 = 0.f;
-      }
+      // Both loads before the quantiser's branches, so that they are in flight together.
+      const float x0 = channel_llr(llr0, valid[0], i, bad);
+      const float x1 = channel_llr(llr1, valid[1], i, bad);
       const int q0 = quantize_llr(x0, p.llr_scale, p.llr_limit);
       const int q1 = quantize_llr(x1, p.llr_scale, p.llr_limit);
       app[i] = Word((unsigned(q0) & 0xffu) | ((unsigned(q1) & 0xffu) << 8));
