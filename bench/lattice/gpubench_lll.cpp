@@ -69,12 +69,14 @@ int main(int argc, char** argv) {
   const auto dev = cuda_devices().at(0);
   std::printf("device: %s\n\n", dev.name.c_str());
   std::printf(
-      "| kind | n | batch | method | us/basis (kernel) | us/basis (plan.run) | reduced | mean "
-      "orth. defect |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+      "| kind | n | batch | method | us/basis (kernel) | us/basis (generic kernel) | us/basis "
+      "(plan.run) | reduced | mean orth. defect |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
-      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 4096 : 1024;
+      // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
+      // about 5 per SM, so 1024 bases were 1.6 waves).
+      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 16384 : 8192;
       const auto in = bench::lll_input(kind, n, count);
       std::vector<float> hf(in.begin(), in.end());
       const std::size_t total = hf.size();
@@ -84,17 +86,23 @@ int main(int argc, char** argv) {
       src.copy_from_host(hf.data(), total);
       Stream s = Stream::create();
       GpuTimer timer(s);
-      std::vector<double> ms;
+      // The fixed-shape kernel (default for square 4..64) and the generic one, interleaved.
+      std::vector<double> ms[2];
       for (int rep = 0; rep < 6; ++rep) {
-        work.copy_from(src, s);
-        timer.start();
-        lattice::detail::all_swap_cuda<float>(work.data(), nullptr, status.data(), count, n, n,
-                                              std::int64_t(n) * n, 0, 0.75,
-                                              lattice::detail::default_max_iter(n), s.handle(), 0);
-        timer.stop();
-        if (rep > 0) ms.push_back(timer.elapsed_ms());
+        for (int generic : {1, 0}) {
+          lattice::detail::set_all_swap_generic_only(generic);
+          work.copy_from(src, s);
+          timer.start();
+          lattice::detail::all_swap_cuda<float>(
+              work.data(), nullptr, status.data(), count, n, n, std::int64_t(n) * n, 0, 0.75,
+              lattice::detail::default_max_iter(n), s.handle(), 0);
+          timer.stop();
+          if (rep > 0) ms[generic].push_back(timer.elapsed_ms());
+        }
       }
-      const double kernel_us = median(ms) * 1000.0 / count;
+      lattice::detail::set_all_swap_generic_only(false);
+      const double kernel_us = median(ms[0]) * 1000.0 / count;
+      const double generic_us = median(ms[1]) * 1000.0 / count;
       // Through the plan (validation, status copy-back) with wall clock.
       LllConfig cfg{n, n};
       cfg.method = LllMethod::all_swap;
@@ -123,9 +131,10 @@ int main(int argc, char** argv) {
             "not returned as reduced)\n",
             kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
-      std::printf("| %s | %d | %d | all-swap | %.4f | %.4f | %d/%d (status %d/%d) | %.4g |\n",
-                  kind.c_str(), n, count, kernel_us, plan_us, v.reduced, v.checked, ok_status,
-                  count, v.mean_defect);
+      std::printf(
+          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %d/%d (status %d/%d) | %.4g |\n",
+          kind.c_str(), n, count, kernel_us, generic_us, plan_us, v.reduced, v.checked, ok_status,
+          count, v.mean_defect);
       std::fflush(stdout);
       if (json.is_open()) {
         nlohmann::json j = {{"bench", "lll"},
@@ -137,6 +146,7 @@ int main(int argc, char** argv) {
                             {"precision", "float32"},
                             {"delta", 0.75},
                             {"us_per_basis_kernel", kernel_us},
+                            {"us_per_basis_generic_kernel", generic_us},
                             {"us_per_basis_plan", plan_us},
                             {"verified_reduced", v.reduced},
                             {"verified", v.checked},
@@ -158,7 +168,9 @@ int main(int argc, char** argv) {
         "| status reduced | verified | mean orth. defect "
         "|\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int n : {8, 16, 32, 64}) {
-      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 4096 : 1024;
+      // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
+      // about 5 per SM, so 1024 bases were 1.6 waves).
+      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 16384 : 8192;
       const auto in = bench::lll_input("gaussian", n, count);
       std::vector<float> hf(in.begin(), in.end());
       auto src = Buffer<float>::device(hf.size());

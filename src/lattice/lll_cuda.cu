@@ -35,24 +35,129 @@ __device__ __forceinline__ F group_sum(F v, int tx_width) {
   return v;
 }
 
-template <class F, bool kT>
+// NC > 0: a square NC x NC basis whose shape (NC, lanes TXC, groups TYC) is known at compile
+// time, so that every loop along a vector unrolls into independent loads and FMAs, and the
+// Gram-Schmidt keeps each group's columns in registers (qr_fixed). NC = 0: any n x m, shape
+// from the launch. Both compute the same numbers in the same order (tested bit for bit).
+template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 struct Basis {
+  static constexpr bool kFixed = NC > 0;
+  static_assert(!kFixed || (NC % TXC == 0 && TXC <= 32 && 32 % TXC == 0), "fixed shape");
   int n, m, tx, ty, Tx, Ty, tid, nth;
   F* B;
-  F* Q;
+  F* Q;  // generic: the n x m work copy of B; fixed: two pivot vectors of NC entries
   F* R;  // column-major m x m: R(i, j) = R[j * m + i]
   long long* T;
   int* flag;  // per-pair swap decisions
   int* ctr;   // [0] singular, [1] big multiplier, [2] swaps of the phase, [3] violations
 
-  __device__ F& r(int i, int j) const { return R[j * m + i]; }
+  __device__ int rows() const {
+    if constexpr (kFixed) return NC;
+    return n;
+  }
+  __device__ int cols() const {
+    if constexpr (kFixed) return NC;
+    return m;
+  }
+  __device__ int lanes() const {
+    if constexpr (kFixed) return TXC;
+    return Tx;
+  }
+  __device__ int groups() const {
+    if constexpr (kFixed) return TYC;
+    return Ty;
+  }
+  __device__ F& r(int i, int j) const { return R[j * cols() + i]; }
+
+  // f(i) for the entries i = tx, tx + lanes, ... < len of a vector (len = n or m; both NC
+  // in the fixed shape, where the loop unrolls).
+  template <class Fn>
+  __device__ __forceinline__ void along(int len, Fn&& f) const {
+    if constexpr (kFixed) {
+#pragma unroll
+      for (int e = 0; e < NC / TXC; ++e) f(tx + e * TXC);
+    } else {
+      for (int i = tx; i < len; i += Tx) f(i);
+    }
+  }
+
+  __device__ bool qr() const {
+    if constexpr (kFixed) return qr_fixed();
+    return qr_generic();
+  }
+
+  // Modified Gram-Schmidt of the fixed shape: group ty owns columns ty, ty + TYC, ... and keeps
+  // their partially projected entries in registers; the owner of column j + 1 publishes it to
+  // a double-buffered pivot vector during step j (read by all groups in step j + 1). Same
+  // arithmetic as qr_generic.
+  __device__ bool qr_fixed() const {
+    constexpr int kPer = NC / TXC;               // entries of a vector per lane
+    constexpr int kCols = (NC + TYC - 1) / TYC;  // columns per group
+    F* orig = reinterpret_cast<F*>(flag);
+    F q[kCols][kPer];
+    for (int i = tid; i < NC * NC; i += TXC * TYC) R[i] = F(0);
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const int k = ty + c * TYC;
+      F s = 0;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        q[c][e] = k < NC ? B[k * NC + tx + e * TXC] : F(0);
+        s += q[c][e] * q[c][e];
+      }
+      s = group_sum(s, TXC);
+      if (k < NC && tx == 0) orig[k] = s;
+      if (k == 0)
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) Q[tx + e * TXC] = q[c][e];
+    }
+    __syncthreads();
+    for (int j = 0; j < NC; ++j) {
+      const F* qj = Q + (j & 1) * NC;
+      F v[kPer];
+      F nrm = 0;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        v[e] = qj[tx + e * TXC];
+        nrm += v[e] * v[e];
+      }
+      nrm = group_sum(nrm, TXC);
+      const F rjj = sqrt(nrm);
+      if (tid == 0) {
+        r(j, j) = rjj;
+        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) ctr[0] = 1;
+      }
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        if (c * TYC + TYC - 1 <= j) continue;  // no group's slot-c column is after j
+        const int k = ty + c * TYC;
+        const bool act = k > j && k < NC;
+        F dot = 0;
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) dot += v[e] * q[c][e];
+        dot = group_sum(dot, TXC);
+        if (act) {
+          if (tx == 0) r(j, k) = dot / rjj;
+          const F f = dot / nrm;
+#pragma unroll
+          for (int e = 0; e < kPer; ++e) q[c][e] -= f * v[e];
+          if (k == j + 1)
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) Q[((j + 1) & 1) * NC + tx + e * TXC] = q[c][e];
+        }
+      }
+      __syncthreads();
+      if (ctr[0]) return true;
+    }
+    return false;
+  }
 
   // Modified Gram-Schmidt, right-looking: step j normalises column j and projects it out of
   // every later column (one group per column). Returns true when a column was dependent.
   // ||q_j||^2 is reduced once per group and step (not once per column), and the input norms
   // for the dependence test once per column before the loop (in the flag array, which the swap
   // phases own only between QR calls): the 64x64 kernel spent most of its instructions here.
-  __device__ bool qr() const {
+  __device__ bool qr_generic() const {
     F* orig = reinterpret_cast<F*>(flag);  // ||b_k||^2; the flag region holds m values of F
     for (int i = tid; i < n * m; i += nth) Q[i] = B[i];
     for (int i = tid; i < m * m; i += nth) R[i] = F(0);
@@ -98,20 +203,21 @@ struct Basis {
   // SimpleSizeReduce of every column (Alg. 2, lines "size reduction"): column j is unchanged
   // during step j, so all k > j proceed in parallel.
   __device__ void size_reduce() const {
-    for (int j = m - 2; j >= 0; --j) {
+    const int nr = rows(), mc = cols(), lx = lanes(), gy = groups();
+    for (int j = mc - 2; j >= 0; --j) {
       const F rjj = r(j, j);
-      for (int kk = j + 1; kk < m; kk += Ty) {
+      for (int kk = j + 1; kk < mc; kk += gy) {
         const int k = kk + ty;
         F q = 0;
-        if (k < m) q = round_nearest(r(j, k) / rjj);
+        if (k < mc) q = round_nearest(r(j, k) / rjj);
         __syncwarp();  // every lane has read r(j, k) before one of them overwrites it
         if (q != F(0)) {
           if (tx == 0 && fabs(q) > big_quotient<F>()) ctr[1] = 1;
-          for (int i = tx; i <= j; i += Tx) r(i, k) -= q * r(i, j);
-          for (int i = tx; i < n; i += Tx) B[k * n + i] -= q * B[j * n + i];
+          for (int i = tx; i <= j; i += lx) r(i, k) -= q * r(i, j);
+          along(nr, [&](int i) { B[k * nr + i] -= q * B[j * nr + i]; });
           if (kT) {
             const long long qi = (long long)q;
-            for (int i = tx; i < m; i += Tx) T[k * m + i] -= qi * T[j * m + i];
+            along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
           }
         }
       }
@@ -121,11 +227,12 @@ struct Basis {
 
   // SimpleSwap of all pairs (k-1, k) with k = first, first + 2, ...; returns the swap count.
   __device__ int swap_phase(int parity, F delta) const {
+    const int nr = rows(), mc = cols(), lx = lanes(), gy = groups();
     const int first = parity == 0 ? 1 : 2;
-    const int npairs = first < m ? (m - first + 1) / 2 : 0;
+    const int npairs = first < mc ? (mc - first + 1) / 2 : 0;
     if (tid == 0) ctr[2] = 0;
     __syncthreads();
-    for (int bb = 0; bb < npairs; bb += Ty) {
+    for (int bb = 0; bb < npairs; bb += gy) {
       const int idx = bb + ty, k = first + 2 * idx;
       const bool act = idx < npairs;
       // Pair size reduction: only mu_{k,k-1} enters the Lovasz test, so between full
@@ -135,11 +242,11 @@ struct Basis {
       __syncwarp();
       if (q != F(0)) {
         if (tx == 0 && fabs(q) > big_quotient<F>()) ctr[1] = 1;
-        for (int i = tx; i < k; i += Tx) r(i, k) -= q * r(i, k - 1);
-        for (int i = tx; i < n; i += Tx) B[k * n + i] -= q * B[(k - 1) * n + i];
+        for (int i = tx; i < k; i += lx) r(i, k) -= q * r(i, k - 1);
+        along(nr, [&](int i) { B[k * nr + i] -= q * B[(k - 1) * nr + i]; });
         if (kT) {
           const long long qi = (long long)q;
-          for (int i = tx; i < m; i += Tx) T[k * m + i] -= qi * T[(k - 1) * m + i];
+          along(mc, [&](int i) { T[k * mc + i] -= qi * T[(k - 1) * mc + i]; });
         }
       }
       __syncwarp();
@@ -148,19 +255,19 @@ struct Basis {
       __syncwarp();
       if (act && tx == 0) flag[k] = sw;
       if (sw) {
-        for (int i = tx; i < n; i += Tx) {
-          const F a = B[(k - 1) * n + i];
-          B[(k - 1) * n + i] = B[k * n + i];
-          B[k * n + i] = a;
-        }
+        along(nr, [&](int i) {
+          const F a = B[(k - 1) * nr + i];
+          B[(k - 1) * nr + i] = B[k * nr + i];
+          B[k * nr + i] = a;
+        });
         if (kT) {
-          for (int i = tx; i < m; i += Tx) {
-            const long long a = T[(k - 1) * m + i];
-            T[(k - 1) * m + i] = T[k * m + i];
-            T[k * m + i] = a;
-          }
+          along(mc, [&](int i) {
+            const long long a = T[(k - 1) * mc + i];
+            T[(k - 1) * mc + i] = T[k * mc + i];
+            T[k * mc + i] = a;
+          });
         }
-        for (int i = tx; i <= k; i += Tx) {
+        for (int i = tx; i <= k; i += lx) {
           const F a = r(i, k - 1);
           r(i, k - 1) = r(i, k);
           r(i, k) = a;
@@ -170,14 +277,14 @@ struct Basis {
     }
     __syncthreads();
     // Givens rotations of rows (k-1, k): disjoint row pairs, so no two groups collide.
-    for (int bb = 0; bb < npairs; bb += Ty) {
+    for (int bb = 0; bb < npairs; bb += gy) {
       const int idx = bb + ty, k = first + 2 * idx;
       const bool sw = idx < npairs && flag[k];
       F c = 0, s = 0;
       if (sw) givens(r(k - 1, k - 1), r(k, k - 1), &c, &s);
       __syncwarp();
       if (sw) {
-        for (int j = k - 1 + tx; j < m; j += Tx) {
+        for (int j = k - 1 + tx; j < mc; j += lx) {
           const F x = r(k - 1, j), y = r(k, j);
           r(k - 1, j) = c * x + s * y;
           r(k, j) = j == k - 1 ? F(0) : -s * x + c * y;
@@ -193,7 +300,7 @@ struct Basis {
   __device__ int count_violations(F delta) const {
     if (tid == 0) ctr[3] = 0;
     __syncthreads();
-    for (int k = 1 + tid; k < m; k += nth)
+    for (int k = 1 + tid; k < cols(); k += nth)
       if (lovasz_violated(delta, r(k - 1, k - 1), r(k - 1, k), r(k, k))) atomicAdd(&ctr[3], 1);
     __syncthreads();
     const int v = ctr[3];
@@ -209,12 +316,43 @@ int g_full_every = kFullReductionEvery;  // benchmark knob, set_all_swap_full_ev
 int g_lanes = 0;                         // benchmark knob: lanes per vector (0: automatic)
 bool g_groups_per_column = false;        // benchmark knob: one group per column instead of per pair
 
-template <class F, bool kT>
-__global__ void __launch_bounds__(512)
+bool g_generic_only = false;  // test knob: no fixed-shape kernels
+
+// Lanes per vector and groups per basis of the automatic block shape (host and the fixed-shape
+// instantiations use the same rule). Lanes: 4 for n <= 16, 8 beyond (measured on the H100,
+// float32 Gaussian bases, us/basis with lanes 4 / 8 / 16 / 32: n = 16 0.032 / 0.043 / 0.070 /
+// -, n = 32 0.23 / 0.19 / 0.31 / 0.54, n = 64 1.58 / 1.04 / 1.36 / 1.70): fewer lanes per
+// column mean shorter shuffle reductions and more columns in flight per step of the
+// Gram-Schmidt and size reduction, which dominate. n <= 8 keeps one lane per entry. Groups:
+// about one per column pair, at most 512 threads, a whole number of warps so that every
+// shuffle has its 32 lanes.
+constexpr int pow2_at_least(int x) {
+  int p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+constexpr int auto_lanes(int n) {
+  return n <= 8 ? std::clamp(pow2_at_least(n), 4, 32) : n <= 16 ? 4 : 8;
+}
+constexpr int shape_groups(int lanes, int m, bool per_column) {
+  int ty = std::clamp(std::max(1, per_column ? m : m / 2), 1, 512 / lanes);
+  const int per_warp = 32 / lanes;
+  return (ty + per_warp - 1) / per_warp * per_warp;
+}
+
+// Square sizes with a fixed-shape kernel (the benchmark sizes and the block method's blocks).
+constexpr int kFixedSizes[] = {4, 8, 16, 32, 64};
+bool uses_fixed_kernel(int n, int m) {
+  return n == m && !g_lanes && !g_groups_per_column && !g_generic_only &&
+         std::find(std::begin(kFixedSizes), std::end(kFixedSizes), n) != std::end(kFixedSizes);
+}
+
+template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
+__global__ void __launch_bounds__(NC ? TXC* TYC : 512)
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
                     F delta, long max_iter, int full_every) {
   extern __shared__ __align__(16) unsigned char smem[];
-  Basis<F, kT> w;
+  Basis<F, kT, NC, TXC, TYC> w;
   w.n = n;
   w.m = m;
   w.tx = threadIdx.x;
@@ -226,7 +364,7 @@ __global__ void __launch_bounds__(512)
   w.T = reinterpret_cast<long long*>(smem);
   w.B = reinterpret_cast<F*>(smem + (kT ? sizeof(long long) * m * m : 0));
   w.Q = w.B + n * m;
-  w.R = w.Q + n * m;
+  w.R = w.Q + (NC ? 2 * NC : n * m);
   w.flag = reinterpret_cast<int*>(w.R + m * m);
   w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));  // flag doubles as m floats in qr()
 
@@ -267,7 +405,9 @@ __global__ void __launch_bounds__(512)
           break;
         }
         w.size_reduce();
-        if (w.count_violations(delta) == 0) {
+        // A big multiplier in this size reduction left R imprecise: not reduced yet (the next
+        // iteration recomputes R), as on the CPU.
+        if (w.count_violations(delta) == 0 && !w.ctr[1]) {
           status = int(LllStatus::reduced);
           break;
         }
@@ -291,41 +431,49 @@ __global__ void __launch_bounds__(512)
   }
 }
 
-int pow2_at_least(int x) {
-  int p = 1;
-  while (p < x) p <<= 1;
-  return p;
+// The kernel, with its dynamic shared memory limit raised to the device maximum once. The
+// attribute is a per-function limit, not a per-launch size: CPU threads of the block scheduler
+// launch different block sizes concurrently, and setting it to each launch's size let one
+// thread lower the limit under another's larger launch (cudaErrorInvalidValue seen under
+// compute-sanitizer).
+template <auto Kernel>
+auto with_smem_limit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int device = 0, optin = 0;
+    MIMORX_CUDA_CHECK(cudaGetDevice(&device));
+    MIMORX_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    MIMORX_CUDA_CHECK(
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  });
+  return Kernel;
 }
 
 template <class F, bool kT>
 void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
             std::int64_t sb, std::int64_t st, double delta, long max_iter, cudaStream_t s,
             std::size_t smem) {
-  // TB(Tx, Ty): Tx lanes along a vector (up to a warp), Ty groups ~ one per column pair, at
-  // most 512 threads, a whole number of warps so that every shuffle has its 32 lanes.
-  // Lanes per vector: 4 for n <= 16, 8 beyond (measured on the H100, float32 Gaussian bases,
-  // us/basis with lanes 4 / 8 / 16 / 32: n = 16 0.032 / 0.043 / 0.070 / -, n = 32 0.23 / 0.19 /
-  // 0.31 / 0.54, n = 64 1.58 / 1.04 / 1.36 / 1.70): fewer lanes per column mean shorter shuffle
-  // reductions and more columns in flight per step of the Gram-Schmidt and size reduction,
-  // which dominate. n <= 8 keeps one lane per entry.
-  const int Tx = g_lanes ? g_lanes : n <= 8 ? std::clamp(pow2_at_least(n), 4, 32) : n <= 16 ? 4 : 8;
-  int Ty = std::clamp(std::max(1, g_groups_per_column ? m : m / 2), 1, 512 / Tx);
-  const int per_warp = 32 / Tx;
-  Ty = (Ty + per_warp - 1) / per_warp * per_warp;
-  auto kernel = all_swap_kernel<F, kT>;
-  // The attribute is a per-function limit, not a per-launch size: CPU threads of the block
-  // scheduler launch different block sizes concurrently, and setting it to each launch's size
-  // let one thread lower the limit under another's larger launch (cudaErrorInvalidValue seen
-  // under compute-sanitizer). Raise it once to the device maximum instead.
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    int device = 0, optin = 0;
-    MIMORX_CUDA_CHECK(cudaGetDevice(&device));
-    MIMORX_CUDA_CHECK(
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    MIMORX_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  });
+  const int Tx = g_lanes ? g_lanes : auto_lanes(n);
+  const int Ty = shape_groups(Tx, m, g_groups_per_column);
+  auto kernel = with_smem_limit<all_swap_kernel<F, kT>>();
+  if (uses_fixed_kernel(n, m)) {
+    switch (n) {
+#define MIMORX_LLL_FIXED(N)                                                                 \
+  case N:                                                                                   \
+    kernel = with_smem_limit<                                                               \
+        all_swap_kernel<F, kT, N, auto_lanes(N), shape_groups(auto_lanes(N), N, false)>>(); \
+    break;
+      MIMORX_LLL_FIXED(4)
+      MIMORX_LLL_FIXED(8)
+      MIMORX_LLL_FIXED(16)
+      MIMORX_LLL_FIXED(32)
+      MIMORX_LLL_FIXED(64)
+#undef MIMORX_LLL_FIXED
+      default:
+        break;
+    }
+  }
   const dim3 block(Tx, Ty);
   for (std::int64_t off = 0; off < batch; off += 2147483647LL) {
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
@@ -343,6 +491,7 @@ void set_all_swap_shape(int lanes, bool group_per_column) {
   g_lanes = lanes;
   g_groups_per_column = group_per_column;
 }
+void set_all_swap_generic_only(bool generic_only) { g_generic_only = generic_only; }
 
 std::uint64_t all_swap_phase_total(bool reset) {
   unsigned long long v = 0;
@@ -355,9 +504,12 @@ std::uint64_t all_swap_phase_total(bool reset) {
 }
 
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
+  // T (int64), B, the work copy Q (generic) or two pivot vectors (fixed shape), R, the flag /
+  // input-norm region (m values of F) and 4 counters.
   const std::size_t f = dbl ? 8 : 4;
+  const std::size_t q = uses_fixed_kernel(n, m) ? 2 * std::size_t(n) : std::size_t(n) * m;
   return (transform ? std::size_t(8) * m * m : 0) +
-         f * (2 * std::size_t(n) * m + std::size_t(m) * m) + f * std::size_t(m) + 4 * 4;
+         f * (std::size_t(n) * m + q + std::size_t(m) * m) + f * std::size_t(m) + 4 * 4;
 }
 
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {

@@ -47,6 +47,9 @@ void set_all_swap_full_every(int iterations);
 // Benchmark knob: lanes per vector (power of two 4..32; 0 = automatic) and one group per column
 // instead of one per column pair.
 void set_all_swap_shape(int lanes, bool group_per_column);
+// Test knob: run the generic kernel even where a fixed-shape one exists (both must give the
+// same bits).
+void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
 #endif
 

@@ -424,3 +424,24 @@ TEST(LllPlanCpuErrors, Float32NeverReportsAnUnreducedBasisAsReduced) {
   std::printf("float32 flagged %d of %d ill-conditioned bases as not reduced\n", flagged,
               2 * batch);
 }
+
+TEST(LllPlanCpuErrors, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
+  // Regression: the final check's size reduction needed a multiplier above big_quotient, and the
+  // R it left behind was imprecise enough to accept |mu| = 0.60 (found by the GPU benchmark's
+  // verification of 8192 Gaussian 64x64 bases; the CPU all-swap did the same).
+  const int n = 64;
+  const auto b0 = test::big_final_multiplier_basis();
+  LllConfig cfg{n, n};
+  cfg.method = LllMethod::all_swap;
+  cfg.transform = true;
+  std::vector<float> bf(b0.begin(), b0.end());
+  std::vector<double> in(bf.begin(), bf.end());
+  std::vector<std::int64_t> t(std::size_t(n) * n);
+  LllStatus st = LllStatus::not_converged;
+  LllPlan(cfg, Backend::cpu())
+      .run(MatrixBatch<float>(bf.data(), 1, n, n, Memory::host),
+           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host),
+           View<LllStatus>(&st, 1, Memory::host));
+  ASSERT_EQ(st, LllStatus::reduced);
+  test::expect_reduced(n, n, in, bf, &t, 0.75, true, "cpu all-swap float32");
+}

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "lattice/lll_internal.hpp"
 #include "lattice/lll_support.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
@@ -74,6 +76,101 @@ TEST(LllGpu, AllSwapBatchedSizesBothPrecisions) {
     gpu_case<double>(g, n, n, batch, LllMethod::all_swap, true);
   }
   gpu_case<float>(g, 8, 8, 1000, LllMethod::all_swap, false);
+}
+
+#if MIMORX_HAS_CUDA
+// The fixed-shape kernels (square 4..64, unrolled loops, Gram-Schmidt columns in registers)
+// must compute exactly what the generic kernel computes: same bases, transforms and statuses,
+// bit for bit, including a dependent basis (singular) in the batch.
+template <class F>
+void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform) {
+  const std::size_t nm = std::size_t(n) * n;
+  std::vector<F> h;
+  for (int k = 0; k < batch; ++k) {
+    auto b = test::gaussian_basis(g, n, n);
+    if (k == 1)
+      for (int i = 0; i < n; ++i) b[std::size_t(n - 1) * n + i] = 2 * b[i];  // dependent
+    h.insert(h.end(), b.begin(), b.end());
+  }
+  struct Out {
+    std::vector<F> b;
+    std::vector<std::int64_t> t;
+    std::vector<std::int32_t> st;
+  };
+  auto run = [&](bool generic_only) {
+    lattice::detail::set_all_swap_generic_only(generic_only);
+    auto db = Buffer<F>::device(h.size());
+    db.copy_from_host(h.data(), h.size());
+    auto dt = Buffer<std::int64_t>::device(transform ? nm * batch : 1);
+    auto ds = Buffer<std::int32_t>::device(batch);
+    lattice::detail::all_swap_cuda<F>(db.data(), transform ? dt.data() : nullptr, ds.data(), batch,
+                                      n, n, std::int64_t(nm), std::int64_t(nm), 0.75,
+                                      lattice::detail::default_max_iter(n), nullptr, 0);
+    lattice::detail::set_all_swap_generic_only(false);
+    Out o{std::vector<F>(h.size()), std::vector<std::int64_t>(transform ? nm * batch : 0),
+          std::vector<std::int32_t>(batch)};
+    db.copy_to_host(o.b.data(), o.b.size());
+    if (transform) dt.copy_to_host(o.t.data(), o.t.size());
+    ds.copy_to_host(o.st.data(), o.st.size());
+    return o;
+  };
+  const Out gen = run(true), fix = run(false);
+  int reduced = 0;
+  for (int k = 0; k < batch; ++k) {
+    reduced += gen.st[k] == std::int32_t(LllStatus::reduced);
+    ASSERT_EQ(gen.st[k], fix.st[k]) << "n=" << n << " basis " << k;
+    ASSERT_EQ(0, std::memcmp(gen.b.data() + k * nm, fix.b.data() + k * nm, nm * sizeof(F)))
+        << "n=" << n << " basis " << k << " differs";
+    if (transform) {
+      ASSERT_EQ(
+          0, std::memcmp(gen.t.data() + k * nm, fix.t.data() + k * nm, nm * sizeof(std::int64_t)))
+          << "n=" << n << " basis " << k << " transform differs";
+    }
+  }
+  EXPECT_EQ(gen.st[1], std::int32_t(LllStatus::singular)) << "n=" << n;
+  EXPECT_GE(reduced, batch - 2) << "n=" << n;  // Gaussian bases: all but the dependent one
+}
+
+TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {4, 8, 16, 32, 64}) {
+    const int batch = n <= 16 ? 300 : 60;
+    fixed_vs_generic<float>(g, n, batch, false);
+    fixed_vs_generic<float>(g, n, batch, true);
+    fixed_vs_generic<double>(g, n, batch, false);
+    fixed_vs_generic<double>(g, n, batch, true);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+#endif
+
+TEST(LllGpu, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
+  // The basis on which the kernel's final check accepted |mu| = 0.60 (see lll_support.hpp).
+  MIMORX_REQUIRE_GPU();
+  const int n = 64;
+  const auto b0 = test::big_final_multiplier_basis();
+  std::vector<float> hb(b0.begin(), b0.end());
+  const std::vector<double> in(hb.begin(), hb.end());
+  for (bool transform : {false, true}) {
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::all_swap;
+    cfg.transform = transform;
+    auto db = Buffer<float>::device(hb.size());
+    db.copy_from_host(hb.data(), hb.size());
+    auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+    LllStatus st = LllStatus::not_converged;
+    LllPlan(cfg, Backend::cuda())
+        .run(MatrixBatch<float>::over(db, 1, n, n),
+             transform ? MatrixBatch<std::int64_t>::over(dt, 1, n, n) : MatrixBatch<std::int64_t>(),
+             View<LllStatus>(&st, 1, Memory::host));
+    ASSERT_EQ(st, LllStatus::reduced);
+    std::vector<float> out(hb.size());
+    db.copy_to_host(out.data(), out.size());
+    std::vector<std::int64_t> t(std::size_t(n) * n);
+    if (transform) dt.copy_to_host(t.data(), t.size());
+    test::expect_reduced(n, n, in, out, transform ? &t : nullptr, 0.75, true, "gpu float32");
+  }
 }
 
 TEST(LllGpu, AllSwapNonSquare) {
