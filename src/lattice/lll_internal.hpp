@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "mimorx/config.hpp"
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
 
 namespace mimorx::lattice::detail {
@@ -20,10 +21,17 @@ template <class F>
 using BlockReducer = std::function<std::int64_t(F* blocks, std::int64_t* transforms,
                                                 LllStatus* status, int count, int l)>;
 
-// CR-MB-LLL on one host basis; block reductions are delegated to `reduce`.
+// R (m x m, column-major, upper triangular, zeros below) with B^T B = R^T R in float64 for the
+// host basis b (n x m); false when the factorisation fails (the caller falls back to
+// Householder QR). Empty: the block method computes it with Eigen on the CPU.
+template <class F>
+using GramFactor = std::function<bool(const F* b, int n, int m, double* r)>;
+
+// CR-MB-LLL on one host basis; block reductions are delegated to `reduce`, the float64 R factor
+// to `gram` when given.
 template <class F>
 LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
-                   int threads, const BlockReducer<F>& reduce);
+                   int threads, const BlockReducer<F>& reduce, const GramFactor<F>& gram = {});
 
 long default_max_iter(int m);
 
@@ -51,6 +59,18 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 // same bits).
 void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
+
+// The block method's GramFactor on the GPU (src/lattice/gram_cholesky_cuda.cu): Gram matrix and
+// blocked Cholesky in float64; the workspace grows as needed and belongs to one CPU thread.
+template <class F>
+struct GramWorkspace {
+  Buffer<F> b;
+  Buffer<double> g, diag;
+  Buffer<int> flag;
+};
+template <class F>
+bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
+                        int device);
 #endif
 
 }  // namespace mimorx::lattice::detail

@@ -2,6 +2,7 @@
 // verification; the CPU and GPU results may differ, both must be reduced.
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -131,6 +132,42 @@ void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform) {
   EXPECT_GE(reduced, batch - 2) << "n=" << n;  // Gaussian bases: all but the dependent one
 }
 
+// The block method's float64 R on the GPU (Gram matrix + blocked Cholesky) against Eigen's
+// Cholesky factor of the same Gram matrix, for sizes around the 32-column panels and 64-wide
+// tiles; a zero column makes the factorisation fail (the caller then uses Householder QR).
+template <class F>
+void gram_case(std::mt19937_64& g, int n, int m) {
+  auto b = test::gaussian_basis(g, n, m);
+  std::vector<F> bf(b.begin(), b.end());
+  Eigen::MatrixXd B(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) B(i, j) = double(bf[std::size_t(j) * n + i]);
+  const Eigen::MatrixXd G = B.transpose() * B;
+  const Eigen::MatrixXd want = Eigen::LLT<Eigen::MatrixXd>(G).matrixU();
+  lattice::detail::GramWorkspace<F> ws;
+  Eigen::MatrixXd got(m, m);
+  ASSERT_TRUE(lattice::detail::gram_cholesky_cuda<F>(bf.data(), n, m, got.data(), ws, nullptr, 0))
+      << n << "x" << m;
+  const double err = (got - want).cwiseAbs().maxCoeff() / want.cwiseAbs().maxCoeff();
+  EXPECT_LT(err, 1e-10) << n << "x" << m;
+  for (int j = 0; j < m; ++j)
+    for (int i = j + 1; i < m; ++i) ASSERT_EQ(got(i, j), 0.0) << "below the diagonal";
+  // A zero column: pivot 0, reported as a failure.
+  for (int i = 0; i < n; ++i) bf[std::size_t(m / 2) * n + i] = F(0);
+  EXPECT_FALSE(lattice::detail::gram_cholesky_cuda<F>(bf.data(), n, m, got.data(), ws, nullptr, 0))
+      << n << "x" << m;
+}
+
+TEST(LllGpu, GramCholeskyMatchesEigen) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (int m : {1, 2, 31, 32, 33, 64, 65, 100, 300}) {
+    gram_case<float>(g, m + 7, m);
+    gram_case<double>(g, m, m);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
@@ -186,6 +223,7 @@ TEST(LllGpu, BlockMethodCpuGpuScheduler) {
   gpu_case<double>(g, 128, 128, 2, LllMethod::block, true);
   gpu_case<float>(g, 128, 128, 2, LllMethod::block, true);
   gpu_case<double>(g, 96, 96, 3, LllMethod::block, true, 16);
+  gpu_case<float>(g, 300, 300, 1, LllMethod::block, true);  // partial last Cholesky panel
 }
 
 TEST(LllGpu, DegenerateBasesAreFlagged) {

@@ -1,0 +1,193 @@
+// The float64 Gram-Schmidt data of the block method (CR-MB-LLL) on the GPU: R upper triangular
+// with B^T B = R^T R, i.e. the Cholesky factor of the Gram matrix. On the CPU (Eigen GEMM + LLT,
+// single-threaded inside the scheduler's worker thread) this took ~100 ms per call at
+// m = 1024 on the device machine, most of the block method's time. The device machine has no
+// cuBLAS or cuSOLVER, so these are plain tiled kernels:
+//   gram / trailing update: C(I, J) (=|-=) sum_k X(k, I) X(k, J) over 64 x 64 tiles of the upper
+//     triangle, 256 threads with 4 x 4 outputs each, X staged through shared memory in float64;
+//   panel: one warp factors the 32 x 32 diagonal block (lane k owns column k, __syncwarp between
+//     the steps), then every thread solves one column of the block row (R_pp^T X = G_p,c).
+// Right-looking: per panel of 32 columns one panel launch and one trailing-update launch.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/cuda_check.hpp"
+#include "lattice/lll_internal.hpp"
+
+namespace mimorx::lattice::detail {
+namespace {
+
+constexpr int kTile = 64;        // output tile of the Gram and trailing-update kernels
+constexpr int kSlab = 16;        // k entries staged per step
+constexpr int kPanel = 32;       // Cholesky block size (one warp factors it)
+constexpr int kPanelCols = 128;  // block-row columns solved per thread block
+
+// C(I0 + i, J0 + j) for the upper triangle: sum over k in [k_begin, k_end) of
+// X(k, I0 + i) X(k, J0 + j), X(k, c) = x[(c + col_off) * ld + k]; C(r, c) = c_out[(c + col_off) *
+// ldc + r + col_off]. subtract: C -= sum (trailing update), else C = sum (Gram matrix).
+template <class T>
+__global__ void __launch_bounds__(256)
+    syrk_upper_kernel(const T* x, long long ld, int k_begin, int k_end, int cols, int col_off,
+                      double* c_out, long long ldc, bool subtract) {
+  const int I0 = blockIdx.y * kTile, J0 = blockIdx.x * kTile;
+  if (J0 + kTile <= I0) return;  // tile strictly below the diagonal
+  __shared__ double xa[kSlab][kTile + 1];
+  __shared__ double xb[kSlab][kTile + 1];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  double acc[4][4] = {};
+  for (int k0 = k_begin; k0 < k_end; k0 += kSlab) {
+    for (int e = threadIdx.x; e < kSlab * kTile; e += 256) {
+      const int kk = e % kSlab, c = e / kSlab, k = k0 + kk;
+      const bool kin = k < k_end;
+      xa[kk][c] = kin && I0 + c < cols ? double(x[(long long)(I0 + c + col_off) * ld + k]) : 0.0;
+      xb[kk][c] = kin && J0 + c < cols ? double(x[(long long)(J0 + c + col_off) * ld + k]) : 0.0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kSlab; ++kk) {
+      double a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        a[i] = xa[kk][ty * 4 + i];
+        b[i] = xb[kk][tx * 4 + i];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = I0 + ty * 4 + i, c = J0 + tx * 4 + j;
+      if (r < cols && c < cols && r <= c) {
+        double& dst = c_out[(long long)(c + col_off) * ldc + r + col_off];
+        dst = subtract ? dst - acc[i][j] : acc[i][j];
+      }
+    }
+}
+
+// Panel p (columns p .. p + nb - 1): factor the diagonal block (every thread block does, into
+// its shared memory) and solve the block row's columns [p + nb + blockIdx.x * kPanelCols, ...).
+// Block 0 stores the factored diagonal block in `diag` (32 x 32 per panel), not in g: other
+// blocks may still be reading g's diagonal block; diag_store_kernel copies them at the end. A
+// pivot that is not positive and finite sets *fail.
+__global__ void __launch_bounds__(kPanelCols)
+    chol_panel_kernel(double* g, int m, int p, double* diag, int* fail) {
+  __shared__ double d[kPanel][kPanel + 1];  // d[i][k] = R(p + i, p + k), upper
+  const int nb = min(kPanel, m - p);
+  for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+    const int i = e % nb, k = e / nb;
+    d[i][k] = g[(long long)(p + k) * m + p + i];
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const int k = threadIdx.x;  // this lane's column
+    for (int j = 0; j < nb; ++j) {
+      if (k == j) {
+        const double v = d[j][j];
+        if (!(v > 0) || !isfinite(v)) {
+          if (blockIdx.x == 0) *fail = 1;
+          d[j][j] = 1;  // keep going with finite numbers; the caller discards the result
+        } else {
+          d[j][j] = sqrt(v);
+        }
+      }
+      __syncwarp();
+      if (k > j && k < nb) d[j][k] /= d[j][j];
+      __syncwarp();
+      if (k > j && k < nb)
+        for (int i = j + 1; i <= k; ++i) d[i][k] -= d[j][i] * d[j][k];
+      __syncwarp();
+    }
+  }
+  __syncthreads();
+  if (blockIdx.x == 0)
+    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+      const int i = e % nb, k = e / nb;
+      diag[(long long)p * kPanel + k * kPanel + i] = i <= k ? d[i][k] : 0.0;
+    }
+  const int c = p + nb + blockIdx.x * kPanelCols + threadIdx.x;
+  if (c >= m) return;
+  // Forward substitution with R_pp^T (lower): x_i = (G(p + i, c) - sum_{j<i} R(p+j, p+i) x_j) /
+  // R(p+i, p+i).
+  double* col = g + (long long)c * m + p;
+  double x[kPanel];
+#pragma unroll
+  for (int i = 0; i < kPanel; ++i) {
+    if (i < nb) {
+      double s = col[i];
+#pragma unroll
+      for (int j = 0; j < i; ++j) s -= d[j][i] * x[j];
+      x[i] = s / d[i][i];
+      col[i] = x[i];
+    }
+  }
+}
+
+// The factored diagonal blocks from `diag` into R.
+__global__ void diag_store_kernel(double* g, int m, const double* diag) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= (long long)m * kPanel) return;
+  const int p = int(e / (kPanel * kPanel)) * kPanel, k = int(e / kPanel) % kPanel,
+            i = int(e % kPanel);
+  if (p + i < m && p + k < m) g[(long long)(p + k) * m + p + i] = diag[e];
+}
+
+}  // namespace
+
+template <class F>
+bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
+                        int device) {
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const auto s = mimorx::detail::as_stream(stream);
+  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+  if (ws.b.size() < nm) ws.b = Buffer<F>::device(nm, device);
+  if (ws.g.size() < mm) ws.g = Buffer<double>::device(mm, device);
+  if (ws.diag.size() < std::size_t(m) * kPanel)
+    ws.diag = Buffer<double>::device(std::size_t(m) * kPanel, device);
+  if (ws.flag.size() < 1) ws.flag = Buffer<int>::device(1, device);
+  MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b.data(), b, nm * sizeof(F), cudaMemcpyHostToDevice, s));
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.g.data(), 0, mm * sizeof(double), s));
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.flag.data(), 0, sizeof(int), s));
+  const int tiles = (m + kTile - 1) / kTile;
+  syrk_upper_kernel<F>
+      <<<dim3(tiles, tiles), 256, 0, s>>>(ws.b.data(), n, 0, n, m, 0, ws.g.data(), m, false);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  for (int p = 0; p < m; p += kPanel) {
+    const int nb = std::min(kPanel, m - p), rest = m - p - nb;
+    const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
+    chol_panel_kernel<<<blocks, kPanelCols, 0, s>>>(ws.g.data(), m, p, ws.diag.data(),
+                                                    ws.flag.data());
+    MIMORX_CUDA_CHECK_LAUNCH();
+    if (rest > 0) {
+      const int t = (rest + kTile - 1) / kTile;
+      syrk_upper_kernel<double><<<dim3(t, t), 256, 0, s>>>(ws.g.data(), m, p, p + nb, rest, p + nb,
+                                                           ws.g.data(), m, true);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    }
+  }
+  const long long de = (long long)m * kPanel;
+  diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(ws.g.data(), m, ws.diag.data());
+  MIMORX_CUDA_CHECK_LAUNCH();
+  int fail = 0;
+  MIMORX_CUDA_CHECK(
+      cudaMemcpyAsync(r, ws.g.data(), mm * sizeof(double), cudaMemcpyDeviceToHost, s));
+  MIMORX_CUDA_CHECK(cudaMemcpyAsync(&fail, ws.flag.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+  // Entries below the diagonal of R: zero (the kernels only wrote the upper triangle and the
+  // memset cleared the rest, except the Gram matrix's lower part, which was never written).
+  return fail == 0;
+}
+
+template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
+                                        void*, int);
+template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,
+                                         void*, int);
+
+}  // namespace mimorx::lattice::detail
