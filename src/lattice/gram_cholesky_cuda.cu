@@ -142,6 +142,31 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag) {
 }  // namespace
 
 template <class F>
+void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
+                           void* stream) {
+  const auto s = mimorx::detail::as_stream(stream);
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(r, 0, std::size_t(m) * m * sizeof(double), s));
+  const int tiles = (m + kTile - 1) / kTile;
+  syrk_upper_kernel<F><<<dim3(tiles, tiles), 256, 0, s>>>(b, n, 0, n, m, 0, r, m, false);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  for (int p = 0; p < m; p += kPanel) {
+    const int nb = std::min(kPanel, m - p), rest = m - p - nb;
+    const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
+    chol_panel_kernel<<<blocks, kPanelCols, 0, s>>>(r, m, p, diag, fail);
+    MIMORX_CUDA_CHECK_LAUNCH();
+    if (rest > 0) {
+      const int t = (rest + kTile - 1) / kTile;
+      syrk_upper_kernel<double>
+          <<<dim3(t, t), 256, 0, s>>>(r, m, p, p + nb, rest, p + nb, r, m, true);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    }
+  }
+  const long long de = (long long)m * kPanel;
+  diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(r, m, diag);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
                         int device) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
@@ -153,38 +178,18 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
     ws.diag = Buffer<double>::device(std::size_t(m) * kPanel, device);
   if (ws.flag.size() < 1) ws.flag = Buffer<int>::device(1, device);
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b.data(), b, nm * sizeof(F), cudaMemcpyHostToDevice, s));
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.g.data(), 0, mm * sizeof(double), s));
   MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.flag.data(), 0, sizeof(int), s));
-  const int tiles = (m + kTile - 1) / kTile;
-  syrk_upper_kernel<F>
-      <<<dim3(tiles, tiles), 256, 0, s>>>(ws.b.data(), n, 0, n, m, 0, ws.g.data(), m, false);
-  MIMORX_CUDA_CHECK_LAUNCH();
-  for (int p = 0; p < m; p += kPanel) {
-    const int nb = std::min(kPanel, m - p), rest = m - p - nb;
-    const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
-    chol_panel_kernel<<<blocks, kPanelCols, 0, s>>>(ws.g.data(), m, p, ws.diag.data(),
-                                                    ws.flag.data());
-    MIMORX_CUDA_CHECK_LAUNCH();
-    if (rest > 0) {
-      const int t = (rest + kTile - 1) / kTile;
-      syrk_upper_kernel<double><<<dim3(t, t), 256, 0, s>>>(ws.g.data(), m, p, p + nb, rest, p + nb,
-                                                           ws.g.data(), m, true);
-      MIMORX_CUDA_CHECK_LAUNCH();
-    }
-  }
-  const long long de = (long long)m * kPanel;
-  diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(ws.g.data(), m, ws.diag.data());
-  MIMORX_CUDA_CHECK_LAUNCH();
+  gram_cholesky_enqueue<F>(ws.b.data(), n, m, ws.g.data(), ws.diag.data(), ws.flag.data(), stream);
   int fail = 0;
   MIMORX_CUDA_CHECK(
       cudaMemcpyAsync(r, ws.g.data(), mm * sizeof(double), cudaMemcpyDeviceToHost, s));
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(&fail, ws.flag.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
-  // Entries below the diagonal of R: zero (the kernels only wrote the upper triangle and the
-  // memset cleared the rest, except the Gram matrix's lower part, which was never written).
   return fail == 0;
 }
 
+template void gram_cholesky_enqueue<float>(const float*, int, int, double*, double*, int*, void*);
+template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*, void*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

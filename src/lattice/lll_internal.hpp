@@ -71,6 +71,32 @@ struct GramWorkspace {
 template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
                         int device);
+// The same on device memory, enqueued on `stream` without a sync: R (m x m) from the device
+// basis b; diag is scratch of 32 m doubles; *fail (device) is set when a pivot is not positive.
+template <class F>
+void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
+                           void* stream);
+
+// CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): R recomputed by
+// gram_cholesky_enqueue every pass (no GSC-Update), global size reduction, block reductions by
+// all_swap_cuda and the products with U as kernels; the host only reads a few flags per pass.
+// b (n x m) and t (m x m, may be null) are device memory. Returns false, with b restored to its
+// input, when the float64 Cholesky factor fails or is inaccurate (the caller then uses the
+// host-side block method, which falls back to Householder QR).
+template <class F>
+struct BlockLllWorkspace {
+  Buffer<F> b_in, b0, blocks;
+  Buffer<double> r, r0, diag;
+  Buffer<std::int64_t> t0, u;
+  Buffer<std::int32_t> bstatus;
+  Buffer<int> flags, hflags;
+};
+template <class F>
+bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
+                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats);
+// Test/benchmark knob: false makes LllPlan use the host-side CPU+GPU block method only.
+void set_block_device_enabled(bool enabled);
+bool block_device_enabled();
 #endif
 
 }  // namespace mimorx::lattice::detail

@@ -533,8 +533,20 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         };
         std::vector<F> hb(std::size_t(n) * m);
         std::vector<std::int64_t> ht(cfg_.transform ? std::size_t(m) * m : 0);
+        detail::BlockLllWorkspace<F> dws;
 #pragma omp for schedule(dynamic)
         for (std::int64_t k = 0; k < nb; ++k) {
+          // The whole reduction on the GPU where its float64 Cholesky factor is good enough;
+          // otherwise (and when disabled) the host-side block method below.
+          if (detail::block_device_enabled()) {
+            LllStats ds;
+            if (detail::block_lll_device<F>(
+                    n, m, basis.matrix(k), cfg_.transform ? transform.data + k * tstride : nullptr,
+                    cfg_.delta, block_, max_iter, dws, gr.stream.handle(), dev, &ds)) {
+              st[k] = ds.status;
+              continue;
+            }
+          }
           mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
                                      hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();

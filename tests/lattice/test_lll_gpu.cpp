@@ -223,7 +223,50 @@ TEST(LllGpu, BlockMethodCpuGpuScheduler) {
   gpu_case<double>(g, 128, 128, 2, LllMethod::block, true);
   gpu_case<float>(g, 128, 128, 2, LllMethod::block, true);
   gpu_case<double>(g, 96, 96, 3, LllMethod::block, true, 16);
-  gpu_case<float>(g, 300, 300, 1, LllMethod::block, true);  // partial last Cholesky panel
+  gpu_case<float>(g, 300, 300, 1, LllMethod::block, true);   // partial last Cholesky panel
+  gpu_case<double>(g, 160, 128, 1, LllMethod::block, true);  // non-square
+  gpu_case<float>(g, 130, 130, 1, LllMethod::block, false);  // no transform, tail block
+}
+
+#if MIMORX_HAS_CUDA
+TEST(LllGpu, BlockMethodHostSidePathStillWorks) {
+  // The host-side CPU+GPU scheduler (GSC-Update on the CPU), used when the device-resident
+  // path is disabled or falls back.
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  lattice::detail::set_block_device_enabled(false);
+  gpu_case<double>(g, 128, 128, 1, LllMethod::block, true);
+  gpu_case<float>(g, 128, 128, 1, LllMethod::block, true);
+  lattice::detail::set_block_device_enabled(true);
+}
+#endif
+
+TEST(LllGpu, BlockMethodFallsBackOnIllConditionedBases) {
+  // Columns scaled by 10^-5 .. 10^5: the Cholesky factor's diagonal ratio is far below 1e-6, so
+  // the device-resident path hands the basis (restored) to the host-side path (Householder QR).
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 96;
+  auto b0 = test::gaussian_basis(g, n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      b0[std::size_t(j) * n + i] *= std::pow(10.0, -5 + 10.0 * j / (n - 1));
+  LllConfig cfg{n, n};
+  cfg.method = LllMethod::block;
+  cfg.transform = true;
+  auto db = Buffer<double>::device(b0.size());
+  db.copy_from_host(b0.data(), b0.size());
+  auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+  LllStatus st = LllStatus::not_converged;
+  LllPlan(cfg, Backend::cuda())
+      .run(MatrixBatch<double>::over(db, 1, n, n), MatrixBatch<std::int64_t>::over(dt, 1, n, n),
+           View<LllStatus>(&st, 1, Memory::host));
+  ASSERT_EQ(st, LllStatus::reduced);
+  std::vector<double> out(b0.size());
+  db.copy_to_host(out.data(), out.size());
+  std::vector<std::int64_t> t(std::size_t(n) * n);
+  dt.copy_to_host(t.data(), t.size());
+  test::expect_reduced(n, n, b0, out, &t, 0.75, false, "gpu block, ill-conditioned");
 }
 
 TEST(LllGpu, DegenerateBasesAreFlagged) {

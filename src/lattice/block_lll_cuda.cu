@@ -1,0 +1,343 @@
+// CR-MB-LLL with the basis resident on the GPU. Per pass, all on one stream:
+//   R = chol(B^T B) in float64 (gram_cholesky_cuda.cu) and its checks (singular column,
+//     diagonal ratio), then one sync to read them;
+//   global size reduction of every column against a snapshot of R, B and T (one thread block per
+//     column; warp 0 finds the next nonzero multiplier 32 rows at a time with a ballot);
+//   [final check: Lovasz on every pair, one sync];
+//   the diagonal blocks of R (offset 0 or l/2, as the host version) as float/double bases,
+//     reduced by the all-swap kernel with their transforms U_c;
+//   B and T multiplied by U_c in place (one thread per row, the row's block entries in
+//     registers), the blocks that swapped counted, one sync.
+// The host version (lll_plan.cpp) follows the block reductions with the GSC-Update R <- Q^T R U
+// on the CPU; here R is recomputed from B every pass instead (two launches per 32 columns of
+// Cholesky plus one Gram product: cheaper on the GPU than a per-block QR and its host round
+// trips, and always fresh float64 data).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cub/block/block_reduce.cuh>
+#include <type_traits>
+
+#include "core/cuda_check.hpp"
+#include "lattice/lll_internal.hpp"
+#include "lattice/lll_math.hpp"
+
+namespace mimorx::lattice::detail {
+namespace {
+
+bool g_device_enabled = true;
+
+// Device flags, read by the host at the sync points of a pass.
+enum Flag : int {
+  kCholFail = 0,  // a Cholesky pivot was not positive
+  kSingular,      // r_jj below singular_fraction * ||b_j||, or not finite
+  kInaccurate,    // min |r_jj| <= 1e-6 max |r_jj|: the host path uses Householder QR
+  kOverflow,      // an int64 transform entry overflowed
+  kSwapped,       // blocks of this pass that swapped
+  kBlockStatus,   // 1 + the status of a block that was not reduced (0: all reduced)
+  kViolations,    // Lovasz violations in the final check
+  kFlags
+};
+
+__global__ void identity_kernel(std::int64_t* t, int m) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < (long long)m * m) t[e] = (e % m) == (e / m) ? 1 : 0;
+}
+
+// The checks gs_update (lll_plan.cpp) makes on the Cholesky factor; one block.
+template <class F>
+__global__ void __launch_bounds__(1024)
+    check_factor_kernel(const F* b, int n, int m, const double* r, int* flags) {
+  using Reduce = cub::BlockReduce<double, 1024>;
+  __shared__ typename Reduce::TempStorage tmp;
+  double lo = INFINITY, hi = 0;
+  for (int j = threadIdx.x; j < m; j += blockDim.x) {
+    double nj = 0;
+    for (int i = 0; i < n; ++i) {
+      const double x = double(b[(long long)j * n + i]);
+      nj += x * x;
+    }
+    const double d = fabs(r[(long long)j * m + j]);
+    if (!(d > double(singular_fraction<F>()) * sqrt(nj)) || !isfinite(d)) flags[kSingular] = 1;
+    lo = fmin(lo, d);
+    hi = fmax(hi, d);
+  }
+  lo = Reduce(tmp).Reduce(lo, [](double a, double c) { return fmin(a, c); });
+  __syncthreads();
+  hi = Reduce(tmp).Reduce(hi, [](double a, double c) { return fmax(a, c); });
+  if (threadIdx.x == 0 && !(lo > 1e-6 * hi)) flags[kInaccurate] = 1;
+}
+
+// t_k -= q t_j with the overflow checks of the host version (int64).
+__device__ __forceinline__ std::int64_t sub_mul_checked(std::int64_t tk, std::int64_t q,
+                                                        std::int64_t tj, int* flags) {
+  const __int128 v = (__int128)tk - (__int128)q * tj;
+  if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
+  return std::int64_t(v);
+}
+
+// Size reduction of column k = blockIdx.x + 1 against the snapshot (r0, b0, t0) of all columns:
+// j descending, skipping zero multipliers (the same order as the host version).
+template <class F>
+__global__ void __launch_bounds__(128)
+    size_reduce_kernel(int n, int m, double* r, const double* r0, F* b, const F* b0,
+                       std::int64_t* t, const std::int64_t* t0, int* flags) {
+  const int k = blockIdx.x + 1;
+  const int lane = threadIdx.x & 31;
+  __shared__ int s_j;
+  __shared__ double s_q;
+  double* rk = r + (long long)k * m;
+  F* bk = b + (long long)k * n;
+  int j = k - 1;
+  for (;;) {
+    if (threadIdx.x < 32) {
+      int found = -1;
+      double qf = 0;
+      for (int top = j; top >= 0; top -= 32) {
+        const int jj = top - lane;
+        double q = 0;
+        if (jj >= 0) q = round_nearest(rk[jj] / r0[(long long)jj * m + jj]);
+        const unsigned mask = __ballot_sync(0xffffffffu, q != 0);
+        if (mask) {
+          const int leader = __ffs(mask) - 1;  // the lowest lane holds the highest row
+          found = top - leader;
+          qf = __shfl_sync(0xffffffffu, q, leader);
+          break;
+        }
+      }
+      if (lane == 0) {
+        s_j = found;
+        s_q = qf;
+      }
+    }
+    __syncthreads();
+    const int jj = s_j;
+    const double q = s_q;
+    if (jj < 0) return;
+    const double* rj = r0 + (long long)jj * m;
+    for (int i = threadIdx.x; i <= jj; i += blockDim.x) rk[i] -= q * rj[i];
+    const F* bj = b0 + (long long)jj * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) bk[i] -= F(q) * bj[i];
+    if (t) {
+      if (!(fabs(q) < 4.0e18)) {
+        flags[kOverflow] = 1;
+      } else {
+        const std::int64_t qi = std::int64_t(q);
+        std::int64_t* tk = t + (long long)k * m;
+        const std::int64_t* tj = t0 + (long long)jj * m;
+        for (int i = threadIdx.x; i < m; i += blockDim.x)
+          tk[i] = sub_mul_checked(tk[i], qi, tj[i], flags);
+      }
+    }
+    __syncthreads();  // column k updated (and s_j read) before the next scan
+    j = jj - 1;
+  }
+}
+
+// Diagonal block c (columns s0 + c * stride ...) of R as an upper-triangular sz x sz basis.
+template <class F>
+__global__ void extract_blocks_kernel(const double* r, int m, int s0, int stride, int sz,
+                                      F* blocks) {
+  const int c = blockIdx.x, s = s0 + c * stride;
+  F* out = blocks + (long long)c * sz * sz;
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
+    const int i = e % sz, j = e / sz;
+    out[e] = i <= j ? F(r[(long long)(s + j) * m + s + i]) : F(0);
+  }
+}
+
+constexpr int kMaxBlock = 64;  // LllConfig::block <= 64
+
+// X[row, s : s + sz] <- X[row, s : s + sz] U_c for every row (B: float accumulation in double,
+// as the host version; T: exact, overflow flagged).
+template <class X>
+__global__ void __launch_bounds__(128)
+    apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz, const std::int64_t* u,
+                   int* flags) {
+  const int c = blockIdx.x, s = s0 + c * stride;
+  const int row = blockIdx.y * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const std::int64_t* uc = u + (long long)c * sz * sz;
+  X in[kMaxBlock];
+#pragma unroll
+  for (int kk = 0; kk < kMaxBlock; ++kk)
+    if (kk < sz) in[kk] = x[(long long)(s + kk) * ld + row];
+  for (int j = 0; j < sz; ++j) {
+    if constexpr (std::is_same_v<X, std::int64_t>) {
+      __int128 acc = 0;
+#pragma unroll
+      for (int kk = 0; kk < kMaxBlock; ++kk)
+        if (kk < sz) acc += (__int128)uc[(long long)j * sz + kk] * in[kk];
+      if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
+      x[(long long)(s + j) * ld + row] = std::int64_t(acc);
+    } else {
+      double acc = 0;
+#pragma unroll
+      for (int kk = 0; kk < kMaxBlock; ++kk)
+        if (kk < sz) {
+          const double f = double(uc[(long long)j * sz + kk]);
+          if (f != 0) acc += f * double(in[kk]);
+        }
+      x[(long long)(s + j) * ld + row] = X(acc);
+    }
+  }
+}
+
+// Blocks whose U is not upper triangular (they swapped), and the first block status that is
+// not `reduced`.
+__global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* status, int sz,
+                                   int* flags) {
+  const int c = blockIdx.x;
+  const std::int64_t* uc = u + (long long)c * sz * sz;
+  bool lower = false;
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x)
+    if (e % sz > e / sz && uc[e] != 0) lower = true;
+  lower = __syncthreads_or(lower);
+  if (threadIdx.x == 0) {
+    if (lower) atomicAdd(&flags[kSwapped], 1);
+    if (status[c] != std::int32_t(LllStatus::reduced))
+      atomicCAS(&flags[kBlockStatus], 0, 1 + status[c]);
+  }
+}
+
+__global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) {
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x + 1; k < m; k += gridDim.x * blockDim.x)
+    if (lovasz_violated(delta, r[(long long)(k - 1) * m + k - 1], r[(long long)k * m + k - 1],
+                        r[(long long)k * m + k]))
+      atomicAdd(&flags[kViolations], 1);
+}
+
+template <class T>
+void ensure(Buffer<T>& buf, std::size_t n, int device) {
+  if (buf.size() < n) buf = Buffer<T>::device(n, device);
+}
+
+}  // namespace
+
+void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
+bool block_device_enabled() { return g_device_enabled; }
+
+template <class F>
+bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
+                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats) {
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const auto s = mimorx::detail::as_stream(stream);
+  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+  ensure(ws.b_in, nm, device);
+  ensure(ws.b0, nm, device);
+  ensure(ws.blocks, std::size_t(m) * kMaxBlock, device);
+  ensure(ws.r, mm, device);
+  ensure(ws.r0, mm, device);
+  ensure(ws.diag, std::size_t(m) * 32, device);
+  ensure(ws.u, std::size_t(m) * kMaxBlock, device);
+  ensure(ws.bstatus, std::size_t(m), device);
+  ensure(ws.flags, kFlags, device);
+  if (t) ensure(ws.t0, mm, device);
+  if (ws.hflags.size() < kFlags) ws.hflags = Buffer<int>::pinned(kFlags);
+  int* flags = ws.flags.data();
+  int* hf = ws.hflags.data();
+  auto read_flags = [&] {
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(hf, flags, kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+    MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+  };
+  MIMORX_CUDA_CHECK(
+      cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+  if (t) {
+    identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(t, m);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+  // float32 blocks see R rounded to float: the final float64 check allows that rounding (as
+  // the host version).
+  const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
+  LllStats st;
+  int quiet = 0, checks = 0;
+  auto finish = [&](LllStatus status) {
+    st.status = status;
+    *stats = st;
+    return true;
+  };
+  for (long pass = 0;; ++pass) {
+    if (pass >= max_passes) return finish(LllStatus::not_converged);
+    st.iterations = pass + 1;
+    MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, kFlags * sizeof(int), s));
+    gram_cholesky_enqueue<F>(b, n, m, ws.r.data(), ws.diag.data(), flags + kCholFail, stream);
+    check_factor_kernel<F><<<1, 1024, 0, s>>>(b, n, m, ws.r.data(), flags);
+    MIMORX_CUDA_CHECK_LAUNCH();
+    read_flags();
+    if (hf[kCholFail] || hf[kInaccurate]) {
+      // Not for this path: restore the input; the caller runs the host version.
+      MIMORX_CUDA_CHECK(
+          cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+      MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+      return false;
+    }
+    if (hf[kSingular]) return finish(LllStatus::singular);
+    // Global size reduction against a snapshot.
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data(), ws.r.data(), mm * sizeof(double),
+                                      cudaMemcpyDeviceToDevice, s));
+    MIMORX_CUDA_CHECK(
+        cudaMemcpyAsync(ws.b0.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+    if (t)
+      MIMORX_CUDA_CHECK(
+          cudaMemcpyAsync(ws.t0.data(), t, mm * sizeof(std::int64_t), cudaMemcpyDeviceToDevice, s));
+    if (m > 1) {
+      size_reduce_kernel<F><<<m - 1, 128, 0, s>>>(n, m, ws.r.data(), ws.r0.data(), b, ws.b0.data(),
+                                                  t, ws.t0.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    }
+    if (quiet >= 2) {
+      // Both block offsets made no swap: confirm on the fresh float64 R of the size-reduced
+      // basis.
+      lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.r.data(), m,
+                                                                               delta_check, flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      read_flags();
+      if (hf[kOverflow]) return finish(LllStatus::precision_loss);
+      if (hf[kViolations] == 0) return finish(LllStatus::reduced);
+      quiet = 0;
+      if (++checks > 16) return finish(LllStatus::precision_loss);
+    }
+    // Diagonal blocks: a head block [0, off) on odd passes, full blocks of l, a tail block.
+    const int off = (pass & 1) ? l / 2 : 0;
+    const int full = (m - off) / l, tail = (m - off) % l;
+    struct Group {
+      int s0, stride, count, sz;
+    };
+    const Group groups[3] = {{0, 0, off >= 2 ? 1 : 0, off},
+                             {off, l, full, l},
+                             {off + full * l, 0, tail >= 2 ? 1 : 0, tail}};
+    for (const Group& g : groups) {
+      if (g.count == 0) continue;
+      const int sz = g.sz;
+      const std::int64_t bs = std::int64_t(sz) * sz;
+      extract_blocks_kernel<F>
+          <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.blocks.data());
+      MIMORX_CUDA_CHECK_LAUNCH();
+      all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
+                       delta, default_max_iter(sz), stream, device);
+      apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(b, n, n, g.s0, g.stride, sz,
+                                                                       ws.u.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      if (t) {
+        apply_u_kernel<std::int64_t><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
+            t, m, m, g.s0, g.stride, sz, ws.u.data(), flags);
+        MIMORX_CUDA_CHECK_LAUNCH();
+      }
+      count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    }
+    read_flags();
+    if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
+    if (hf[kOverflow]) return finish(LllStatus::precision_loss);
+    st.swaps += hf[kSwapped];
+    quiet = hf[kSwapped] == 0 ? quiet + 1 : 0;
+  }
+}
+
+template bool block_lll_device<float>(int, int, float*, std::int64_t*, double, int, long,
+                                      BlockLllWorkspace<float>&, void*, int, LllStats*);
+template bool block_lll_device<double>(int, int, double*, std::int64_t*, double, int, long,
+                                       BlockLllWorkspace<double>&, void*, int, LllStats*);
+
+}  // namespace mimorx::lattice::detail
