@@ -72,62 +72,82 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-// Panel p (columns p .. p + nb - 1): factor the diagonal block (every thread block does, into
-// its shared memory) and solve the block row's columns [p + nb + blockIdx.x * kPanelCols, ...).
-// Block 0 stores the factored diagonal block in `diag` (32 x 32 per panel), not in g: other
-// blocks may still be reading g's diagonal block; diag_store_kernel copies them at the end. A
-// pivot that is not positive and finite sets *fail.
+// Panel p (columns p .. p + nb - 1): factor the diagonal block (every thread block does: warp 0,
+// lane k holding column k in registers, entries exchanged by shuffles; a short last block is
+// padded with the identity) and solve the block row's columns [p + nb + blockIdx.x *
+// kPanelCols, ...) (staged through shared memory with one warp per column, so that the loads
+// and stores are coalesced; one thread per column solves R_pp^T X = G_p,c with the diagonal's
+// reciprocals). Block 0 stores the factored diagonal block in `diag` (32 x 32 per panel), not in
+// g: other blocks may still be reading g's diagonal block; diag_store_kernel copies them at the
+// end. A pivot that is not positive and finite sets *fail.
 __global__ void __launch_bounds__(kPanelCols)
     chol_panel_kernel(double* g, int m, int p, double* diag, int* fail) {
   __shared__ double d[kPanel][kPanel + 1];  // d[i][k] = R(p + i, p + k), upper
+  __shared__ double inv[kPanel];
+  __shared__ double x[kPanel][kPanelCols + 1];  // the block row, x[i][c]
   const int nb = min(kPanel, m - p);
-  for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
-    const int i = e % nb, k = e / nb;
-    d[i][k] = g[(long long)(p + k) * m + p + i];
-  }
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    const int k = threadIdx.x;  // this lane's column
-    for (int j = 0; j < nb; ++j) {
-      if (k == j) {
-        const double v = d[j][j];
-        if (!(v > 0) || !isfinite(v)) {
-          if (blockIdx.x == 0) *fail = 1;
-          d[j][j] = 1;  // keep going with finite numbers; the caller discards the result
-        } else {
-          d[j][j] = sqrt(v);
-        }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = kPanelCols / 32;
+  if (warp == 0) {
+    double c[kPanel];  // column `lane` of the diagonal block
+#pragma unroll
+    for (int i = 0; i < kPanel; ++i)
+      c[i] = lane < nb && i < nb ? g[(long long)(p + lane) * m + p + i] : (i == lane ? 1.0 : 0.0);
+#pragma unroll
+    for (int j = 0; j < kPanel; ++j) {
+      const double piv = __shfl_sync(0xffffffffu, c[j], j);
+      bool bad = !(piv > 0) || !isfinite(piv);
+      // 1/sqrt once, then multiplications: the division and square root were the step's
+      // critical path.
+      const double ir = bad ? 1.0 : rsqrt(piv);
+      if (bad && blockIdx.x == 0 && lane == 0) *fail = 1;
+      if (lane == j) {
+        c[j] = bad ? 1.0 : piv * ir;
+        inv[j] = ir;
       }
-      __syncwarp();
-      if (k > j && k < nb) d[j][k] /= d[j][j];
-      __syncwarp();
-      if (k > j && k < nb)
-        for (int i = j + 1; i <= k; ++i) d[i][k] -= d[j][i] * d[j][k];
-      __syncwarp();
+      if (lane > j) c[j] *= ir;  // R(j, lane)
+#pragma unroll
+      for (int i = j + 1; i < kPanel; ++i) {
+        const double rji = __shfl_sync(0xffffffffu, c[j], i);  // R(j, i)
+        if (lane >= i) c[i] -= rji * c[j];
+      }
     }
+#pragma unroll
+    for (int i = 0; i < kPanel; ++i) d[i][lane] = i <= lane ? c[i] : 0.0;
   }
+  const int c0 = p + nb + blockIdx.x * kPanelCols;
+  const int cols = min(kPanelCols, m - c0);
+  for (int cc = warp; cc < cols; cc += warps)
+    if (lane < nb) x[lane][cc] = g[(long long)(c0 + cc) * m + p + lane];
   __syncthreads();
   if (blockIdx.x == 0)
-    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
-      const int i = e % nb, k = e / nb;
-      diag[(long long)p * kPanel + k * kPanel + i] = i <= k ? d[i][k] : 0.0;
-    }
-  const int c = p + nb + blockIdx.x * kPanelCols + threadIdx.x;
-  if (c >= m) return;
-  // Forward substitution with R_pp^T (lower): x_i = (G(p + i, c) - sum_{j<i} R(p+j, p+i) x_j) /
-  // R(p+i, p+i).
-  double* col = g + (long long)c * m + p;
-  double x[kPanel];
+    for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x)
+      diag[(long long)p * kPanel + e] = d[e % kPanel][e / kPanel];
+  if (threadIdx.x < cols) {
+    // Forward substitution with R_pp^T (lower): x_i = (G(p+i, c) - sum_{j<i} R(p+j, p+i) x_j) /
+    // R(p+i, p+i).
+    // Right-looking, so that the critical path is one multiply-add per row, not a chain of i.
+    const int cc = threadIdx.x;
+    double v[kPanel];
 #pragma unroll
-  for (int i = 0; i < kPanel; ++i) {
-    if (i < nb) {
-      double s = col[i];
+    for (int i = 0; i < kPanel; ++i) v[i] = i < nb ? x[i][cc] : 0.0;
 #pragma unroll
-      for (int j = 0; j < i; ++j) s -= d[j][i] * x[j];
-      x[i] = s / d[i][i];
-      col[i] = x[i];
+    for (int j = 0; j < kPanel; ++j) {
+      v[j] *= inv[j];
+#pragma unroll
+      for (int i = j + 1; i < kPanel; ++i) v[i] -= d[j][i] * v[j];
     }
+#pragma unroll
+    for (int i = 0; i < kPanel; ++i) x[i][cc] = v[i];
   }
+  __syncthreads();
+  for (int cc = warp; cc < cols; cc += warps)
+    if (lane < nb) g[(long long)(c0 + cc) * m + p + lane] = x[lane][cc];
+}
+
+// The Gram matrix's diagonal (the squared column norms), before the factorisation overwrites it.
+__global__ void gram_diagonal_kernel(const double* g, int m, double* norm2) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < m) norm2[j] = g[(long long)j * m + j];
 }
 
 // The factored diagonal blocks from `diag` into R.
@@ -141,14 +161,22 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag) {
 
 }  // namespace
 
+std::size_t diag_scratch_size(int m) {
+  return std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel;
+}
+
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
-                           void* stream) {
+                           double* norm2, void* stream) {
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(r, 0, std::size_t(m) * m * sizeof(double), s));
   const int tiles = (m + kTile - 1) / kTile;
   syrk_upper_kernel<F><<<dim3(tiles, tiles), 256, 0, s>>>(b, n, 0, n, m, 0, r, m, false);
   MIMORX_CUDA_CHECK_LAUNCH();
+  if (norm2) {
+    gram_diagonal_kernel<<<(m + 255) / 256, 256, 0, s>>>(r, m, norm2);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
   for (int p = 0; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
@@ -174,12 +202,13 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
   if (ws.b.size() < nm) ws.b = Buffer<F>::device(nm, device);
   if (ws.g.size() < mm) ws.g = Buffer<double>::device(mm, device);
-  if (ws.diag.size() < std::size_t(m) * kPanel)
-    ws.diag = Buffer<double>::device(std::size_t(m) * kPanel, device);
+  if (ws.diag.size() < diag_scratch_size(m))
+    ws.diag = Buffer<double>::device(diag_scratch_size(m), device);
   if (ws.flag.size() < 1) ws.flag = Buffer<int>::device(1, device);
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b.data(), b, nm * sizeof(F), cudaMemcpyHostToDevice, s));
   MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.flag.data(), 0, sizeof(int), s));
-  gram_cholesky_enqueue<F>(ws.b.data(), n, m, ws.g.data(), ws.diag.data(), ws.flag.data(), stream);
+  gram_cholesky_enqueue<F>(ws.b.data(), n, m, ws.g.data(), ws.diag.data(), ws.flag.data(), nullptr,
+                           stream);
   int fail = 0;
   MIMORX_CUDA_CHECK(
       cudaMemcpyAsync(r, ws.g.data(), mm * sizeof(double), cudaMemcpyDeviceToHost, s));
@@ -188,8 +217,10 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
   return fail == 0;
 }
 
-template void gram_cholesky_enqueue<float>(const float*, int, int, double*, double*, int*, void*);
-template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*, void*);
+template void gram_cholesky_enqueue<float>(const float*, int, int, double*, double*, int*, double*,
+                                           void*);
+template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*,
+                                            double*, void*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

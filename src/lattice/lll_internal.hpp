@@ -72,10 +72,12 @@ template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
                         int device);
 // The same on device memory, enqueued on `stream` without a sync: R (m x m) from the device
-// basis b; diag is scratch of 32 m doubles; *fail (device) is set when a pivot is not positive.
+// basis b; diag is scratch of diag_scratch_size(m) doubles; *fail (device) is set when a pivot is not positive;
+// norm2 (m doubles, may be null) receives the squared column norms (the Gram diagonal).
+std::size_t diag_scratch_size(int m);
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
-                           void* stream);
+                           double* norm2, void* stream);
 
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): R recomputed by
 // gram_cholesky_enqueue every pass (no GSC-Update), global size reduction, block reductions by
@@ -86,7 +88,7 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 template <class F>
 struct BlockLllWorkspace {
   Buffer<F> b_in, b0, blocks;
-  Buffer<double> r, r0, diag;
+  Buffer<double> r, r0, diag, norm2, rdiag;
   Buffer<std::int64_t> t0, u;
   Buffer<std::int32_t> bstatus;
   Buffer<int> flags, hflags;
