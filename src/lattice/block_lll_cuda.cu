@@ -184,7 +184,8 @@ __global__ void __launch_bounds__(32 * kReduceWarps)
     const int row = hi - lane;  // this lane's row of the chunk (valid when lane < len)
     double x = lane < len ? col[row] : 0.0;
     const double dj = lane < len ? d0[row] : 1.0;
-    if (!__any_sync(0xffffffffu, lane < len && round_nearest(x / dj) != 0)) continue;
+    const double rdj = 1.0 / dj;  // one division per chunk; the steps multiply
+    if (!__any_sync(0xffffffffu, lane < len && round_nearest(x * rdj) != 0)) continue;
     double tri[32];  // tri[u] = R0(row, hi - u) for u < lane
 #pragma unroll
     for (int u = 0; u < 32; ++u)
@@ -193,7 +194,7 @@ __global__ void __launch_bounds__(32 * kReduceWarps)
 #pragma unroll
     for (int u = 0; u < 32; ++u) {
       if (u >= len) break;
-      const double qu = __shfl_sync(0xffffffffu, round_nearest(x / dj), u);
+      const double qu = __shfl_sync(0xffffffffu, round_nearest(x * rdj), u);
       if (qu != 0) {
         if (lane > u) x -= qu * tri[u];
         if (lane == u) x -= qu * dj;
@@ -240,10 +241,16 @@ template <class X>
 __global__ void __launch_bounds__(128)
     apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz, const std::int64_t* u,
                    int* flags) {
+  // U_c staged in shared memory (as double for B: one conversion per entry instead of one per
+  // row and entry).
+  using UT = std::conditional_t<std::is_same_v<X, std::int64_t>, std::int64_t, double>;
+  __shared__ UT us[kMaxBlock * kMaxBlock];
   const int c = blockIdx.x, s = s0 + c * stride;
+  const std::int64_t* uc = u + (long long)c * sz * sz;
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) us[e] = UT(uc[e]);
+  __syncthreads();
   const int row = blockIdx.y * blockDim.x + threadIdx.x;
   if (row >= rows) return;
-  const std::int64_t* uc = u + (long long)c * sz * sz;
   X in[kMaxBlock];
 #pragma unroll
   for (int kk = 0; kk < kMaxBlock; ++kk)
@@ -253,7 +260,7 @@ __global__ void __launch_bounds__(128)
       __int128 acc = 0;
 #pragma unroll
       for (int kk = 0; kk < kMaxBlock; ++kk)
-        if (kk < sz) acc += (__int128)uc[(long long)j * sz + kk] * in[kk];
+        if (kk < sz) acc += (__int128)us[j * sz + kk] * in[kk];
       if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
       x[(long long)(s + j) * ld + row] = std::int64_t(acc);
     } else {
@@ -261,7 +268,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
       for (int kk = 0; kk < kMaxBlock; ++kk)
         if (kk < sz) {
-          const double f = double(uc[(long long)j * sz + kk]);
+          const double f = us[j * sz + kk];
           if (f != 0) acc += f * double(in[kk]);
         }
       x[(long long)(s + j) * ld + row] = X(acc);

@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(256)
       double a[4], b[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        a[i] = xa[kk][ty * 4 + i];
-        b[i] = xb[kk][tx * 4 + i];
+        a[i] = xa[kk][tx + 16 * i];
+        b[i] = xb[kk][ty + 16 * i];
       }
 #pragma unroll
       for (int i = 0; i < 4; ++i)
@@ -60,11 +60,13 @@ __global__ void __launch_bounds__(256)
     }
     __syncthreads();
   }
+  // Thread (tx, ty) owns rows I0 + tx + 16 i and columns J0 + ty + 16 j: consecutive threads
+  // write consecutive rows of a column (coalesced).
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int r = I0 + ty * 4 + i, c = J0 + tx * 4 + j;
+      const int r = I0 + tx + 16 * i, c = J0 + ty + 16 * j;
       if (r < cols && c < cols && r <= c) {
         double& dst = c_out[(long long)(c + col_off) * ldc + r + col_off];
         dst = subtract ? dst - acc[i][j] : acc[i][j];
