@@ -8,10 +8,9 @@
 //     reduced by the all-swap kernel with their transforms U_c;
 //   B and T multiplied by U_c in place (one thread per row, the row's block entries in
 //     registers), the blocks that swapped counted, one sync.
-// The host version (lll_plan.cpp) follows the block reductions with the GSC-Update R <- Q^T R U
-// on the CPU; here R is recomputed from B every pass instead (two launches per 32 columns of
-// Cholesky plus one Gram product: cheaper on the GPU than a per-block QR and its host round
-// trips, and always fresh float64 data).
+//   the GSC-Update R <- Q^T R U (R's block columns times U_c, Householder QR of each new
+//     diagonal block and Q_c^T applied to its rows), as the host version; R is recomputed from B
+//     at the start, every 8 passes and for the final check.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -276,6 +275,105 @@ __global__ void __launch_bounds__(128)
   }
 }
 
+// R's diagonal, contiguous (the size reduction's pivots), on passes without a factorisation.
+__global__ void copy_diagonal_kernel(const double* r, int m, double* rdiag) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < m) rdiag[j] = r[(long long)j * m + j];
+}
+
+// The row half of the GSC-Update (Jozsa et al., CR-MB-LLL) for diagonal block c at s (after the
+// column half R[:, s : s + sz] <- R[:, s : s + sz] U_c), in two kernels: gsc_qr_kernel
+// factors A = R[s : s + sz, s : s + sz] (= R_cc U_c) by Householder QR, writes R~_c and keeps
+// the reflectors; gsc_apply_kernel applies Q_c^T to the rows R[s : s + sz, s + sz :], one thread
+// per column over the whole grid (the host version does the same with Eigen).
+constexpr int kReflStride = kMaxBlock * kMaxBlock + 2 * kMaxBlock;  // per block: V, v0, beta
+
+__global__ void __launch_bounds__(128)
+    gsc_qr_kernel(double* r, int m, int s0, int stride, int sz, double* refl) {
+  // a[i][k] = A(i, k); after step j, a[i][j] (i > j) holds reflector j below its first entry
+  // vdiag[j] (LAPACK's compact form).
+  __shared__ double a[kMaxBlock][kMaxBlock + 1];
+  __shared__ double vdiag[kMaxBlock], beta[kMaxBlock], red[4];
+  const int c = blockIdx.x, s = s0 + c * stride;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x)
+    a[e % sz][e / sz] = r[(long long)(s + e / sz) * m + s + e % sz];
+  __syncthreads();
+  for (int j = 0; j < sz; ++j) {
+    double part = 0;
+    for (int i = j + threadIdx.x; i < sz; i += blockDim.x) part += a[i][j] * a[i][j];
+    for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+    if (lane == 0) red[warp] = part;
+    __syncthreads();
+    const double nrm2 = red[0] + red[1] + red[2] + red[3];
+    const double x0 = a[j][j];
+    const double alpha = -copysign(sqrt(nrm2), x0);
+    const double v0 = x0 - alpha;
+    const double vn2 = nrm2 - x0 * x0 + v0 * v0;
+    const double bj = vn2 > 0 ? 2.0 / vn2 : 0.0;
+    // Apply H_j = I - beta v v^T to the block's columns k > j (one thread per column).
+    for (int k = j + 1 + threadIdx.x; k < sz; k += blockDim.x) {
+      double dot = v0 * a[j][k];
+      for (int i = j + 1; i < sz; ++i) dot += a[i][j] * a[i][k];
+      dot *= bj;
+      a[j][k] -= dot * v0;
+      for (int i = j + 1; i < sz; ++i) a[i][k] -= dot * a[i][j];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      vdiag[j] = v0;
+      beta[j] = bj;
+      a[j][j] = bj > 0 ? alpha : x0;
+    }
+    __syncthreads();
+  }
+  double* out = refl + (long long)c * kReflStride;  // V column-major (sz x sz), v0, beta
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
+    const int i = e % sz, k = e / sz;
+    r[(long long)(s + k) * m + s + i] = i <= k ? a[i][k] : 0.0;
+    out[e] = i > k ? a[i][k] : 0.0;
+  }
+  for (int j = threadIdx.x; j < sz; j += blockDim.x) {
+    out[sz * sz + j] = vdiag[j];
+    out[sz * sz + sz + j] = beta[j];
+  }
+}
+
+template <int kMax>
+__global__ void __launch_bounds__(128)
+    gsc_apply_kernel(double* r, int m, int s0, int stride, int sz, const double* refl) {
+  __shared__ double v[kMax][kMax + 1];  // v[i][j]: reflector j, rows j..sz-1
+  __shared__ double beta[kMax];
+  const int c = blockIdx.x, s = s0 + c * stride;
+  const double* in = refl + (long long)c * kReflStride;
+  for (int e = threadIdx.x; e < kMax * kMax; e += blockDim.x) {
+    const int i = e % kMax, j = e / kMax;
+    v[i][j] = i >= sz || j >= sz ? 0.0 : i == j ? in[sz * sz + j] : in[j * sz + i];
+  }
+  for (int j = threadIdx.x; j < kMax; j += blockDim.x)
+    beta[j] = j < sz ? in[sz * sz + sz + j] : 0.0;
+  __syncthreads();
+  const int k = s + sz + blockIdx.y * blockDim.x + threadIdx.x;
+  if (k >= m) return;
+  double* col = r + (long long)k * m + s;
+  double x[kMax];
+#pragma unroll
+  for (int i = 0; i < kMax; ++i) x[i] = i < sz ? col[i] : 0.0;
+  for (int j = 0; j < sz; ++j) {
+    double dot = 0;
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (i >= j) dot += v[i][j] * x[i];  // v[i][j] = 0 for i >= sz
+    dot *= beta[j];
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (i >= j) x[i] -= dot * v[i][j];
+  }
+#pragma unroll
+  for (int i = 0; i < kMax; ++i)
+    if (i < sz) col[i] = x[i];
+}
+
 // Blocks whose U is not upper triangular (they swapped), and the first block status that is
 // not `reduced`.
 __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* status, int sz,
@@ -325,6 +423,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure(ws.norm2, std::size_t(m), device);
   ensure(ws.rdiag, std::size_t(m), device);
   ensure(ws.u, std::size_t(m) * kMaxBlock, device);
+  ensure(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
   ensure(ws.bstatus, std::size_t(m), device);
   ensure(ws.flags, kFlags, device);
   if (t) ensure(ws.t0, mm, device);
@@ -346,6 +445,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
   LllStats st;
   int quiet = 0, checks = 0;
+  long last_full = 0;
+  constexpr long kFullEvery = 8;
   auto finish = [&](LllStatus status) {
     st.status = status;
     *stats = st;
@@ -355,20 +456,28 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (pass >= max_passes) return finish(LllStatus::not_converged);
     st.iterations = pass + 1;
     MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, kFlags * sizeof(int), s));
-    gram_cholesky_enqueue<F>(b, n, m, ws.r.data(), ws.diag.data(), flags + kCholFail,
-                             ws.norm2.data(), stream);
-    check_factor_kernel<F>
-        <<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), ws.rdiag.data(), flags);
-    MIMORX_CUDA_CHECK_LAUNCH();
-    read_flags();
-    if (hf[kCholFail] || hf[kInaccurate]) {
-      // Not for this path: restore the input; the caller runs the host version.
-      MIMORX_CUDA_CHECK(
-          cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
-      MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
-      return false;
+    // R from B at the start, every kFullEvery passes against drift and before the final check
+    // (as the host version); otherwise R follows the block reductions by the GSC-Update below.
+    if (pass == 0 || quiet >= 2 || pass - last_full >= kFullEvery) {
+      gram_cholesky_enqueue<F>(b, n, m, ws.r.data(), ws.diag.data(), flags + kCholFail,
+                               ws.norm2.data(), stream);
+      check_factor_kernel<F>
+          <<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), ws.rdiag.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      read_flags();
+      if (hf[kCholFail] || hf[kInaccurate]) {
+        // Not for this path: restore the input; the caller runs the host version.
+        MIMORX_CUDA_CHECK(
+            cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+        MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+        return false;
+      }
+      if (hf[kSingular]) return finish(LllStatus::singular);
+      last_full = pass;
+    } else {
+      copy_diagonal_kernel<<<(m + 255) / 256, 256, 0, s>>>(ws.r.data(), m, ws.rdiag.data());
+      MIMORX_CUDA_CHECK_LAUNCH();
     }
-    if (hf[kSingular]) return finish(LllStatus::singular);
     // Global size reduction against a snapshot.
     MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data(), ws.r.data(), mm * sizeof(double),
                                       cudaMemcpyDeviceToDevice, s));
@@ -430,6 +539,22 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         MIMORX_CUDA_CHECK_LAUNCH();
       }
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
+      // rows by Q_c^T.
+      apply_u_kernel<double><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
+          ws.r.data(), m, m, g.s0, g.stride, sz, ws.u.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+      MIMORX_CUDA_CHECK_LAUNCH();
+      const dim3 agrid(g.count, unsigned(std::max(1, (m - g.s0 - sz + 127) / 128)));
+      if (sz <= 32) {
+        gsc_apply_kernel<32>
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+      } else {
+        gsc_apply_kernel<kMaxBlock>
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+      }
       MIMORX_CUDA_CHECK_LAUNCH();
     }
     read_flags();

@@ -88,7 +88,7 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 template <class F>
 struct BlockLllWorkspace {
   Buffer<F> b_in, b0, blocks;
-  Buffer<double> r, r0, diag, norm2, rdiag;
+  Buffer<double> r, r0, diag, norm2, rdiag, refl;
   Buffer<std::int64_t> t0, u;
   Buffer<std::int32_t> bstatus;
   Buffer<int> flags, hflags;
