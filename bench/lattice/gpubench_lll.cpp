@@ -245,13 +245,20 @@ int main(int argc, char** argv) {
   double last_s = 0;
   for (int n : {128, 256, 512, 1024}) {
     if (last_s > 2) break;  // the next size would not fit the benchmark's time budget
-    for (const bool resident : {true, false}) {
+    struct Variant {
+      bool resident;
+      int block;  // 0: automatic
+    };
+    for (const Variant var :
+         {Variant{true, 0}, Variant{true, 64}, Variant{true, 16}, Variant{false, 0}}) {
+      const bool resident = var.resident;
       const std::string kind = "gaussian";
       const auto in = bench::lll_input(kind, n, 1);
       std::vector<float> hf(in.begin(), in.end());
       auto work = Buffer<float>::device(hf.size());
       LllConfig cfg{n, n};
       cfg.method = LllMethod::block;
+      cfg.block = var.block;
       LllPlan plan(cfg, Backend::cuda());
       lattice::detail::set_block_device_enabled(resident);
       std::vector<double> wall;
