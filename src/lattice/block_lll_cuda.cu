@@ -1,16 +1,16 @@
 // CR-MB-LLL with the basis resident on the GPU. Per pass, all on one stream:
 //   R = chol(B^T B) in float64 (gram_cholesky_cuda.cu) and its checks (singular column,
-//     diagonal ratio), then one sync to read them;
-//   global size reduction of every column against a snapshot of R, B and T (one thread block per
-//     column; warp 0 finds the next nonzero multiplier 32 rows at a time with a ballot);
+//     diagonal ratio), then one sync to read them, at the start, every 8 passes and for the
+//     final check (as the host version); in between R follows the GSC-Update below;
+//   global size reduction of every column against a snapshot of R, B and T: R's columns one
+//     warp each, blocked by 32 rows, recording the multipliers in a matrix M; then B -= B0 M
+//     and T -= T0 M as tiled products;
 //   [final check: Lovasz on every pair, one sync];
 //   the diagonal blocks of R (offset 0 or l/2, as the host version) as float/double bases,
 //     reduced by the all-swap kernel with their transforms U_c;
-//   B and T multiplied by U_c in place (one thread per row, the row's block entries in
-//     registers), the blocks that swapped counted, one sync.
-//   the GSC-Update R <- Q^T R U (R's block columns times U_c, Householder QR of each new
-//     diagonal block and Q_c^T applied to its rows), as the host version; R is recomputed from B
-//     at the start, every 8 passes and for the final check.
+//   B, T and R's block columns multiplied by U_c in place (one thread per row), then the rows of
+//     each block by Q_c^T (Householder QR of the new diagonal block): the GSC-Update
+//     R <- Q^T R U; the blocks that swapped counted, one sync.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -67,14 +67,6 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x == 0 && !(lo > 1e-6 * hi)) flags[kInaccurate] = 1;
 }
 
-// t_k -= q t_j with the overflow checks of the host version (int64).
-__device__ __forceinline__ std::int64_t sub_mul_checked(std::int64_t tk, std::int64_t q,
-                                                        std::int64_t tj, int* flags) {
-  const __int128 v = (__int128)tk - (__int128)q * tj;
-  if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
-  return std::int64_t(v);
-}
-
 // dst[i] -= q_e src[j_e * ld + i] for the records e in [e0, e1) and rows i < rows, each entry
 // in record order; the warp's lanes split the rows, kTile rows per lane held in registers so
 // that a record's loads are independent (the loop the other way round waited on one load per
@@ -109,56 +101,24 @@ __device__ __forceinline__ void apply_records(T* dst, const T* src, long long ld
   }
 }
 
-// The same for T's column (m rows, int64), with the host version's overflow checks.
-__device__ __forceinline__ void apply_records_checked(std::int64_t* dst, const std::int64_t* src,
-                                                      int m, const int* pj, const double* pq,
-                                                      int count, int lane, int* flags) {
-  for (int base = 0; base < m; base += 32 * kTile) {
-    std::int64_t v[kTile];
-#pragma unroll
-    for (int r = 0; r < kTile; ++r) {
-      const int i = base + lane + 32 * r;
-      v[r] = i < m ? dst[i] : 0;
-    }
-    for (int e = 0; e < count; ++e) {
-      if (!(fabs(pq[e]) < 4.0e18)) {
-        flags[kOverflow] = 1;
-        continue;
-      }
-      const std::int64_t q = std::int64_t(pq[e]);
-      const std::int64_t* sj = src + (long long)pj[e] * m;
-#pragma unroll
-      for (int r = 0; r < kTile; ++r) {
-        const int i = base + lane + 32 * r;
-        if (i < m) v[r] = sub_mul_checked(v[r], q, sj[i], flags);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kTile; ++r) {
-      const int i = base + lane + 32 * r;
-      if (i < m) dst[i] = v[r];
-    }
-  }
-}
+constexpr int kReduceWarps = 4;  // columns per thread block in the size reduction
+constexpr int kChunk = 32;       // rows per step of the size reduction (one per lane)
 
-constexpr int kReduceWarps = 4;     // columns per thread block in the size reduction
-constexpr int kPairsPerFlush = 64;  // multipliers recorded before B and T are updated
-
-// Size reduction of column k (one warp per column) against the snapshot (r0, b0, t0) of all
+// Size reduction of column k of R (one warp per column) against the snapshot r0 of all
 // columns: rows j descending, zero multipliers skipped (the host version's order and values).
 // Blocked by 32 rows: lane s holds R(hi - s, k) of the chunk [hi - 31, hi] and the entries
 // R0(hi - s, hi - u), u < s, it needs; the chunk's multipliers are then found one after the
 // other with register arithmetic and shuffles, and applied to the rows below the chunk at once
 // (R's column lives in shared memory meanwhile). A chunk whose rounded ratios are all zero is
-// skipped (rows only change through multipliers of higher rows). B's and T's columns are
-// updated from the recorded (j, q) in batches, each entry in the host version's order.
-template <class F>
+// skipped (rows only change through multipliers of higher rows). The multipliers go to the
+// matrix `mult` (column k) and mcol[k] says whether column k has any; B and T follow in
+// subtract_products_kernel.
 __global__ void __launch_bounds__(32 * kReduceWarps)
-    size_reduce_kernel(int n, int m, double* r, const double* r0, const double* d0, F* b,
-                       const F* b0, std::int64_t* t, const std::int64_t* t0, int* flags) {
+    size_reduce_kernel(int m, double* r, const double* r0, const double* d0, double* mult,
+                       int* mcol) {
   extern __shared__ double s_col[];  // kReduceWarps columns of m entries
-  __shared__ int s_j[kReduceWarps][kPairsPerFlush];
-  __shared__ double s_q[kReduceWarps][kPairsPerFlush];
+  __shared__ int s_j[kReduceWarps][kChunk];
+  __shared__ double s_q[kReduceWarps][kChunk];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int k = blockIdx.x * kReduceWarps + warp + 1;
   if (k >= m) return;
@@ -166,18 +126,10 @@ __global__ void __launch_bounds__(32 * kReduceWarps)
   double* pq = s_q[warp];
   double* col = s_col + (long long)warp * m;
   double* rk = r + (long long)k * m;
-  F* bk = b + (long long)k * n;
-  std::int64_t* tk = t ? t + (long long)k * m : nullptr;
+  double* mk = mult + (long long)k * m;
   for (int i = lane; i < k; i += 32) col[i] = rk[i];
   __syncwarp();
-  int count = 0;
-  auto flush = [&] {
-    __syncwarp();
-    apply_records<F>(bk, b0, n, n, pj, pq, 0, count, lane);
-    if (tk) apply_records_checked(tk, t0, m, pj, pq, count, lane, flags);
-    count = 0;
-    __syncwarp();
-  };
+  bool any = false;
   for (int hi = k - 1; hi >= 0; hi -= 32) {
     const int len = min(32, hi + 1), lo = hi - len + 1;
     const int row = hi - lane;  // this lane's row of the chunk (valid when lane < len)
@@ -189,35 +141,101 @@ __global__ void __launch_bounds__(32 * kReduceWarps)
 #pragma unroll
     for (int u = 0; u < 32; ++u)
       tri[u] = u < lane && lane < len ? r0[(long long)(hi - u) * m + row] : 0.0;
-    int first = count;  // records of this chunk: [first, count)
+    int count = 0;  // this chunk's multipliers
 #pragma unroll
     for (int u = 0; u < 32; ++u) {
       if (u >= len) break;
       const double qu = __shfl_sync(0xffffffffu, round_nearest(x * rdj), u);
       if (qu != 0) {
         if (lane > u) x -= qu * tri[u];
-        if (lane == u) x -= qu * dj;
+        if (lane == u) {
+          x -= qu * dj;
+          mk[row] = qu;
+        }
         if (lane == 0) {
           pj[count] = hi - u;
           pq[count] = qu;
         }
         ++count;
-        if (count == kPairsPerFlush) {
-          // Apply the chunk's records so far to the rows below it, then flush B and T.
-          __syncwarp();
-          apply_records<double>(col, r0, m, lo, pj, pq, first, count, lane);
-          flush();
-          first = 0;
-        }
       }
     }
+    any = true;
     if (lane < len) col[row] = x;
     __syncwarp();
-    apply_records<double>(col, r0, m, lo, pj, pq, first, count, lane);
+    apply_records<double>(col, r0, m, lo, pj, pq, 0, count, lane);
     __syncwarp();
   }
-  flush();
   for (int i = lane; i < k; i += 32) rk[i] = col[i];
+  if (any && lane == 0) mcol[k] = 1;
+}
+
+// The other half of the size reduction: C[:, k] -= sum_j A[:, j] M(j, k) for the snapshot A
+// (B0 or T0, rows x m) and the multipliers M (upper triangular, m x m) the kernel above
+// recorded, as one tiled product (the column-by-column form re-read the snapshot for every
+// column: most of the size reduction's time when the multipliers are dense). 64 x 64 output
+// tiles; a tile whose columns have no multiplier, and a 16-wide slab of M that is all zero, is
+// skipped. B: float64 accumulation; T: exact (128-bit), overflow flagged.
+template <class X>
+__global__ void __launch_bounds__(256)
+    subtract_products_kernel(X* c, const X* a, long long ld, int rows, int m, const double* mult,
+                             const int* mcol, int* flags) {
+  constexpr bool kInt = std::is_same_v<X, std::int64_t>;
+  using MT = std::conditional_t<kInt, std::int64_t, double>;
+  using Acc = std::conditional_t<kInt, __int128, double>;
+  const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const bool has = threadIdx.x < 64 && J0 + int(threadIdx.x) < m && mcol[J0 + threadIdx.x];
+  if (!__syncthreads_or(has)) return;
+  __shared__ X xa[16][65];
+  __shared__ MT xm[16][65];
+  Acc acc[4][4] = {};
+  const int kend = min(m, J0 + 64);  // M(j, k) = 0 for j >= k
+  for (int k0 = 0; k0 < kend; k0 += 16) {
+    bool nz = false;
+    for (int e = threadIdx.x; e < 16 * 64; e += 256) {
+      const int i = e % 64, kk = e / 64;
+      xa[kk][i] = I0 + i < rows && k0 + kk < m ? a[(long long)(k0 + kk) * ld + I0 + i] : X(0);
+      const int jj = e % 16, cc = e / 16;
+      const double q = J0 + cc < m && k0 + jj < m ? mult[(long long)(J0 + cc) * m + k0 + jj] : 0.0;
+      if constexpr (kInt) {
+        if (!(fabs(q) < 4.0e18)) flags[kOverflow] = 1;
+        xm[jj][cc] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
+      } else {
+        xm[jj][cc] = q;
+      }
+      nz |= q != 0;
+    }
+    if (!__syncthreads_or(nz)) continue;
+#pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      Acc av[4], mv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        av[i] = Acc(xa[kk][tx + 16 * i]);
+        mv[i] = Acc(xm[kk][ty + 16 * i]);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * mv[j];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = I0 + tx + 16 * i, k = J0 + ty + 16 * j;
+      if (r >= rows || k >= m) continue;
+      X& dst = c[(long long)k * ld + r];
+      if constexpr (kInt) {
+        const __int128 v = (__int128)dst - acc[i][j];
+        if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
+        dst = std::int64_t(v);
+      } else {
+        dst = X(double(dst) - acc[i][j]);
+      }
+    }
 }
 
 // Diagonal block c (columns s0 + c * stride ...) of R as an upper-triangular sz x sz basis.
@@ -419,6 +437,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure(ws.blocks, std::size_t(m) * kMaxBlock, device);
   ensure(ws.r, mm, device);
   ensure(ws.r0, mm, device);
+  ensure(ws.mult, mm, device);
+  ensure(ws.mcol, std::size_t(m), device);
   ensure(ws.diag, diag_scratch_size(m), device);
   ensure(ws.norm2, std::size_t(m), device);
   ensure(ws.rdiag, std::size_t(m), device);
@@ -490,15 +510,25 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // R's columns in shared memory: up to 128 KiB per block for m = 4096 (LllConfig::n <= 4096).
       static std::once_flag once;
       std::call_once(once, [] {
-        MIMORX_CUDA_CHECK(cudaFuncSetAttribute(size_reduce_kernel<F>,
+        MIMORX_CUDA_CHECK(cudaFuncSetAttribute(size_reduce_kernel,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                kReduceWarps * 4096 * int(sizeof(double))));
       });
-      size_reduce_kernel<F><<<(m - 1 + kReduceWarps - 1) / kReduceWarps, 32 * kReduceWarps,
-                              std::size_t(kReduceWarps) * m * sizeof(double), s>>>(
-          n, m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), b, ws.b0.data(), t, ws.t0.data(),
-          flags);
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.mult.data(), 0, mm * sizeof(double), s));
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.mcol.data(), 0, std::size_t(m) * sizeof(int), s));
+      size_reduce_kernel<<<(m - 1 + kReduceWarps - 1) / kReduceWarps, 32 * kReduceWarps,
+                           std::size_t(kReduceWarps) * m * sizeof(double), s>>>(
+          m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(), ws.mcol.data());
       MIMORX_CUDA_CHECK_LAUNCH();
+      const unsigned ct = unsigned((m + 63) / 64);
+      subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
+          b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      if (t) {
+        subtract_products_kernel<std::int64_t><<<dim3(ct, ct), 256, 0, s>>>(
+            t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(), flags);
+        MIMORX_CUDA_CHECK_LAUNCH();
+      }
     }
     if (quiet >= 2) {
       // Both block offsets made no swap: confirm on the fresh float64 R of the size-reduced

@@ -88,10 +88,10 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 template <class F>
 struct BlockLllWorkspace {
   Buffer<F> b_in, b0, blocks;
-  Buffer<double> r, r0, diag, norm2, rdiag, refl;
+  Buffer<double> r, r0, diag, norm2, rdiag, refl, mult;
   Buffer<std::int64_t> t0, u;
   Buffer<std::int32_t> bstatus;
-  Buffer<int> flags, hflags;
+  Buffer<int> flags, hflags, mcol;
 };
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
