@@ -72,8 +72,9 @@ template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
                         int device);
 // The same on device memory, enqueued on `stream` without a sync: R (m x m) from the device
-// basis b; diag is scratch of diag_scratch_size(m) doubles; *fail (device) is set when a pivot is not positive;
-// norm2 (m doubles, may be null) receives the squared column norms (the Gram diagonal).
+// basis b; diag is scratch of diag_scratch_size(m) doubles; *fail (device) is set when a pivot is
+// not positive; norm2 (m doubles, may be null) receives the squared column norms (the Gram
+// diagonal).
 std::size_t diag_scratch_size(int m);
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
