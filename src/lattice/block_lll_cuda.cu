@@ -67,26 +67,25 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x == 0 && !(lo > 1e-6 * hi)) flags[kInaccurate] = 1;
 }
 
-// dst[i] -= q_e src[j_e * ld + i] for the records e in [e0, e1) and rows i < rows, each entry
-// in record order; the warp's lanes split the rows, kTile rows per lane held in registers so
-// that a record's loads are independent (the loop the other way round waited on one load per
-// multiply: 1.9 ms per pass at m = 1024).
+// dst[i] -= q_e src[j_e * ld + i] for the records e < count and rows i < rows, in record
+// order; the warp's lanes split the rows, kTile rows per lane held in registers so that a
+// record's loads are independent (the loop the other way round waited on one load per
+// multiply).
 constexpr int kTile = 16;
-template <class T>
-__device__ __forceinline__ void apply_records(T* dst, const T* src, long long ld, int rows,
-                                              const int* pj, const double* pq, int e0, int e1,
+__device__ __forceinline__ void apply_records(double* dst, const double* src, long long ld,
+                                              int rows, const int* pj, const double* pq, int count,
                                               int lane) {
-  if (e0 >= e1) return;
+  if (count == 0) return;
   for (int base = 0; base < rows; base += 32 * kTile) {
-    T v[kTile];
+    double v[kTile];
 #pragma unroll
     for (int r = 0; r < kTile; ++r) {
       const int i = base + lane + 32 * r;
-      v[r] = i < rows ? dst[i] : T(0);
+      v[r] = i < rows ? dst[i] : 0.0;
     }
-    for (int e = e0; e < e1; ++e) {
-      const T q = T(pq[e]);
-      const T* sj = src + (long long)pj[e] * ld;
+    for (int e = 0; e < count; ++e) {
+      const double q = pq[e];
+      const double* sj = src + (long long)pj[e] * ld;
 #pragma unroll
       for (int r = 0; r < kTile; ++r) {
         const int i = base + lane + 32 * r;
@@ -162,7 +161,7 @@ __global__ void __launch_bounds__(32 * kReduceWarps)
     any = true;
     if (lane < len) col[row] = x;
     __syncwarp();
-    apply_records<double>(col, r0, m, lo, pj, pq, 0, count, lane);
+    apply_records(col, r0, m, lo, pj, pq, count, lane);
     __syncwarp();
   }
   for (int i = lane; i < k; i += 32) rk[i] = col[i];
