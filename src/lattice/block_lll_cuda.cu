@@ -46,16 +46,15 @@ __global__ void identity_kernel(std::int64_t* t, int m) {
 }
 
 // The checks gs_update (lll_plan.cpp) makes on the Cholesky factor, from the squared column
-// norms saved before the factorisation; also R's diagonal, contiguous, for the size reduction.
+// norms saved before the factorisation.
 template <class F>
 __global__ void __launch_bounds__(1024)
-    check_factor_kernel(const double* norm2, int m, const double* r, double* rdiag, int* flags) {
+    check_factor_kernel(const double* norm2, int m, const double* r, int* flags) {
   using Reduce = cub::BlockReduce<double, 1024>;
   __shared__ typename Reduce::TempStorage tmp;
   double lo = INFINITY, hi = 0;
   for (int j = threadIdx.x; j < m; j += blockDim.x) {
     const double d = fabs(r[(long long)j * m + j]);
-    rdiag[j] = r[(long long)j * m + j];
     if (!(d > double(singular_fraction<F>()) * sqrt(norm2[j])) || !isfinite(d))
       flags[kSingular] = 1;
     lo = fmin(lo, d);
@@ -292,12 +291,6 @@ __global__ void __launch_bounds__(128)
   }
 }
 
-// R's diagonal, contiguous (the size reduction's pivots), on passes without a factorisation.
-__global__ void copy_diagonal_kernel(const double* r, int m, double* rdiag) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < m) rdiag[j] = r[(long long)j * m + j];
-}
-
 // The row half of the GSC-Update (Jozsa et al., CR-MB-LLL) for diagonal block c at s (after the
 // column half R[:, s : s + sz] <- R[:, s : s + sz] U_c), in two kernels: gsc_qr_kernel
 // factors A = R[s : s + sz, s : s + sz] (= R_cc U_c) by Householder QR, writes R~_c and keeps
@@ -415,11 +408,6 @@ __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) 
       atomicAdd(&flags[kViolations], 1);
 }
 
-template <class T>
-void ensure(Buffer<T>& buf, std::size_t n, int device) {
-  if (buf.size() < n) buf = Buffer<T>::device(n, device);
-}
-
 }  // namespace
 
 void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
@@ -431,21 +419,21 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
-  ensure(ws.b_in, nm, device);
-  ensure(ws.b0, nm, device);
-  ensure(ws.blocks, std::size_t(m) * kMaxBlock, device);
-  ensure(ws.r, mm, device);
-  ensure(ws.r0, mm, device);
-  ensure(ws.mult, mm, device);
-  ensure(ws.mcol, std::size_t(m), device);
-  ensure(ws.diag, diag_scratch_size(m), device);
-  ensure(ws.norm2, std::size_t(m), device);
-  ensure(ws.rdiag, std::size_t(m), device);
-  ensure(ws.u, std::size_t(m) * kMaxBlock, device);
-  ensure(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
-  ensure(ws.bstatus, std::size_t(m), device);
-  ensure(ws.flags, kFlags, device);
-  if (t) ensure(ws.t0, mm, device);
+  ensure_device(ws.b_in, nm, device);
+  ensure_device(ws.b0, nm, device);
+  ensure_device(ws.blocks, std::size_t(m) * kMaxBlock, device);
+  ensure_device(ws.r, mm, device);
+  ensure_device(ws.r0, mm, device);
+  ensure_device(ws.mult, mm, device);
+  ensure_device(ws.mcol, std::size_t(m), device);
+  ensure_device(ws.diag, diag_scratch_size(m), device);
+  ensure_device(ws.norm2, std::size_t(m), device);
+  ensure_device(ws.rdiag, std::size_t(m), device);
+  ensure_device(ws.u, std::size_t(m) * kMaxBlock, device);
+  ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
+  ensure_device(ws.bstatus, std::size_t(m), device);
+  ensure_device(ws.flags, kFlags, device);
+  if (t) ensure_device(ws.t0, mm, device);
   if (ws.hflags.size() < kFlags) ws.hflags = Buffer<int>::pinned(kFlags);
   int* flags = ws.flags.data();
   int* hf = ws.hflags.data();
@@ -480,8 +468,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (pass == 0 || quiet >= 2 || pass - last_full >= kFullEvery) {
       gram_cholesky_enqueue<F>(b, n, m, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream);
-      check_factor_kernel<F>
-          <<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), ws.rdiag.data(), flags);
+      check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       read_flags();
       if (hf[kCholFail] || hf[kInaccurate]) {
@@ -493,10 +480,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       if (hf[kSingular]) return finish(LllStatus::singular);
       last_full = pass;
-    } else {
-      copy_diagonal_kernel<<<(m + 255) / 256, 256, 0, s>>>(ws.r.data(), m, ws.rdiag.data());
-      MIMORX_CUDA_CHECK_LAUNCH();
     }
+    copy_diagonal_enqueue(ws.r.data(), m, ws.rdiag.data(), stream);  // the size reduction's pivots
     // Global size reduction against a snapshot.
     MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data(), ws.r.data(), mm * sizeof(double),
                                       cudaMemcpyDeviceToDevice, s));

@@ -146,10 +146,10 @@ __global__ void __launch_bounds__(kPanelCols)
     if (lane < nb) g[(long long)(c0 + cc) * m + p + lane] = x[lane][cc];
 }
 
-// The Gram matrix's diagonal (the squared column norms), before the factorisation overwrites it.
-__global__ void gram_diagonal_kernel(const double* g, int m, double* norm2) {
+// out[j] = a(j, j) of a column-major m x m matrix.
+__global__ void diagonal_kernel(const double* a, int m, double* out) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < m) norm2[j] = g[(long long)j * m + j];
+  if (j < m) out[j] = a[(long long)j * m + j];
 }
 
 // The factored diagonal blocks from `diag` into R.
@@ -163,6 +163,11 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag) {
 
 }  // namespace
 
+void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
+  diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
 std::size_t diag_scratch_size(int m) {
   return std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel;
 }
@@ -175,10 +180,7 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
   const int tiles = (m + kTile - 1) / kTile;
   syrk_upper_kernel<F><<<dim3(tiles, tiles), 256, 0, s>>>(b, n, 0, n, m, 0, r, m, false);
   MIMORX_CUDA_CHECK_LAUNCH();
-  if (norm2) {
-    gram_diagonal_kernel<<<(m + 255) / 256, 256, 0, s>>>(r, m, norm2);
-    MIMORX_CUDA_CHECK_LAUNCH();
-  }
+  if (norm2) copy_diagonal_enqueue(r, m, norm2, stream);  // before the factorisation
   for (int p = 0; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
@@ -202,11 +204,10 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
-  if (ws.b.size() < nm) ws.b = Buffer<F>::device(nm, device);
-  if (ws.g.size() < mm) ws.g = Buffer<double>::device(mm, device);
-  if (ws.diag.size() < diag_scratch_size(m))
-    ws.diag = Buffer<double>::device(diag_scratch_size(m), device);
-  if (ws.flag.size() < 1) ws.flag = Buffer<int>::device(1, device);
+  ensure_device(ws.b, nm, device);
+  ensure_device(ws.g, mm, device);
+  ensure_device(ws.diag, diag_scratch_size(m), device);
+  ensure_device(ws.flag, 1, device);
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b.data(), b, nm * sizeof(F), cudaMemcpyHostToDevice, s));
   MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.flag.data(), 0, sizeof(int), s));
   gram_cholesky_enqueue<F>(ws.b.data(), n, m, ws.g.data(), ws.diag.data(), ws.flag.data(), nullptr,

@@ -60,6 +60,12 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
 
+// buf holds at least n elements on `device` afterwards (workspaces that grow as needed).
+template <class T>
+void ensure_device(Buffer<T>& buf, std::size_t n, int device) {
+  if (buf.size() < n) buf = Buffer<T>::device(n, device);
+}
+
 // The block method's GramFactor on the GPU (src/lattice/gram_cholesky_cuda.cu): Gram matrix and
 // blocked Cholesky in float64; the workspace grows as needed and belongs to one CPU thread.
 template <class F>
@@ -79,10 +85,13 @@ std::size_t diag_scratch_size(int m);
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream);
+// out[j] = a(j, j) of the column-major m x m device matrix a, enqueued on `stream`.
+void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 
-// CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): R recomputed by
-// gram_cholesky_enqueue every pass (no GSC-Update), global size reduction, block reductions by
-// all_swap_cuda and the products with U as kernels; the host only reads a few flags per pass.
+// CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
+// reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,
+// R by gram_cholesky_enqueue at the start, every 8 passes and for the final check; the host
+// only reads a few flags per pass.
 // b (n x m) and t (m x m, may be null) are device memory. Returns false, with b restored to its
 // input, when the float64 Cholesky factor fails or is inaccurate (the caller then uses the
 // host-side block method, which falls back to Householder QR).
