@@ -526,30 +526,21 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       quiet = 0;
       if (++checks > 16) return finish(LllStatus::precision_loss);
     }
-    // Diagonal blocks: a head block [0, off) on odd passes, full blocks of l, a tail block.
-    const int off = (pass & 1) ? l / 2 : 0;
-    const int full = (m - off) / l, tail = (m - off) % l;
-    struct Group {
-      int s0, stride, count, sz;
-    };
-    const Group groups[3] = {{0, 0, off >= 2 ? 1 : 0, off},
-                             {off, l, full, l},
-                             {off + full * l, 0, tail >= 2 ? 1 : 0, tail}};
-    for (const Group& g : groups) {
+    for (const BlockGroup& g : block_groups(m, l, pass)) {
       if (g.count == 0) continue;
-      const int sz = g.sz;
+      const int sz = g.size;
       const std::int64_t bs = std::int64_t(sz) * sz;
       extract_blocks_kernel<F>
-          <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.blocks.data());
+          <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
       MIMORX_CUDA_CHECK_LAUNCH();
       all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
                        delta, default_max_iter(sz), stream, device);
-      apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(b, n, n, g.s0, g.stride, sz,
-                                                                       ws.u.data(), flags);
+      apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(b, n, n, g.start, g.stride,
+                                                                       sz, ws.u.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       if (t) {
         apply_u_kernel<std::int64_t><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-            t, m, m, g.s0, g.stride, sz, ws.u.data(), flags);
+            t, m, m, g.start, g.stride, sz, ws.u.data(), flags);
         MIMORX_CUDA_CHECK_LAUNCH();
       }
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags);
@@ -557,17 +548,17 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.
       apply_u_kernel<double><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-          ws.r.data(), m, m, g.s0, g.stride, sz, ws.u.data(), flags);
+          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
-      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
       MIMORX_CUDA_CHECK_LAUNCH();
-      const dim3 agrid(g.count, unsigned(std::max(1, (m - g.s0 - sz + 127) / 128)));
+      const dim3 agrid(g.count, unsigned(std::max(1, (m - g.start - sz + 127) / 128)));
       if (sz <= 32) {
         gsc_apply_kernel<32>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
       } else {
         gsc_apply_kernel<kMaxBlock>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.s0, g.stride, sz, ws.refl.data());
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
       }
       MIMORX_CUDA_CHECK_LAUNCH();
     }

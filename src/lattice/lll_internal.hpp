@@ -1,5 +1,6 @@
 #pragma once
 // Internal entry points of the lattice component (CPU reductions and the CUDA launcher).
+#include <array>
 #include <cstdint>
 #include <functional>
 
@@ -26,6 +27,21 @@ using BlockReducer = std::function<std::int64_t(F* blocks, std::int64_t* transfo
 // Householder QR). Empty: the block method computes it with Eigen on the CPU.
 template <class F>
 using GramFactor = std::function<bool(const F* b, int n, int m, double* r)>;
+
+// The diagonal blocks of one CR-MB-LLL pass: [0, m) in blocks of l columns, shifted by l/2 on
+// odd passes so that the boundary pairs of one pass lie inside blocks of the next (our form of
+// the paper's boundary checks): a head block [0, l/2) on odd passes, the full blocks, a tail
+// block. Blocks of fewer than 2 columns are left out (count 0). Block c of a group starts at
+// start + c * stride. Used by the host and the GPU-resident block methods.
+struct BlockGroup {
+  int start, stride, count, size;
+};
+inline std::array<BlockGroup, 3> block_groups(int m, int l, long pass) {
+  const int off = (pass & 1) ? l / 2 : 0;
+  const int full = (m - off) / l, tail = (m - off) % l;
+  return {BlockGroup{0, 0, off >= 2 ? 1 : 0, off}, BlockGroup{off, l, full, l},
+          BlockGroup{off + full * l, 0, tail >= 2 ? 1 : 0, tail}};
+}
 
 // CR-MB-LLL on one host basis; block reductions are delegated to `reduce`, the float64 R factor
 // to `gram` when given.

@@ -178,23 +178,13 @@ LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, lon
         return st;
       }
     }
-    // Partition [0, m) into blocks of l columns, shifted by l/2 on odd passes so that the
-    // boundaries of one pass lie inside blocks of the next (the boundary checks of CR-MB-LLL).
-    const int off = (pass & 1) ? l / 2 : 0;
-    std::vector<std::pair<int, int>> parts;  // (start, size)
-    if (off > 0) parts.push_back({0, off});
-    for (int s = off; s < m; s += l) parts.push_back({s, std::min(l, m - s)});
     std::int64_t swaps = 0;
-    // Group blocks of equal size: one reducer call (one kernel launch) per size.
-    std::vector<int> sizes;
-    for (auto& p : parts)
-      if (p.second >= 2 && std::find(sizes.begin(), sizes.end(), p.second) == sizes.end())
-        sizes.push_back(p.second);
-    for (int sz : sizes) {
-      std::vector<int> starts;
-      for (auto& p : parts)
-        if (p.second == sz) starts.push_back(p.first);
-      const int cnt = int(starts.size());
+    // The pass's diagonal blocks, one reducer call (one kernel launch) per group.
+    for (const BlockGroup& g : block_groups(m, l, pass)) {
+      if (g.count == 0) continue;
+      const int sz = g.size, cnt = g.count;
+      std::vector<int> starts(cnt);
+      for (int c = 0; c < cnt; ++c) starts[c] = g.start + c * g.stride;
       const std::size_t bs = std::size_t(sz) * sz;
       blocks.assign(bs * cnt, F(0));
       U.assign(bs * cnt, 0);
