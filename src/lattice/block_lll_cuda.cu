@@ -2,9 +2,9 @@
 //   R = chol(B^T B) in float64 (gram_cholesky_cuda.cu) and its checks (singular column,
 //     diagonal ratio), then one sync to read them, at the start, every 8 passes and for the
 //     final check (as the host version); in between R follows the GSC-Update below;
-//   global size reduction of every column against a snapshot of R, B and T: R's columns one
-//     warp each, blocked by 32 rows, recording the multipliers in a matrix M; then B -= B0 M
-//     and T -= T0 M as tiled products;
+//   global size reduction of every column against a snapshot of R, B and T: R's columns in
+//     tiles of 8 (size_reduce_cuda.cu), recording the multipliers in a matrix M; then
+//     B -= B0 M and T -= T0 M as tiled products;
 //   [final check: Lovasz on every pair, one sync];
 //   the diagonal blocks of R (offset 0 or l/2, as the host version) as float/double bases,
 //     reduced by the all-swap kernel with their transforms U_c;
@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cub/block/block_reduce.cuh>
-#include <mutex>
 #include <type_traits>
 
 #include "core/cuda_check.hpp"
@@ -66,109 +65,8 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x == 0 && !(lo > 1e-6 * hi)) flags[kInaccurate] = 1;
 }
 
-// dst[i] -= q_e src[j_e * ld + i] for the records e < count and rows i < rows, in record
-// order; the warp's lanes split the rows, kTile rows per lane held in registers so that a
-// record's loads are independent (the loop the other way round waited on one load per
-// multiply).
-constexpr int kTile = 16;
-__device__ __forceinline__ void apply_records(double* dst, const double* src, long long ld,
-                                              int rows, const int* pj, const double* pq, int count,
-                                              int lane) {
-  if (count == 0) return;
-  for (int base = 0; base < rows; base += 32 * kTile) {
-    double v[kTile];
-#pragma unroll
-    for (int r = 0; r < kTile; ++r) {
-      const int i = base + lane + 32 * r;
-      v[r] = i < rows ? dst[i] : 0.0;
-    }
-    for (int e = 0; e < count; ++e) {
-      const double q = pq[e];
-      const double* sj = src + (long long)pj[e] * ld;
-#pragma unroll
-      for (int r = 0; r < kTile; ++r) {
-        const int i = base + lane + 32 * r;
-        if (i < rows) v[r] -= q * sj[i];
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kTile; ++r) {
-      const int i = base + lane + 32 * r;
-      if (i < rows) dst[i] = v[r];
-    }
-  }
-}
-
-constexpr int kReduceWarps = 4;  // columns per thread block in the size reduction
-constexpr int kChunk = 32;       // rows per step of the size reduction (one per lane)
-
-// Size reduction of column k of R (one warp per column) against the snapshot r0 of all
-// columns: rows j descending, zero multipliers skipped (the host version's order and values).
-// Blocked by 32 rows: lane s holds R(hi - s, k) of the chunk [hi - 31, hi] and the entries
-// R0(hi - s, hi - u), u < s, it needs; the chunk's multipliers are then found one after the
-// other with register arithmetic and shuffles, and applied to the rows below the chunk at once
-// (R's column lives in shared memory meanwhile). A chunk whose rounded ratios are all zero is
-// skipped (rows only change through multipliers of higher rows). The multipliers go to the
-// matrix `mult` (column k) and mcol[k] says whether column k has any; B and T follow in
-// subtract_products_kernel.
-__global__ void __launch_bounds__(32 * kReduceWarps)
-    size_reduce_kernel(int m, double* r, const double* r0, const double* d0, double* mult,
-                       int* mcol) {
-  extern __shared__ double s_col[];  // kReduceWarps columns of m entries
-  __shared__ int s_j[kReduceWarps][kChunk];
-  __shared__ double s_q[kReduceWarps][kChunk];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int k = blockIdx.x * kReduceWarps + warp + 1;
-  if (k >= m) return;
-  int* pj = s_j[warp];
-  double* pq = s_q[warp];
-  double* col = s_col + (long long)warp * m;
-  double* rk = r + (long long)k * m;
-  double* mk = mult + (long long)k * m;
-  for (int i = lane; i < k; i += 32) col[i] = rk[i];
-  __syncwarp();
-  bool any = false;
-  for (int hi = k - 1; hi >= 0; hi -= 32) {
-    const int len = min(32, hi + 1), lo = hi - len + 1;
-    const int row = hi - lane;  // this lane's row of the chunk (valid when lane < len)
-    double x = lane < len ? col[row] : 0.0;
-    const double dj = lane < len ? d0[row] : 1.0;
-    const double rdj = 1.0 / dj;  // one division per chunk; the steps multiply
-    if (!__any_sync(0xffffffffu, lane < len && round_nearest(x * rdj) != 0)) continue;
-    double tri[32];  // tri[u] = R0(row, hi - u) for u < lane
-#pragma unroll
-    for (int u = 0; u < 32; ++u)
-      tri[u] = u < lane && lane < len ? r0[(long long)(hi - u) * m + row] : 0.0;
-    int count = 0;  // this chunk's multipliers
-#pragma unroll
-    for (int u = 0; u < 32; ++u) {
-      if (u >= len) break;
-      const double qu = __shfl_sync(0xffffffffu, round_nearest(x * rdj), u);
-      if (qu != 0) {
-        if (lane > u) x -= qu * tri[u];
-        if (lane == u) {
-          x -= qu * dj;
-          mk[row] = qu;
-        }
-        if (lane == 0) {
-          pj[count] = hi - u;
-          pq[count] = qu;
-        }
-        ++count;
-      }
-    }
-    any = true;
-    if (lane < len) col[row] = x;
-    __syncwarp();
-    apply_records(col, r0, m, lo, pj, pq, count, lane);
-    __syncwarp();
-  }
-  for (int i = lane; i < k; i += 32) rk[i] = col[i];
-  if (any && lane == 0) mcol[k] = 1;
-}
-
 // The other half of the size reduction: C[:, k] -= sum_j A[:, j] M(j, k) for the snapshot A
-// (B0 or T0, rows x m) and the multipliers M (upper triangular, m x m) the kernel above
+// (B0 or T0, rows x m) and the multipliers M (upper triangular, m x m) size_reduce_enqueue
 // recorded, as one tiled product (the column-by-column form re-read the snapshot for every
 // column: most of the size reduction's time when the multipliers are dense). 64 x 64 output
 // tiles; a tile whose columns have no multiplier, and a 16-wide slab of M that is all zero, is
@@ -270,7 +168,10 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
   for (int kk = 0; kk < kMaxBlock; ++kk)
     if (kk < sz) in[kk] = x[(long long)(s + kk) * ld + row];
-  for (int j = 0; j < sz; ++j) {
+  // B and R: four output columns per step, four independent accumulation chains (one chain per
+  // thread left the kernel latency-bound at 4 resident warps per SM).
+  constexpr int kStep = std::is_same_v<X, std::int64_t> ? 1 : 4;
+  for (int j = 0; j < sz; j += kStep) {
     if constexpr (std::is_same_v<X, std::int64_t>) {
       __int128 acc = 0;
 #pragma unroll
@@ -279,14 +180,17 @@ __global__ void __launch_bounds__(128)
       if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
       x[(long long)(s + j) * ld + row] = std::int64_t(acc);
     } else {
-      double acc = 0;
+      double acc[4] = {0, 0, 0, 0};
 #pragma unroll
       for (int kk = 0; kk < kMaxBlock; ++kk)
         if (kk < sz) {
-          const double f = us[j * sz + kk];
-          if (f != 0) acc += f * double(in[kk]);
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj)
+            if (j + jj < sz) acc[jj] = fma(us[(j + jj) * sz + kk], double(in[kk]), acc[jj]);
         }
-      x[(long long)(s + j) * ld + row] = X(acc);
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj)
+        if (j + jj < sz) x[(long long)(s + j + jj) * ld + row] = X(acc[jj]);
     }
   }
 }
@@ -491,19 +395,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       MIMORX_CUDA_CHECK(
           cudaMemcpyAsync(ws.t0.data(), t, mm * sizeof(std::int64_t), cudaMemcpyDeviceToDevice, s));
     if (m > 1) {
-      // R's columns in shared memory: up to 128 KiB per block for m = 4096 (LllConfig::n <= 4096).
-      static std::once_flag once;
-      std::call_once(once, [] {
-        MIMORX_CUDA_CHECK(cudaFuncSetAttribute(size_reduce_kernel,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               kReduceWarps * 4096 * int(sizeof(double))));
-      });
-      MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.mult.data(), 0, mm * sizeof(double), s));
-      MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.mcol.data(), 0, std::size_t(m) * sizeof(int), s));
-      size_reduce_kernel<<<(m - 1 + kReduceWarps - 1) / kReduceWarps, 32 * kReduceWarps,
-                           std::size_t(kReduceWarps) * m * sizeof(double), s>>>(
-          m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(), ws.mcol.data());
-      MIMORX_CUDA_CHECK_LAUNCH();
+      size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
+                          ws.mcol.data(), stream);
       const unsigned ct = unsigned((m + 63) / 64);
       subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
           b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags);

@@ -104,6 +104,13 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 // out[j] = a(j, j) of the column-major m x m device matrix a, enqueued on `stream`.
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 
+// The global size reduction of the GPU-resident block method (size_reduce_cuda.cu), enqueued on
+// `stream`: every column k of R (m x m, device, column-major) reduced against the snapshot r0
+// with pivots d0 = diag(r0); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
+// where column k has any. m <= 4096.
+void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
+                         int* mcol, void* stream);
+
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
 // reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,
 // R by gram_cholesky_enqueue at the start, every 8 passes and for the final check; the host

@@ -5,7 +5,9 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lattice/lll_internal.hpp"
@@ -395,6 +397,21 @@ struct GpuReducer {
     return swapped;
   }
 };
+
+// One CPU worker of the CUDA block method: its stream, the GPU-resident method's workspace and
+// the host-side fallback's buffers. The plan keeps them between runs: creating them (a stream,
+// pinned memory, about ten device buffers of m x m doubles, zero-filled host copies) took
+// milliseconds of every run at m = 1024.
+template <class F>
+struct BlockWorker {
+  BlockWorker(int device, double delta)
+      : reducer{device, delta, Stream::create(device), {}, {}, {}, {}, {}, {}} {}
+  GpuReducer<F> reducer;
+  detail::GramWorkspace<F> gram;
+  detail::BlockLllWorkspace<F> device;
+  std::vector<F> hb;  // the fallback's host copies, sized on first use
+  std::vector<std::int64_t> ht;
+};
 #endif
 
 template <class F>
@@ -407,6 +424,25 @@ bool all_finite(const F* p, std::int64_t n, std::int64_t* where) {
   return true;
 }
 }  // namespace
+
+struct LllPlan::BlockWorkers {
+#if MIMORX_HAS_CUDA
+  std::vector<std::unique_ptr<BlockWorker<float>>> f32;
+  std::vector<std::unique_ptr<BlockWorker<double>>> f64;
+  template <class F>
+  std::vector<std::unique_ptr<BlockWorker<F>>>& of() {
+    if constexpr (std::is_same_v<F, float>) {
+      return f32;
+    } else {
+      return f64;
+    }
+  }
+#endif
+};
+
+LllPlan::~LllPlan() = default;
+LllPlan::LllPlan(LllPlan&&) noexcept = default;
+LllPlan& LllPlan::operator=(LllPlan&&) noexcept = default;
 
 template <class F>
 void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform,
@@ -502,28 +538,23 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       const int workers = int(std::min<std::int64_t>(threads, nb));
       const int inner = std::max(1, threads / workers);
       if (inner > 1) omp_set_max_active_levels(2);
+      if (!workers_) workers_ = std::make_unique<BlockWorkers>();
+      auto& pool = workers_->of<F>();
+      while (int(pool.size()) < workers)
+        pool.push_back(std::make_unique<BlockWorker<F>>(backend_.device(), cfg_.delta));
 #pragma omp parallel num_threads(workers)
       {
-        GpuReducer<F> gr{backend_.device(),
-                         cfg_.delta,
-                         Stream::create(backend_.device()),
-                         {},
-                         {},
-                         {},
-                         {},
-                         {},
-                         {}};
+        BlockWorker<F>& wk = *pool[omp_get_thread_num()];
+        GpuReducer<F>& gr = wk.reducer;
         detail::BlockReducer<F> reduce = [&gr](F* bl, std::int64_t* u, LllStatus* s, int c, int l) {
           return gr(bl, u, s, c, l);
         };
-        detail::GramWorkspace<F> gw;
         const int dev = backend_.device();
-        detail::GramFactor<F> gram = [&gw, &gr, dev](const F* bb, int nn, int mm, double* r) {
-          return detail::gram_cholesky_cuda<F>(bb, nn, mm, r, gw, gr.stream.handle(), dev);
+        detail::GramFactor<F> gram = [&wk, dev](const F* bb, int nn, int mm, double* r) {
+          return detail::gram_cholesky_cuda<F>(bb, nn, mm, r, wk.gram, wk.reducer.stream.handle(),
+                                               dev);
         };
-        std::vector<F> hb(std::size_t(n) * m);
-        std::vector<std::int64_t> ht(cfg_.transform ? std::size_t(m) * m : 0);
-        detail::BlockLllWorkspace<F> dws;
+        detail::BlockLllWorkspace<F>& dws = wk.device;
 #pragma omp for schedule(dynamic)
         for (std::int64_t k = 0; k < nb; ++k) {
           // The whole reduction on the GPU where its float64 Cholesky factor is good enough;
@@ -537,6 +568,10 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
               continue;
             }
           }
+          std::vector<F>& hb = wk.hb;
+          std::vector<std::int64_t>& ht = wk.ht;
+          hb.resize(std::size_t(n) * m);
+          ht.resize(cfg_.transform ? std::size_t(m) * m : 0);
           mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
                                      hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();

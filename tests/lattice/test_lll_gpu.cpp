@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lattice/lll_internal.hpp"
+#include "lattice/lll_math.hpp"
 #include "lattice/lll_support.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
@@ -156,6 +157,83 @@ void gram_case(std::mt19937_64& g, int n, int m) {
   for (int i = 0; i < n; ++i) bf[std::size_t(m / 2) * n + i] = F(0);
   EXPECT_FALSE(lattice::detail::gram_cholesky_cuda<F>(bf.data(), n, m, got.data(), ws, nullptr, 0))
       << n << "x" << m;
+}
+
+namespace {
+// The GPU size reduction (size_reduce_enqueue) against a host model of the same arithmetic:
+// rows descending, q = round(x * (1 / r_jj)), one fused multiply-add per update; results equal
+// to the last bit. The snapshot R0 has small off-diagonal entries (so that multipliers stay
+// moderate over thousands of rows); the columns of R to reduce are R0's (no multiplier), large
+// (dense multipliers), or large in their lower half.
+void size_reduce_case(std::mt19937_64& g, int m) {
+  const std::size_t mm = std::size_t(m) * m;
+  std::vector<double> r0(mm, 0.0), d(m);
+  std::normal_distribution<double> nd;
+  std::uniform_real_distribution<double> ud(0.5, 2.0), small(-0.05, 0.05);
+  for (int j = 0; j < m; ++j) d[j] = r0[std::size_t(j) * m + j] = ud(g);
+  for (int k = 0; k < m; ++k)
+    for (int i = 0; i < k; ++i) r0[std::size_t(k) * m + i] = small(g) * d[i];
+  std::vector<double> r = r0;
+  for (int k = 0; k < m; ++k) {
+    const int kind = k % 3;
+    if (kind == 1) continue;
+    for (int i = kind == 0 ? 0 : k / 2; i < k; ++i) r[std::size_t(k) * m + i] = nd(g) * 50 * d[i];
+  }
+  // Host model.
+  std::vector<double> want = r, wmult(mm, 0.0);
+  std::vector<int> wcol(m, 0);
+  for (int k = 1; k < m; ++k) {
+    double* x = want.data() + std::size_t(k) * m;
+    for (int j = k - 1; j >= 0; --j) {
+      // the product rounded on its own (no fused + 0.5), as on the GPU
+      const double q = lattice::detail::round_nearest(std::fma(x[j], 1.0 / d[j], 0.0));
+      if (q == 0) continue;
+      for (int i = 0; i < j; ++i) x[i] = std::fma(-q, r0[std::size_t(j) * m + i], x[i]);
+      x[j] = std::fma(-q, d[j], x[j]);
+      wmult[std::size_t(k) * m + j] = q;
+      wcol[k] = 1;
+    }
+  }
+  auto dr = Buffer<double>::device(mm), dr0 = Buffer<double>::device(mm),
+       dd = Buffer<double>::device(m), dmult = Buffer<double>::device(mm);
+  auto dcol = Buffer<int>::device(m);
+  dr.copy_from_host(r.data(), mm);
+  dr0.copy_from_host(r0.data(), mm);
+  dd.copy_from_host(d.data(), m);
+  dmult.fill_bytes(0x7F);  // garbage: the function zeroes it
+  dcol.fill_bytes(0x7F);
+  lattice::detail::size_reduce_enqueue(m, dr.data(), dr0.data(), dd.data(), dmult.data(),
+                                       dcol.data(), nullptr);
+  std::vector<double> got(mm), gmult(mm);
+  std::vector<int> gcol(m);
+  dr.copy_to_host(got.data(), mm);
+  dmult.copy_to_host(gmult.data(), mm);
+  dcol.copy_to_host(gcol.data(), m);
+  int bad = 0;
+  for (std::size_t e = 0; e < mm && bad < 5; ++e) {
+    if (got[e] != want[e]) {
+      ADD_FAILURE() << "m=" << m << " R(" << e % m << ", " << e / m << ") = " << got[e]
+                    << ", model " << want[e];
+      ++bad;
+    }
+    if (gmult[e] != wmult[e]) {
+      ADD_FAILURE() << "m=" << m << " M(" << e % m << ", " << e / m << ") = " << gmult[e]
+                    << ", model " << wmult[e];
+      ++bad;
+    }
+  }
+  for (int k = 1; k < m; ++k) EXPECT_EQ(gcol[k], wcol[k]) << "m=" << m << " column " << k;
+}
+}  // namespace
+
+TEST(LllGpu, SizeReductionMatchesHostModel) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  // Around the tile (8 columns) and chunk (32 rows) edges; 2600 takes the 4-column tiles.
+  for (int m : {2, 3, 8, 9, 31, 32, 33, 40, 64, 65, 100, 257, 1024, 2600}) {
+    size_reduce_case(g, m);
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 TEST(LllGpu, GramCholeskyMatchesEigen) {

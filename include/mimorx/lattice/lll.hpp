@@ -30,6 +30,7 @@
 // LllStatus::precision_loss (or thrown as NumericalError when no status view is given).
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,12 +67,18 @@ struct LllConfig {
 //   basis:     B bases, n x m each (float -> float32 arithmetic, double -> float64)
 //   transform: B matrices m x m (int64) when config.transform, else an empty batch
 //   status:    B statuses; when empty, run() throws NumericalError if any basis failed
-// Residency: host for Backend::cpu(); device for Backend::cuda(). The CUDA block method
-// runs the diagonal-block reductions on the GPU and the GSC-Update (QR) on the CPU threads,
-// each CPU thread owning one CUDA stream (docs/lll.md).
+// Residency: host for Backend::cpu(); device for Backend::cuda(). The CUDA block method keeps
+// each basis on the GPU for the whole reduction and falls back to the CPU+GPU scheduler (block
+// reductions on the GPU, GSC-Update on CPU threads, one CUDA stream each) for bases whose
+// float64 Gram-Cholesky factor is not accurate enough (docs/lll.md). The plan keeps its streams
+// and GPU workspaces between runs: reuse one plan for many runs, and do not run one plan from
+// two threads at once.
 class LllPlan {
  public:
   LllPlan(const LllConfig& config, Backend backend);
+  ~LllPlan();
+  LllPlan(LllPlan&&) noexcept;
+  LllPlan& operator=(LllPlan&&) noexcept;
   void run(MatrixBatch<double> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
            const Stream& stream = Stream{});
   void run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
@@ -90,6 +97,8 @@ class LllPlan {
   LllMethod method_;
   int block_ = 0;
   Buffer<std::int32_t> dstatus_;  // per-basis status on the device (CUDA all-swap), reused
+  struct BlockWorkers;            // CUDA block method: per-worker streams and workspaces
+  std::unique_ptr<BlockWorkers> workers_;
 };
 
 // The block size chosen automatically for m columns (measured, docs/lll.md).
