@@ -5,8 +5,9 @@
 // cuBLAS or cuSOLVER, so these are plain tiled kernels:
 //   gram / trailing update: C(I, J) (=|-=) sum_k X(k, I) X(k, J) over 64 x 64 tiles of the upper
 //     triangle, 256 threads with 4 x 4 outputs each, X staged through shared memory in float64;
-//   panel: one warp factors the 32 x 32 diagonal block (lane k owns column k, __syncwarp between
-//     the steps), then every thread solves one column of the block row (R_pp^T X = G_p,c).
+//   panel: one warp factors the 32 x 32 diagonal block (lane k owns column k, each row of the
+//     factor passed through shared memory), then every thread solves one column of the block row
+//     (R_pp^T X = G_p,c).
 // Right-looking: per panel of 32 columns one panel launch and one trailing-update launch.
 #include <cuda_runtime.h>
 
@@ -75,10 +76,10 @@ __global__ void __launch_bounds__(256)
 }
 
 // Panel p (columns p .. p + nb - 1): factor the diagonal block (every thread block does: warp 0,
-// lane k holding column k in registers, entries exchanged by shuffles; a short last block is
-// padded with the identity) and solve the block row's columns [p + nb + blockIdx.x *
-// kPanelCols, ...) (staged through shared memory with one warp per column, so that the loads
-// and stores are coalesced; one thread per column solves R_pp^T X = G_p,c with the diagonal's
+// lane k holding column k in registers, each row of the factor passed on through shared memory; a
+// short last block is padded with the identity) and solve the block row's columns [p + nb +
+// blockIdx.x * kPanelCols, ...) (staged through shared memory with one warp per column, so that the
+// loads and stores are coalesced; one thread per column solves R_pp^T X = G_p,c with the diagonal's
 // reciprocals). Block 0 stores the factored diagonal block in `diag` (32 x 32 per panel), not in
 // g: other blocks may still be reading g's diagonal block; diag_store_kernel copies them at the
 // end. A pivot that is not positive and finite sets *fail.
@@ -86,6 +87,7 @@ __global__ void __launch_bounds__(kPanelCols)
     chol_panel_kernel(double* g, int m, int p, double* diag, int* fail) {
   __shared__ double d[kPanel][kPanel + 1];  // d[i][k] = R(p + i, p + k), upper
   __shared__ double inv[kPanel];
+  __shared__ double row[2][kPanel];             // row j of the factor, for the update
   __shared__ double x[kPanel][kPanelCols + 1];  // the block row, x[i][c]
   const int nb = min(kPanel, m - p);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = kPanelCols / 32;
@@ -107,11 +109,14 @@ __global__ void __launch_bounds__(kPanelCols)
         inv[j] = ir;
       }
       if (lane > j) c[j] *= ir;  // R(j, lane)
+      // Row j through shared memory (one broadcast load per entry) rather than shuffles (two
+      // per double): the warp's instruction count is this loop's cost. Two rows alternate, so
+      // one __syncwarp per step suffices.
+      row[j & 1][lane] = c[j];
+      __syncwarp();
 #pragma unroll
-      for (int i = j + 1; i < kPanel; ++i) {
-        const double rji = __shfl_sync(0xffffffffu, c[j], i);  // R(j, i)
-        if (lane >= i) c[i] -= rji * c[j];
-      }
+      for (int i = j + 1; i < kPanel; ++i)
+        if (lane >= i) c[i] -= row[j & 1][i] * c[j];  // R(j, i) R(j, lane)
     }
 #pragma unroll
     for (int i = 0; i < kPanel; ++i) d[i][lane] = i <= lane ? c[i] : 0.0;
