@@ -138,16 +138,13 @@ __global__ void __launch_bounds__(32 * kCols)
     if (__any_sync(0xffffffffu, valid && round_nearest(__dmul_rn(x, rdj)) != 0)) {
 #pragma unroll
       for (int u = 0; u < kChunk; ++u) {
-        const double tri = s_tri[buf][u][lane];
+        // Branch-free: a zero multiplier (or a lane above row u) subtracts q * 0, which leaves
+        // x as it is; without branches the compiler can load the triangle ahead of the chain of
+        // dependent steps. Lane u's row is invalid for this column only when its ratio is 0.
+        const double coef = lane > u ? s_tri[buf][u][lane] : lane == u ? dj : 0.0;
         const double qu = __shfl_sync(0xffffffffu, round_nearest(__dmul_rn(x, rdj)), u);
-        // Lane u's row is invalid for this column only when its ratio is 0 (x = 0 there).
-        if (qu != 0) {
-          if (lane > u) x = fma(-qu, tri, x);
-          if (lane == u) {
-            x = fma(-qu, dj, x);
-            myq = qu;
-          }
-        }
+        x = fma(-qu, coef, x);
+        if (lane == u) myq = qu;
       }
       if (valid) s_x[warp * m + row] = x;
       if (myq != 0) {
