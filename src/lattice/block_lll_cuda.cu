@@ -10,7 +10,8 @@
 //     reduced by the all-swap kernel with their transforms U_c;
 //   B, T and R's block columns multiplied by U_c in place (one thread per row), then the rows of
 //     each block by Q_c^T (Householder QR of the new diagonal block): the GSC-Update
-//     R <- Q^T R U; the blocks that swapped counted, one sync.
+//     R <- Q^T R U (blocks whose U_c is the identity skipped); the blocks that swapped counted,
+//     one sync.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -153,7 +154,8 @@ constexpr int kMaxBlock = 64;  // LllConfig::block <= 64
 template <class X>
 __global__ void __launch_bounds__(128)
     apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz, const std::int64_t* u,
-                   int* flags) {
+                   const int* ident, int* flags) {
+  if (ident[blockIdx.x]) return;  // U_c = I
   // U_c staged in shared memory (as double for B: one conversion per entry instead of one per
   // row and entry).
   using UT = std::conditional_t<std::is_same_v<X, std::int64_t>, std::int64_t, double>;
@@ -203,7 +205,8 @@ __global__ void __launch_bounds__(128)
 constexpr int kReflStride = kMaxBlock * kMaxBlock + 2 * kMaxBlock;  // per block: V, v0, beta
 
 __global__ void __launch_bounds__(128)
-    gsc_qr_kernel(double* r, int m, int s0, int stride, int sz, double* refl) {
+    gsc_qr_kernel(double* r, int m, int s0, int stride, int sz, const int* ident, double* refl) {
+  if (ident[blockIdx.x]) return;  // R_cc unchanged: still upper triangular
   // a[i][k] = A(i, k); after step j, a[i][j] (i > j) holds reflector j below its first entry
   // vdiag[j] (LAPACK's compact form).
   __shared__ double a[kMaxBlock][kMaxBlock + 1];
@@ -255,7 +258,9 @@ __global__ void __launch_bounds__(128)
 
 template <int kMax>
 __global__ void __launch_bounds__(128)
-    gsc_apply_kernel(double* r, int m, int s0, int stride, int sz, const double* refl) {
+    gsc_apply_kernel(double* r, int m, int s0, int stride, int sz, const int* ident,
+                     const double* refl) {
+  if (ident[blockIdx.x]) return;
   __shared__ double v[kMax][kMax + 1];  // v[i][j]: reflector j, rows j..sz-1
   __shared__ double beta[kMax];
   const int c = blockIdx.x, s = s0 + c * stride;
@@ -288,17 +293,22 @@ __global__ void __launch_bounds__(128)
     if (i < sz) col[i] = x[i];
 }
 
-// Blocks whose U is not upper triangular (they swapped), and the first block status that is
-// not `reduced`.
+// Blocks whose U is not upper triangular (they swapped), the first block status that is not
+// `reduced`, and per block whether U is the identity (ident[c]: the products with U and the
+// GSC-Update skip it; in the passes that end a reduction no block changes).
 __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* status, int sz,
-                                   int* flags) {
+                                   int* flags, int* ident) {
   const int c = blockIdx.x;
   const std::int64_t* uc = u + (long long)c * sz * sz;
-  bool lower = false;
-  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x)
+  bool lower = false, changed = false;
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
     if (e % sz > e / sz && uc[e] != 0) lower = true;
+    if (uc[e] != (e % sz == e / sz ? 1 : 0)) changed = true;
+  }
   lower = __syncthreads_or(lower);
+  changed = __syncthreads_or(changed);
   if (threadIdx.x == 0) {
+    ident[c] = !changed;
     if (lower) atomicAdd(&flags[kSwapped], 1);
     if (status[c] != std::int32_t(LllStatus::reduced))
       atomicCAS(&flags[kBlockStatus], 0, 1 + status[c]);
@@ -336,6 +346,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure_device(ws.u, std::size_t(m) * kMaxBlock, device);
   ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
   ensure_device(ws.bstatus, std::size_t(m), device);
+  ensure_device(ws.ident, std::size_t(m), device);
   ensure_device(ws.flags, kFlags, device);
   if (t) ensure_device(ws.t0, mm, device);
   if (ws.hflags.size() < kFlags) ws.hflags = Buffer<int>::pinned(kFlags);
@@ -428,30 +439,32 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       MIMORX_CUDA_CHECK_LAUNCH();
       all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
                        delta, default_max_iter(sz), stream, device);
-      apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(b, n, n, g.start, g.stride,
-                                                                       sz, ws.u.data(), flags);
+      int* ident = ws.ident.data();
+      count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(
+          b, n, n, g.start, g.stride, sz, ws.u.data(), ident, flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       if (t) {
         apply_u_kernel<std::int64_t><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-            t, m, m, g.start, g.stride, sz, ws.u.data(), flags);
+            t, m, m, g.start, g.stride, sz, ws.u.data(), ident, flags);
         MIMORX_CUDA_CHECK_LAUNCH();
       }
-      count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags);
-      MIMORX_CUDA_CHECK_LAUNCH();
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.
       apply_u_kernel<double><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), flags);
+          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), ident, flags);
       MIMORX_CUDA_CHECK_LAUNCH();
-      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
+      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident,
+                                            ws.refl.data());
       MIMORX_CUDA_CHECK_LAUNCH();
       const dim3 agrid(g.count, unsigned(std::max(1, (m - g.start - sz + 127) / 128)));
       if (sz <= 32) {
         gsc_apply_kernel<32>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
       } else {
         gsc_apply_kernel<kMaxBlock>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.refl.data());
+            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
       }
       MIMORX_CUDA_CHECK_LAUNCH();
     }

@@ -124,7 +124,7 @@ struct BlockLllWorkspace {
   Buffer<double> r, r0, diag, norm2, rdiag, refl, mult;
   Buffer<std::int64_t> t0, u;
   Buffer<std::int32_t> bstatus;
-  Buffer<int> flags, hflags, mcol;
+  Buffer<int> flags, hflags, mcol, ident;
 };
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
