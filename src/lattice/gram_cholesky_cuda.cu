@@ -21,7 +21,7 @@ namespace mimorx::lattice::detail {
 namespace {
 
 constexpr int kTile = 64;        // output tile of the Gram and trailing-update kernels
-constexpr int kSlab = 16;        // k entries staged per step
+constexpr int kSlab = 32;        // k entries staged per step (a trailing update's whole k range)
 constexpr int kPanel = 32;       // Cholesky block size (one warp factors it)
 constexpr int kPanelCols = 128;  // block-row columns solved per thread block
 
@@ -38,6 +38,18 @@ __global__ void __launch_bounds__(256)
   __shared__ double xb[kSlab][kTile + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   double acc[4][4] = {};
+  // A trailing update's old values loaded first, so that their latency overlaps the products.
+  double old[4][4] = {};
+  if (subtract) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int r = I0 + tx + 16 * i, c = J0 + ty + 16 * j;
+        if (r < cols && c < cols && r <= c)
+          old[i][j] = c_out[(long long)(c + col_off) * ldc + r + col_off];
+      }
+  }
   for (int k0 = k_begin; k0 < k_end; k0 += kSlab) {
     for (int e = threadIdx.x; e < kSlab * kTile; e += 256) {
       const int kk = e % kSlab, c = e / kSlab, k = k0 + kk;
@@ -69,8 +81,8 @@ __global__ void __launch_bounds__(256)
     for (int j = 0; j < 4; ++j) {
       const int r = I0 + tx + 16 * i, c = J0 + ty + 16 * j;
       if (r < cols && c < cols && r <= c) {
-        double& dst = c_out[(long long)(c + col_off) * ldc + r + col_off];
-        dst = subtract ? dst - acc[i][j] : acc[i][j];
+        c_out[(long long)(c + col_off) * ldc + r + col_off] =
+            subtract ? old[i][j] - acc[i][j] : acc[i][j];
       }
     }
 }
