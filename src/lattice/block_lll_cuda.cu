@@ -87,21 +87,37 @@ __global__ void __launch_bounds__(256)
   __shared__ MT xm[16][65];
   Acc acc[4][4] = {};
   const int kend = min(m, J0 + 64);  // M(j, k) = 0 for j >= k
+  // The next slab is loaded into registers while this one is multiplied (the loop waited for
+  // each slab's loads: the longest tiles have 64 slabs).
+  X ra[4];
+  double rq[4];
+  auto fetch = [&](int k0) {
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int e = threadIdx.x + 256 * p;
+      const int i = e % 64, kk = e / 64;
+      ra[p] = I0 + i < rows && k0 + kk < m ? a[(long long)(k0 + kk) * ld + I0 + i] : X(0);
+      const int jj = e % 16, cc = e / 16;
+      rq[p] = J0 + cc < m && k0 + jj < m ? mult[(long long)(J0 + cc) * m + k0 + jj] : 0.0;
+    }
+  };
+  fetch(0);
   for (int k0 = 0; k0 < kend; k0 += 16) {
     bool nz = false;
-    for (int e = threadIdx.x; e < 16 * 64; e += 256) {
-      const int i = e % 64, kk = e / 64;
-      xa[kk][i] = I0 + i < rows && k0 + kk < m ? a[(long long)(k0 + kk) * ld + I0 + i] : X(0);
-      const int jj = e % 16, cc = e / 16;
-      const double q = J0 + cc < m && k0 + jj < m ? mult[(long long)(J0 + cc) * m + k0 + jj] : 0.0;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int e = threadIdx.x + 256 * p;
+      xa[e / 64][e % 64] = ra[p];
+      const double q = rq[p];
       if constexpr (kInt) {
         if (!(fabs(q) < 4.0e18)) flags[kOverflow] = 1;
-        xm[jj][cc] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
+        xm[e % 16][e / 16] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
       } else {
-        xm[jj][cc] = q;
+        xm[e % 16][e / 16] = q;
       }
       nz |= q != 0;
     }
+    if (k0 + 16 < kend) fetch(k0 + 16);
     if (!__syncthreads_or(nz)) continue;
 #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {

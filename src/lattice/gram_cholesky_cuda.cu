@@ -50,13 +50,29 @@ __global__ void __launch_bounds__(256)
           old[i][j] = c_out[(long long)(c + col_off) * ldc + r + col_off];
       }
   }
-  for (int k0 = k_begin; k0 < k_end; k0 += kSlab) {
-    for (int e = threadIdx.x; e < kSlab * kTile; e += 256) {
+  // The next slab is loaded into registers while this one is multiplied (a Gram matrix has
+  // n / kSlab slabs per tile, and each waited for its loads).
+  constexpr int kPer = kSlab * kTile / 256;
+  T ra[kPer], rb[kPer];
+  auto fetch = [&](int k0) {
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int e = threadIdx.x + 256 * p;
       const int kk = e % kSlab, c = e / kSlab, k = k0 + kk;
       const bool kin = k < k_end;
-      xa[kk][c] = kin && I0 + c < cols ? double(x[(long long)(I0 + c + col_off) * ld + k]) : 0.0;
-      xb[kk][c] = kin && J0 + c < cols ? double(x[(long long)(J0 + c + col_off) * ld + k]) : 0.0;
+      ra[p] = kin && I0 + c < cols ? x[(long long)(I0 + c + col_off) * ld + k] : T(0);
+      rb[p] = kin && J0 + c < cols ? x[(long long)(J0 + c + col_off) * ld + k] : T(0);
     }
+  };
+  fetch(k_begin);
+  for (int k0 = k_begin; k0 < k_end; k0 += kSlab) {
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int e = threadIdx.x + 256 * p;
+      xa[e % kSlab][e / kSlab] = double(ra[p]);
+      xb[e % kSlab][e / kSlab] = double(rb[p]);
+    }
+    if (k0 + kSlab < k_end) fetch(k0 + kSlab);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kSlab; ++kk) {
