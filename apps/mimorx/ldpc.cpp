@@ -45,6 +45,7 @@ struct Options {
   bool no_rate_match = false, binary = false;
   std::string algo = "nms", backend = "auto", in = "-", out = "-";
   std::string layer_order = "extension-first";
+  float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   // ber
   std::string mod = "bpsk", snr = "0:0.5:3", json;
   int frames = 100;
@@ -242,12 +243,23 @@ void run_encode(const Options& o) {
   }
 }
 
+// The decoder's parameters for the report header: "alpha=0.75", "alpha=0.5->0.875", "beta=0.5".
+std::string decoder_params(const Options& o) {
+  if (o.algo == "oms") return fmt::format("beta={}", o.beta);
+  if (o.algo != "nms") return "";
+  return o.alpha_last != 0.f ? fmt::format("alpha={}->{}", o.alpha, o.alpha_last)
+                             : fmt::format("alpha={}", o.alpha);
+}
+
 DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend) {
   require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
   dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
+  dc.alpha = o.alpha;
+  dc.alpha_last = o.alpha_last;
+  dc.beta = o.beta;
   return DecoderPlan(dc, backend);
 }
 
@@ -336,8 +348,9 @@ void run_ber(const Options& o) {
   const int batch = std::min(o.frames, 256);
   const double rate = double(c.k_prime) / c.tx;
   nlohmann::json results = nlohmann::json::array();
-  fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} iters={} backend={}\n", int(c.bg), c.z,
-             c.k_prime, c.tx, rate, to_string(mod), o.algo, o.iters, backend.name());
+  fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} {} iters={} backend={}\n", int(c.bg), c.z,
+             c.k_prime, c.tx, rate, to_string(mod), o.algo, decoder_params(o), o.iters,
+             backend.name());
   fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
              "bit_errors", "BER", "fr_err", "FER");
   for (std::size_t si = 0; si < snrs.size(); ++si) {
@@ -397,6 +410,9 @@ void run_ber(const Options& o) {
                           {"rate", rate},
                           {"modulation", to_string(mod)},
                           {"algo", o.algo},
+                          {"alpha", o.alpha},
+                          {"alpha_last", o.alpha_last},
+                          {"beta", o.beta},
                           {"iters", o.iters},
                           {"seed", o.seed},
                           {"backend", backend.name()},
@@ -417,6 +433,18 @@ void add_code_options(CLI::App* cmd, Options* o) {
   cmd->add_option("--backend", o->backend, "auto, cpu or cuda[:N]");
 }
 
+void add_decoder_options(CLI::App* cmd, Options* o) {
+  cmd->add_option("--iters", o->iters, "Maximum decoder iterations");
+  cmd->add_option("--algo", o->algo, "bp, nms or oms");
+  cmd->add_option("--layer-order", o->layer_order,
+                  "Layered decoders: extension-first (default) or natural");
+  cmd->add_option("--alpha", o->alpha, "nms: normalisation factor in (0, 1] (default 0.75)");
+  cmd->add_option("--alpha-last", o->alpha_last,
+                  "nms: final factor of a linear per-iteration ramp from --alpha (0 = constant; "
+                  "0.5 -> 0.875 suits low rates)");
+  cmd->add_option("--beta", o->beta, "oms: offset in LLR units (default 0.5)");
+}
+
 void add_ldpc(CLI::App& app) {
   auto* ldpc = app.add_subcommand("ldpc", "5G NR LDPC: encode, decode, BER over AWGN");
   ldpc->require_subcommand(1);
@@ -434,10 +462,7 @@ void add_ldpc(CLI::App& app) {
   dec->add_option("-i,--input", o->in, "Input file ('-': stdin)");
   dec->add_option("-o,--output", o->out, "Output file ('-': stdout)");
   dec->add_flag("--binary", o->binary, "Input LLRs are float32 little-endian, blocks back to back");
-  dec->add_option("--iters", o->iters, "Maximum decoder iterations");
-  dec->add_option("--algo", o->algo, "bp, nms or oms");
-  dec->add_option("--layer-order", o->layer_order,
-                  "Layered decoders: extension-first (default) or natural");
+  add_decoder_options(dec, o.get());
   dec->callback([o] { run_decode(*o); });
   auto* ber = ldpc->add_subcommand("ber", "FER/BER of the codec over AWGN");
   add_code_options(ber, o.get());
@@ -445,10 +470,7 @@ void add_ldpc(CLI::App& app) {
   ber->add_option("--snr", o->snr, "Es/N0 in dB: value or start:step:stop");
   ber->add_option("--frames", o->frames, "Code blocks per SNR point");
   ber->add_option("--seed", o->seed, "Random seed (Philox)");
-  ber->add_option("--iters", o->iters, "Maximum decoder iterations");
-  ber->add_option("--algo", o->algo, "bp, nms or oms");
-  ber->add_option("--layer-order", o->layer_order,
-                  "Layered decoders: extension-first (default) or natural");
+  add_decoder_options(ber, o.get());
   ber->add_option("--json", o->json, "Write the results as JSON to this file");
   ber->callback([o] { run_ber(*o); });
 }

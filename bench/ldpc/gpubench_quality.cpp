@@ -1,14 +1,15 @@
 // Decoding quality sweep for the two low-rate codes (BG1 K=8448 R=1/3, BG2 K=3840
 // R=1/5; AWGN, BPSK, no rate matching: all columns but the 2Z punctured ones sent): FER against
 // Eb/N0 for flooding BP (20 iterations, CPU, OpenMP over words) and for the layered decoders
-// (10 iterations, GPU: the float path is bit-exact with the CPU's) at several NMS alphas, OMS,
-// and the integer path. Where the FER crosses 1e-2 (log-linear interpolation) gives each
-// decoder's distance from BP.
+// (10 iterations, GPU: the float path is bit-exact with the CPU's) at several constant NMS
+// alphas, NMS with a per-iteration alpha ramp, OMS, and the integer path. Where the FER crosses
+// 1e-2 (log-linear interpolation) gives each decoder's distance from BP.
 // Random codewords (library encoder), LLR = 2y/sigma2, one Philox noise stream per point.
-// Usage: MIMORX_LDPC_QUALITY=1 gpubench_quality_ldpc [out.jsonl] (about 8 minutes on the H100
-// and 16 CPU cores; without the variable it only says so, to keep scripts/device-check short);
-// MIMORX_LDPC_QUALITY_WORDS (GPU words per point,
-// default 12000), MIMORX_LDPC_BP_WORDS (default 1000); a point stops after 100 frame errors.
+// Usage: MIMORX_LDPC_QUALITY=1 gpubench_quality_ldpc [out.jsonl] (about 4 minutes per code on
+// the H100 and 16 CPU cores; without the variable it only says so, to keep
+// scripts/device-check short). MIMORX_LDPC_QUALITY_WORDS: GPU words per point (default 12000);
+// MIMORX_LDPC_BP_WORDS: BP words per point (default 3000); MIMORX_LDPC_QUALITY_CODES: 1, 2 or
+// 12 (default); a point stops after 100 frame errors.
 #include <omp.h>
 
 #include <algorithm>
@@ -44,6 +45,7 @@ struct Decoder {
   bool quantized;
   bool gpu;
   int iters;
+  float alpha_last = 0.f;  // NMS: per-iteration ramp from alpha to alpha_last (0: constant)
 };
 
 struct Code {
@@ -79,20 +81,31 @@ int main(int argc, char** argv) {
   std::ofstream json;
   if (argc > 1) json.open(argv[1], std::ios::app);
   const int gpu_words = env_int("MIMORX_LDPC_QUALITY_WORDS", 12000);
-  const int bp_words = env_int("MIMORX_LDPC_BP_WORDS", 1000);
+  const int bp_words = env_int("MIMORX_LDPC_BP_WORDS", 3000);
   const int z = 384;
-  const std::vector<Code> codes = {{"BG1 K=8448 R=1/3", BaseGraph::bg1, 1.0 / 3, 0.35, 1.20},
-                                   {"BG2 K=3840 R=1/5", BaseGraph::bg2, 1.0 / 5, 0.15, 1.10}};
+  // MIMORX_LDPC_QUALITY_CODES: "1" (BG1 only), "2" (BG2 only) or "12" (default, both), so that
+  // the two halves fit in separate device calls.
+  const char* which = std::getenv("MIMORX_LDPC_QUALITY_CODES");
+  const std::string sel = which ? which : "12";
+  std::vector<Code> codes;
+  if (sel.find('1') != std::string::npos) {
+    codes.push_back({"BG1 K=8448 R=1/3", BaseGraph::bg1, 1.0 / 3, 0.35, 1.20});
+  }
+  if (sel.find('2') != std::string::npos) {
+    codes.push_back({"BG2 K=3840 R=1/5", BaseGraph::bg2, 1.0 / 5, 0.15, 1.10});
+  }
+  // The constant alphas that were best for each code in the full sweep of 0.5..0.8125
+  // (docs/data/ldpc_quality_sweep_2026-11-23.txt), the default, and the per-iteration ramps.
   std::vector<Decoder> decs = {{"BP 20", DecoderAlgo::bp, 0.75f, false, false, 20}};
-  for (float a : {0.5f, 0.5625f, 0.625f, 0.6875f, 0.75f, 0.8125f}) {
+  for (float a : {0.625f, 0.6875f, 0.75f}) {
     decs.push_back(
         {"NMS " + std::to_string(a).substr(0, 6) + " 10", DecoderAlgo::nms, a, false, true, 10});
   }
+  decs.push_back({"NMS 0.5->0.875 10", DecoderAlgo::nms, 0.5f, false, true, 10, 0.875f});
   decs.push_back({"OMS 0.5 10", DecoderAlgo::oms, 0.75f, false, true, 10});
   decs.push_back({"NMS int8 0.75 10", DecoderAlgo::nms, 0.75f, true, true, 10});
-  decs.push_back({"NMS int8 0.625 10", DecoderAlgo::nms, 0.625f, true, true, 10});
+  decs.push_back({"NMS int8 0.625->1 10", DecoderAlgo::nms, 0.625f, true, true, 10, 1.0f});
   decs.push_back({"OMS int8 0.5 10", DecoderAlgo::oms, 0.75f, true, true, 10});
-  decs.push_back({"NMS 0.75 20", DecoderAlgo::nms, 0.75f, false, true, 20});
 
   for (const Code& c : codes) {
     const LiftedGraph g(c.bg, z);
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
       DecoderConfig cfg{c.bg, z};
       cfg.algo = d.algo;
       cfg.alpha = d.alpha;
+      cfg.alpha_last = d.alpha_last;
       cfg.quantized = d.quantized;
       cfg.max_iters = d.iters;
       cfg.early_termination = true;

@@ -42,10 +42,12 @@ bool syndrome_ok(const DecodeTables& t, const T* app) {
 
 // Layered min-sum on one codeword, in place on `app` (already loaded with the channel values).
 template <class A>
-int layered(const DecodeTables& t, const A& a, typename A::T* app,
-            std::vector<typename A::Rec>& rec) {
+int layered(const DecodeTables& t, A a, typename A::T* app, std::vector<typename A::Rec>& rec) {
   rec.assign(std::size_t(t.rows) * t.z, A::zero_rec());
+  const float* alpha_iter = t.alpha_iter.empty() ? nullptr : t.alpha_iter.data();
+  const int* alpha16_iter = t.alpha16_iter.empty() ? nullptr : t.alpha16_iter.data();
   for (int it = 1; it <= t.max_iters; ++it) {
+    detail::set_iteration_alpha(a, alpha_iter, alpha16_iter, it);
     for (int l = 0; l < t.rows; ++l) {
       const DecEdge* e = t.edges.data() + t.row_start[l];
       const int deg = t.row_start[l + 1] - t.row_start[l];
@@ -157,6 +159,11 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
           std::to_string(c.max_iters) + "; allowed 1..1000");
   require(std::isfinite(c.alpha) && c.alpha > 0.f && c.alpha <= 1.f, "alpha",
           std::to_string(c.alpha) + "; the NMS scaling must be in (0, 1]");
+  require(c.alpha_last == 0.f ||
+              (std::isfinite(c.alpha_last) && c.alpha_last > 0.f && c.alpha_last <= 1.f),
+          "alpha_last",
+          std::to_string(c.alpha_last) +
+              "; allowed 0 (constant alpha) or a final NMS scaling in (0, 1]");
   require(std::isfinite(c.beta) && c.beta >= 0.f && c.beta < 100.f, "beta",
           std::to_string(c.beta) + "; the OMS offset must be finite and in [0, 100)");
   require(c.rows == 0 || (c.rows >= 4 && c.rows <= g.base_rows()), "rows",
@@ -212,6 +219,14 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   t.alpha = c.alpha;
   t.beta = c.beta;
   t.alpha16 = std::max(1, int(std::lround(c.alpha * 16.f)));
+  if (c.algo == DecoderAlgo::nms && c.alpha_last != 0.f) {
+    for (int it = 1; it <= c.max_iters; ++it) {
+      const double frac = c.max_iters > 1 ? double(it - 1) / double(c.max_iters - 1) : 0.0;
+      const float a = float(double(c.alpha) + (double(c.alpha_last) - double(c.alpha)) * frac);
+      t.alpha_iter.push_back(a);
+      t.alpha16_iter.push_back(std::max(1, int(std::lround(a * 16.f))));
+    }
+  }
   t.llr_scale = c.llr_scale;
   t.llr_limit = (1 << (c.llr_bits - 1)) - 1;
   t.beta_q = int(std::lround(c.beta * c.llr_scale));

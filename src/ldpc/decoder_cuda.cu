@@ -79,6 +79,7 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
     int iters = p.max_iters;
     __syncthreads();
     for (int it = 1; it <= p.max_iters; ++it) {
+      set_iteration_alpha(a, p.alpha_iter, p.alpha16_iter, it);
       for (int l = 0; l < p.rows; ++l) {
         if (!done) {
           const int e0 = s_rs[l];
@@ -137,6 +138,8 @@ struct CudaDecoder::Impl {
   Buffer<int> row_start;
   Buffer<unsigned char> c2v;
   Buffer<int> bad;
+  Buffer<float> alpha_iter;  // empty when alpha is constant
+  Buffer<int> alpha16_iter;
   // np: codewords per block (one-per-thread kernel) or pairs per block (paired kernel).
   int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 1024;
   bool paired = false;
@@ -270,6 +273,12 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
   impl_->row_start = Buffer<int>::device(t.row_start.size(), t.device);
   impl_->row_start.copy_from_host(t.row_start.data(), t.row_start.size());
   impl_->bad = Buffer<int>::device(1, t.device);
+  if (!t.alpha_iter.empty()) {
+    impl_->alpha_iter = Buffer<float>::device(t.alpha_iter.size(), t.device);
+    impl_->alpha_iter.copy_from_host(t.alpha_iter.data(), t.alpha_iter.size());
+    impl_->alpha16_iter = Buffer<int>::device(t.alpha16_iter.size(), t.device);
+    impl_->alpha16_iter.copy_from_host(t.alpha16_iter.data(), t.alpha16_iter.size());
+  }
   impl_->paired = t.codewords_per_thread == 2;
   int max_degree = 0;
   for (std::size_t l = 0; l + 1 < t.row_start.size(); ++l) {
@@ -317,6 +326,8 @@ bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* ou
   p.iterations = iterations;
   p.syndrome_ok = syndrome_ok;
   p.max_iters = t.max_iters;
+  p.alpha_iter = t.alpha_iter.empty() ? nullptr : impl_->alpha_iter.data();
+  p.alpha16_iter = t.alpha16_iter.empty() ? nullptr : impl_->alpha16_iter.data();
   p.early_termination = t.early_termination;
   p.llr_scale = t.llr_scale;
   p.llr_limit = t.llr_limit;

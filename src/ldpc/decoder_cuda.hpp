@@ -22,6 +22,10 @@ struct DecodeTables {
   bool offset = false;  // OMS instead of NMS
   float alpha = 0.75f, beta = 0.5f;
   int alpha16 = 12, beta_q = 1;  // integer NMS/OMS parameters
+  // Iteration-dependent NMS factors (DecoderConfig::alpha_last), max_iters entries each; empty
+  // when alpha is constant.
+  std::vector<float> alpha_iter;
+  std::vector<int> alpha16_iter;
   float llr_scale = 2.f;
   int llr_limit = 31;
   int max_iters = 10;

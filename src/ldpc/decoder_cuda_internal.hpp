@@ -23,6 +23,9 @@ struct KParams {
   int* iterations;
   std::uint8_t* syndrome_ok;
   int max_iters;
+  // Per-iteration NMS factors (DecodeTables::alpha_iter / alpha16_iter), null when constant.
+  const float* alpha_iter;
+  const int* alpha16_iter;
   bool early_termination;
   float llr_scale;
   int llr_limit;

@@ -96,6 +96,7 @@ __global__ void __launch_bounds__(LB) paired_kernel(KParams p, pair::Scale sc) {
     int iters[2] = {p.max_iters, p.max_iters};
     __syncthreads();
     for (int it = 1; it <= p.max_iters; ++it) {
+      if (p.alpha16_iter) sc.alpha16 = pair::u32(p.alpha16_iter[it - 1]);
       for (int l = 0; l < p.rows; ++l) {
         const int e0 = s_rs[l], deg = s_rs[l + 1] - e0;
         // Layer l's messages: e0 z words. In shared memory thread r's deg words are contiguous

@@ -134,6 +134,14 @@ struct FloatArith {
   }
 };
 
+// Iteration t's NMS factor (1-based) from the per-iteration tables (null: alpha is constant).
+MIMORX_HD void set_iteration_alpha(FloatArith& a, const float* alpha_iter, const int*, int t) {
+  if (alpha_iter) a.alpha = alpha_iter[t - 1];
+}
+MIMORX_HD void set_iteration_alpha(IntArith& a, const float*, const int* alpha16_iter, int t) {
+  if (alpha16_iter) a.alpha16 = alpha16_iter[t - 1];
+}
+
 #if defined(__CUDA_ARCH__)
 #define MIMORX_LDPC_UNROLL _Pragma("unroll")
 #else
