@@ -55,6 +55,11 @@ long default_max_iter(int m);
 // dependence); t (m x m, may be null) receives T as exact integers in double.
 LllStats se_lll_double(int n, int m, double* b, double* t, double delta);
 
+// Test knob: turn off the float32 rebuild of B' from B T (lll_plan.cpp, rebuild_cuda.cu), so that
+// a test can show its inputs need it. On by default; not thread-safe with running plans.
+void set_float32_rebuild(bool enabled);
+bool float32_rebuild();
+
 #if MIMORX_HAS_CUDA
 // CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
 template <class F>
@@ -75,6 +80,19 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 // same bits).
 void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
+
+// float32 with T: where a reduced basis b is not in (float32 rounding of) in * T, write the
+// rounded float64 product over it and set its status to kStatusRecheck, for the host to check
+// the LLL conditions again (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m
+// per basis), b and t are strided; all device memory.
+constexpr std::int32_t kStatusRecheck = 100;
+// Packs the strided inputs b into `in` (device to device, on `stream`).
+void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
+                      std::int64_t stride_b, void* stream, int device);
+void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
+                                 std::int32_t* status, std::int64_t batch, int n, int m,
+                                 std::int64_t stride_b, std::int64_t stride_t, void* stream,
+                                 int device);
 
 // buf holds at least n elements on `device` afterwards (workspaces that grow as needed).
 template <class T>

@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -27,6 +28,13 @@ int automatic_block(int m) {
 }
 
 namespace detail {
+
+namespace {
+std::atomic<bool> g_float32_rebuild{true};
+}  // namespace
+void set_float32_rebuild(bool enabled) { g_float32_rebuild = enabled; }
+bool float32_rebuild() { return g_float32_rebuild; }
+
 namespace {
 
 // Size reduction of all columns against the float64 R (m x m, upper), applied to B and T.
@@ -415,6 +423,16 @@ struct BlockWorker {
 };
 #endif
 
+// The LLL conditions of a rebuilt float32 basis, with the float32 tolerances of docs/lll.md.
+LllStatus recheck_float32(int n, int m, const float* b, double delta) {
+  CheckOptions opt;
+  opt.delta = delta;
+  opt.eps_mu = 0.01;
+  opt.eps_delta = 1e-3;
+  opt.condition_number = false;
+  return check_lll(n, m, b, opt).reduced() ? LllStatus::reduced : LllStatus::precision_loss;
+}
+
 // float32 reductions with T tracked: B' is rebuilt as B T in float64 from the input and
 // rounded once. The float32 reducers update B in float32, and where the multipliers grow
 // large (|T| ~ 1e5 on ill-conditioned inputs) the accumulated rounding can leave B' percents
@@ -442,12 +460,7 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, const std::in
   }
   if (diff <= 1e-6 * scale) return LllStatus::reduced;
   for (std::size_t i = 0; i < bt.size(); ++i) b[i] = float(bt[i]);
-  CheckOptions opt;
-  opt.delta = delta;
-  opt.eps_mu = 0.01;
-  opt.eps_delta = 1e-3;
-  opt.condition_number = false;
-  return check_lll(n, m, b, opt).reduced() ? LllStatus::reduced : LllStatus::precision_loss;
+  return recheck_float32(n, m, b, delta);
 }
 
 template <class F>
@@ -529,7 +542,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           if (std::is_same_v<F, float> && tk) b_in.assign(bk, bk + std::size_t(n) * m);
           st[k] = detail::all_swap_cpu<F>(n, m, bk, tk, cfg_.delta, max_iter, inner).status;
           if constexpr (std::is_same_v<F, float>) {
-            if (tk && st[k] == LllStatus::reduced)
+            if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
               st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
           }
         } else {
@@ -561,7 +574,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         st[k] =
             detail::block_lll<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, inner, reducer).status;
         if constexpr (std::is_same_v<F, float>) {
-          if (tk && st[k] == LllStatus::reduced)
+          if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
             st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
         }
       }
@@ -571,14 +584,43 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
     if (method_ == LllMethod::all_swap) {
       if (dstatus_.size() < std::size_t(nb))
         dstatus_ = Buffer<std::int32_t>::device(nb, backend_.device());
+      // float32 with T: the inputs are kept for the rebuild of drifted bases (as on the CPU).
+      constexpr bool f32 = std::is_same_v<F, float>;
+      const bool rebuild = f32 && cfg_.transform && detail::float32_rebuild();
+      const std::size_t nm = std::size_t(n) * m;
+      if constexpr (f32) {
+        if (rebuild) {
+          detail::ensure_device(dinput_, nm * nb, backend_.device());
+          detail::keep_inputs_cuda(basis.data, dinput_.data(), nb, n, m, basis.batch_stride,
+                                   stream.handle(), backend_.device());
+        }
+      }
       detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr,
                                dstatus_.data(), nb, n, m, basis.batch_stride, tstride, cfg_.delta,
                                max_iter, stream.handle(), backend_.device());
+      if constexpr (f32) {
+        if (rebuild)
+          detail::rebuild_from_transform_cuda(dinput_.data(), basis.data, transform.data,
+                                              dstatus_.data(), nb, n, m, basis.batch_stride,
+                                              tstride, stream.handle(), backend_.device());
+      }
       std::vector<std::int32_t> hs(nb);
       mimorx::detail::copy_bytes(hs.data(), Memory::host, dstatus_.data(), Memory::device,
                                  nb * sizeof(std::int32_t), stream.handle());
       stream.synchronize();
-      for (std::int64_t k = 0; k < nb; ++k) st[k] = LllStatus(hs[k]);
+      std::vector<F> hb;
+      for (std::int64_t k = 0; k < nb; ++k) {
+        if (hs[k] != detail::kStatusRecheck) {
+          st[k] = LllStatus(hs[k]);
+          continue;
+        }
+        // A rebuilt basis (rare: ill-conditioned inputs): the host checks it again.
+        hb.resize(nm);
+        mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
+                                   nm * sizeof(F), stream.handle());
+        stream.synchronize();
+        if constexpr (f32) st[k] = recheck_float32(n, m, hb.data(), cfg_.delta);
+      }
     } else {
       // CPU+GPU scheduler: CPU threads each own a CUDA stream and a share of the bases; the
       // block reductions of a pass go to the GPU as one batched launch per block size, the

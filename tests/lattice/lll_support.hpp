@@ -2,12 +2,14 @@
 // Shared helpers of the lattice tests: random bases and the verification wrapper.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
 #include "support/gpu.hpp"
@@ -78,6 +80,88 @@ void expect_reduced(int n, int m, const std::vector<double>& b0, const std::vect
         lattice::check_transform(n, m, b0.data(), bd.data(), t->data(), f32 ? 1e-5 : 1e-10);
     EXPECT_TRUE(tr.ok()) << what << ": " << tr.message;
   }
+}
+
+// float32 bases that force large multipliers: 16x16 Gaussian with the last column the sum of
+// the others plus 1e-2 N(0,1) noise (|T| up to ~1e3..1e4), batch 8, T tracked. Every basis
+// reported reduced must be B T to 1e-6 of max |B T| and keep the volume: `off_lattice` counts
+// those that are not (each also fails an EXPECT unless `expect` is false), `reduced` the bases
+// with status reduced; any other status must be precision_loss or singular (the float32
+// Gram-Schmidt data of so ill-conditioned a basis can vanish).
+struct IllConditionedResult {
+  int reduced = 0, off_lattice = 0;
+  double largest_t = 0;
+};
+inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice::LllMethod method,
+                                                    Backend backend) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> nd;
+  const int n = 16, batch = 8;
+  const std::size_t nn = std::size_t(n) * n;
+  lattice::LllConfig cfg;
+  cfg.n = cfg.m = n;
+  cfg.method = method;
+  cfg.transform = true;
+  cfg.block = method == lattice::LllMethod::block ? 8 : 0;
+  lattice::LllPlan plan(cfg, backend);
+  std::vector<float> bf;
+  for (int k = 0; k < batch; ++k) {
+    auto b = gaussian_basis(g, n, n);
+    for (int i = 0; i < n; ++i) {
+      double s = 0;
+      for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
+      b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
+    }
+    bf.insert(bf.end(), b.begin(), b.end());
+  }
+  const std::vector<float> in = bf;
+  std::vector<std::int64_t> t(nn * batch);
+  std::vector<lattice::LllStatus> st(batch);
+  if (backend.is_cuda()) {
+    auto db = Buffer<float>::device(bf.size());
+    auto dt = Buffer<std::int64_t>::device(t.size());
+    db.copy_from_host(bf.data(), bf.size());
+    plan.run(MatrixBatch<float>::over(db, batch, n, n),
+             MatrixBatch<std::int64_t>::over(dt, batch, n, n),
+             View<lattice::LllStatus>(st.data(), batch, Memory::host));
+    db.copy_to_host(bf.data(), bf.size());
+    dt.copy_to_host(t.data(), t.size());
+  } else {
+    plan.run(MatrixBatch<float>(bf.data(), batch, n, n, Memory::host),
+             MatrixBatch<std::int64_t>(t.data(), batch, n, n, Memory::host),
+             View<lattice::LllStatus>(st.data(), batch, Memory::host));
+  }
+  IllConditionedResult r;
+  for (int k = 0; k < batch; ++k) {
+    if (st[k] != lattice::LllStatus::reduced) {
+      EXPECT_TRUE(st[k] == lattice::LllStatus::precision_loss ||
+                  st[k] == lattice::LllStatus::singular)
+          << lattice::to_string(method) << " basis " << k << ": " << lattice::to_string(st[k]);
+      continue;
+    }
+    ++r.reduced;
+    const std::size_t off = std::size_t(k) * nn;
+    double diff = 0, scale = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int q = 0; q < n; ++q) {
+          const double tq = double(t[off + std::size_t(j) * n + q]);
+          r.largest_t = std::max(r.largest_t, std::abs(tq));
+          s += double(in[off + std::size_t(q) * n + i]) * tq;
+        }
+        diff = std::max(diff, std::abs(s - double(bf[off + std::size_t(j) * n + i])));
+        scale = std::max(scale, std::abs(s));
+      }
+    if (diff > 1e-6 * scale) {
+      ++r.off_lattice;
+      continue;
+    }
+    std::vector<double> bin(in.begin() + off, in.begin() + off + nn);
+    std::vector<float> bout(bf.begin() + off, bf.begin() + off + nn);
+    expect_reduced(n, n, bin, bout, nullptr, 0.75, true, lattice::to_string(method));
+  }
+  return r;
 }
 
 }  // namespace mimorx::test

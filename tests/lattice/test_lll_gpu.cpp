@@ -296,6 +296,30 @@ TEST(LllGpu, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
   }
 }
 
+// The float32 all-swap kernel with T on ill-conditioned bases: the rebuild of B' from B T
+// (rebuild_cuda.cu, then the host's re-check) keeps every basis reported reduced on the input
+// lattice; without it some are off (test::ill_conditioned_float32).
+TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
+  MIMORX_REQUIRE_GPU();
+  const std::uint64_t seed = test::fresh_seed();
+  int off_total = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    lattice::detail::set_float32_rebuild(false);
+    const auto off =
+        test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
+    lattice::detail::set_float32_rebuild(true);
+    const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
+    std::printf(
+        "[ ill-cond ] gpu all-swap: without the rebuild %d of %d reduced bases off B T, "
+        "with it %d of %d (largest |T| %.0f)\n",
+        off.off_lattice, off.reduced, on.off_lattice, on.reduced, on.largest_t);
+    off_total += off.off_lattice;
+    EXPECT_EQ(on.off_lattice, 0);
+    EXPECT_GT(on.reduced, 0);
+  }
+  EXPECT_GT(off_total, 0) << "the inputs did not need the rebuild";
+}
+
 TEST(LllGpu, AllSwapNonSquare) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());

@@ -97,6 +97,7 @@ class LllPlan {
   LllMethod method_;
   int block_ = 0;
   Buffer<std::int32_t> dstatus_;  // per-basis status on the device (CUDA all-swap), reused
+  Buffer<float> dinput_;          // CUDA all-swap, float32 with T: the inputs, for the rebuild
   struct BlockWorkers;            // CUDA block method: per-worker streams and workspaces
   std::unique_ptr<BlockWorkers> workers_;
 };
