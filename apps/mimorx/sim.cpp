@@ -33,9 +33,19 @@ struct SimOptions {
   double rate = 0.5;
   std::string decoder = "nms";
   int iters = 10;
+  float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   std::int64_t blocks = 1000;
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
+
+// The decoder's parameters for the report header: " alpha=0.75", " alpha=0.5->0.875",
+// " beta=0.5", or nothing for bp.
+std::string decoder_params(const SimOptions& o) {
+  if (o.decoder == "oms") return fmt::format(" beta={}", o.beta);
+  if (o.decoder != "nms") return "";
+  return o.alpha_last != 0.f ? fmt::format(" alpha={}->{}", o.alpha, o.alpha_last)
+                             : fmt::format(" alpha={}", o.alpha);
+}
 
 // The --json file, opened before the run so that a bad path fails before any work.
 std::ofstream open_json(const std::string& path) {
@@ -70,6 +80,9 @@ void run_coded_sim(const SimOptions& o) {
   c.code_rate = o.rate;
   c.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
   c.max_iters = o.iters;
+  c.alpha = o.alpha;
+  c.alpha_last = o.alpha_last;
+  c.beta = o.beta;
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
   const auto snrs = mimorx::sim::parse_snr_list(o.snr);
@@ -88,10 +101,10 @@ void run_coded_sim(const SimOptions& o) {
         link = l;
         fmt::print(
             "# mimorx sim --ldpc: {}x{} {} detector={} backend={} tbs={} G={} rate={:.4f} "
-            "decoder={} iters={} blocks/point={} seed={} (i.i.d. Rayleigh per vector, SNR = "
+            "decoder={}{} iters={} blocks/point={} seed={} (i.i.d. Rayleigh per vector, SNR = "
             "Es/N0)\n",
             c.shape.nt, c.shape.nr, mimorx::to_string(c.shape.mod), c.detector, backend.name(),
-            c.tbs, l.g, l.rate, o.decoder, c.max_iters, c.blocks, c.seed);
+            c.tbs, l.g, l.rate, o.decoder, decoder_params(o), c.max_iters, c.blocks, c.seed);
         fmt::print("{:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9} {:>8}\n", "snr_db",
                    "ebn0_db", "ber", "bler", "bit_errors", "bits", "blk_err", "blocks", "time_s");
       });
@@ -105,6 +118,9 @@ void run_coded_sim(const SimOptions& o) {
                         {"g", link.g},
                         {"rate", link.rate},
                         {"decoder", o.decoder},
+                        {"alpha", o.alpha},
+                        {"alpha_last", o.alpha_last},
+                        {"beta", o.beta},
                         {"iters", c.max_iters},
                         {"channel", "rayleigh, one realisation per received vector"},
                         {"snr_definition",
@@ -190,9 +206,10 @@ void add_sim(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mod", opts->mod, "bpsk, qpsk, 16qam, 64qam or 256qam")->capture_default_str();
   auto* detector =
-      cmd->add_option("--detector", opts->detector,
-                      "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, lr-zf, lr-mmse, lr-mmse-sic (with "
-                      "--ldpc: a soft one, default mmse)")
+      cmd->add_option(
+             "--detector", opts->detector,
+             "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, lr-zf, lr-mmse, lr-mmse-sic (with "
+             "--ldpc: a soft one, default mmse)")
           ->capture_default_str();
   cmd->add_option("--snr", opts->snr, "Es/N0 in dB: a list 8,14 or a range start:step:stop")
       ->capture_default_str();
@@ -215,6 +232,13 @@ void add_sim(CLI::App& app) {
   cmd->add_option("--rate", opts->rate, "--ldpc: target code rate")->capture_default_str();
   cmd->add_option("--decoder", opts->decoder, "--ldpc: nms, oms or bp")->capture_default_str();
   cmd->add_option("--iters", opts->iters, "--ldpc: decoder iterations")->capture_default_str();
+  cmd->add_option("--alpha", opts->alpha, "--ldpc, nms: normalisation factor in (0, 1]")
+      ->capture_default_str();
+  cmd->add_option("--alpha-last", opts->alpha_last,
+                  "--ldpc, nms: final factor of a per-iteration ramp from --alpha (0 = constant; "
+                  "0.5 -> 0.875 suits low rates)")
+      ->capture_default_str();
+  cmd->add_option("--beta", opts->beta, "--ldpc, oms: offset")->capture_default_str();
   auto* blocks = cmd->add_option("--blocks", opts->blocks, "--ldpc: transport blocks per SNR point")
                      ->capture_default_str();
   cmd->callback([opts, frames, detector, blocks] {

@@ -19,11 +19,14 @@ struct TransportPlan::Impl {
   EncoderPlan encoder;
   mutable DecoderPlan decoder;  // decode() is not const (workspace)
   Impl(const TransportConfig& c, Backend b, const Segmentation& s)
-      : cfg(c),
-        backend(b),
-        seg(s),
-        encoder(s.bg, s.zc, b),
-        decoder(DecoderConfig{s.bg, s.zc, c.algo, c.max_iters}, b) {}
+      : cfg(c), backend(b), seg(s), encoder(s.bg, s.zc, b), decoder(decoder_config(c, s), b) {}
+  static DecoderConfig decoder_config(const TransportConfig& c, const Segmentation& s) {
+    DecoderConfig d{s.bg, s.zc, c.algo, c.max_iters};
+    d.alpha = c.alpha;
+    d.alpha_last = c.alpha_last;
+    d.beta = c.beta;
+    return d;
+  }
   int qm() const { return bits_per_symbol(cfg.mod); }
   RateMatchConfig rm(int r, int rv) const {
     return RateMatchConfig{seg.bg, seg.zc, seg.k_prime, ncb, e[r], qm(), rv};

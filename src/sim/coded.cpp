@@ -27,6 +27,9 @@ ldpc::TransportConfig transport_config(const CodedConfig& c) {
   tc.layers = 1;
   tc.algo = c.algo;
   tc.max_iters = c.max_iters;
+  tc.alpha = c.alpha;
+  tc.alpha_last = c.alpha_last;
+  tc.beta = c.beta;
   const std::int64_t per_vector = std::int64_t(c.shape.nt) * bits_per_symbol(c.shape.mod);
   const std::int64_t g0 = ldpc::TransportPlan(tc, Backend::cpu()).g();
   tc.g = (g0 + per_vector - 1) / per_vector * per_vector;

@@ -111,6 +111,16 @@ TEST(LdpcCli, BadInputExitsTwoWithOneLine) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(line_count(r.out), 1) << r.out;
   EXPECT_NE(r.out.find("layer-order"), std::string::npos) << r.out;
+  r = run_cli("ldpc ber --bg 2 --z 16 --snr 2 --frames 2 --alpha-last 1.5 --backend cpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(line_count(r.out), 1) << r.out;
+  EXPECT_NE(r.out.find("alpha_last"), std::string::npos) << r.out;
+  // A valid ramp runs and is named in the header.
+  r = run_cli(
+      "ldpc ber --bg 2 --z 16 --snr 8 --frames 4 --alpha 0.5 --alpha-last 0.875 "
+      "--backend cpu");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("alpha=0.5->0.875"), std::string::npos) << r.out;
 }
 
 TEST(LdpcCli, BerPrintsRowsAndJson) {

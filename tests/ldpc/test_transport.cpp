@@ -108,6 +108,13 @@ TEST(Transport, BadInput) {
   EXPECT_THROW(TransportPlan({.tbs = 1000, .code_rate = 0.05}, Backend::cpu()), InvalidArgument);
   EXPECT_THROW(TransportPlan({.tbs = 1000, .rv = 4}, Backend::cpu()), InvalidArgument);
   EXPECT_THROW(TransportPlan({.tbs = 1000, .layers = 5}, Backend::cpu()), InvalidArgument);
+  // The decoder settings reach the decoder (its validation names the field).
+  try {
+    TransportPlan({.tbs = 1000, .alpha_last = 1.5f}, Backend::cpu());
+    ADD_FAILURE() << "alpha_last 1.5 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("alpha_last"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(TransportPlan({.tbs = 1000, .mod = Modulation::qam16, .g = 1002}, Backend::cpu()),
                InvalidArgument);
   TransportPlan plan({.tbs = 1000}, Backend::cpu());

@@ -36,6 +36,9 @@ struct TransportConfig {
   // Decoder settings (the receiver side).
   DecoderAlgo algo = DecoderAlgo::nms;
   int max_iters = 10;
+  float alpha = 0.75f;     // nms factor (DecoderConfig::alpha)
+  float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant
+  float beta = 0.5f;       // oms offset
 };
 
 struct TransportDecodeResult {

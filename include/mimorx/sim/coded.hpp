@@ -31,6 +31,9 @@ struct CodedConfig {
   double code_rate = 0.5;  // target rate R (selects the base graph and G)
   ldpc::DecoderAlgo algo = ldpc::DecoderAlgo::nms;
   int max_iters = 10;
+  float alpha = 0.75f;                // nms factor
+  float alpha_last = 0.f;             // nms per-iteration ramp to this factor (0 = constant alpha)
+  float beta = 0.5f;                  // oms offset
   std::int64_t blocks = 1000;         // transport blocks per SNR point
   std::int64_t batch_blocks = 0;      // blocks per detector call; 0 = automatic
   std::int64_t min_block_errors = 0;  // stop a point early after this many (0 = never)
