@@ -423,6 +423,26 @@ struct BlockWorker {
 };
 #endif
 
+// A float32 reduction that met a vanishing Gram-Schmidt norm (|r_jj| <= 16 eps_f32 ||b_j||,
+// singular_fraction) calls the basis singular. The input tells whether it is, through a
+// column-pivoted QR in float64: when its smallest pivot is at most 1e-6 of the largest (about
+// float32 resolution) it stays singular; otherwise float32 lost a part the lattice has
+// (precision_loss: the caller hears "try float64" instead of "dependent vectors"; seen on
+// inputs whose last column was the sum of the others plus 1e-3 noise). Where the input was not
+// kept (CUDA all-swap without T) the basis as it is now stands in for it (unimodular steps keep
+// the rank, but float32 rounding may already have erased the small independent part).
+template <class T>
+LllStatus classify_float32_singular(int n, int m, const T* b) {
+  Eigen::MatrixXd a(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) a(i, j) = double(b[std::size_t(j) * n + i]);
+  if (!a.allFinite()) return LllStatus::precision_loss;  // the input was finite
+  const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+  const double rmax = std::abs(qr.matrixQR()(0, 0));
+  const double rmin = std::abs(qr.matrixQR()(m - 1, m - 1));
+  return rmin > 1e-6 * rmax ? LllStatus::precision_loss : LllStatus::singular;
+}
+
 // The LLL conditions of a rebuilt float32 basis, with the float32 tolerances of docs/lll.md.
 LllStatus recheck_float32(int n, int m, const float* b, double delta) {
   CheckOptions opt;
@@ -538,12 +558,15 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         F* bk = basis.matrix(k);
         std::int64_t* tk = tdata ? tdata + k * tstride : nullptr;
         if (method_ == LllMethod::all_swap) {
+          // float32: the input is kept for the rebuild from T and to tell a singular basis
+          // from a precision failure.
           std::vector<double> b_in;
-          if (std::is_same_v<F, float> && tk) b_in.assign(bk, bk + std::size_t(n) * m);
+          if (std::is_same_v<F, float>) b_in.assign(bk, bk + std::size_t(n) * m);
           st[k] = detail::all_swap_cpu<F>(n, m, bk, tk, cfg_.delta, max_iter, inner).status;
           if constexpr (std::is_same_v<F, float>) {
             if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
               st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
+            if (st[k] == LllStatus::singular) st[k] = classify_float32_singular(n, m, b_in.data());
           }
         } else {
           // The reference always computes in float64; a float basis is converted both ways.
@@ -569,13 +592,14 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       for (std::int64_t k = 0; k < nb; ++k) {
         F* bk = basis.matrix(k);
         std::int64_t* tk = tdata ? tdata + k * tstride : nullptr;
-        std::vector<double> b_in;
-        if (std::is_same_v<F, float> && tk) b_in.assign(bk, bk + std::size_t(n) * m);
+        std::vector<double> b_in;  // float32: as in the all-swap branch above
+        if (std::is_same_v<F, float>) b_in.assign(bk, bk + std::size_t(n) * m);
         st[k] =
             detail::block_lll<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, inner, reducer).status;
         if constexpr (std::is_same_v<F, float>) {
           if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
             st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
+          if (st[k] == LllStatus::singular) st[k] = classify_float32_singular(n, m, b_in.data());
         }
       }
     }
@@ -610,16 +634,22 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       stream.synchronize();
       std::vector<F> hb;
       for (std::int64_t k = 0; k < nb; ++k) {
-        if (hs[k] != detail::kStatusRecheck) {
-          st[k] = LllStatus(hs[k]);
-          continue;
+        st[k] = LllStatus(hs[k]);
+        const bool singular = st[k] == LllStatus::singular;
+        if constexpr (f32) {
+          // Rare (ill-conditioned inputs): a rebuilt basis is checked again on the host, and a
+          // float32 "singular" one is told apart from a precision failure.
+          if (hs[k] != detail::kStatusRecheck && !singular) continue;
+          hb.resize(nm);
+          // A singular basis is judged by its input where the plan kept it (T tracked).
+          const F* src =
+              singular && rebuild ? dinput_.data() + std::size_t(k) * nm : basis.matrix(k);
+          mimorx::detail::copy_bytes(hb.data(), Memory::host, src, Memory::device, nm * sizeof(F),
+                                     stream.handle());
+          stream.synchronize();
+          st[k] = singular ? classify_float32_singular(n, m, hb.data())
+                           : recheck_float32(n, m, hb.data(), cfg_.delta);
         }
-        // A rebuilt basis (rare: ill-conditioned inputs): the host checks it again.
-        hb.resize(nm);
-        mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
-                                   nm * sizeof(F), stream.handle());
-        stream.synchronize();
-        if constexpr (f32) st[k] = recheck_float32(n, m, hb.data(), cfg_.delta);
       }
     } else {
       // CPU+GPU scheduler: CPU threads each own a CUDA stream and a share of the bases; the

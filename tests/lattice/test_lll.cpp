@@ -219,6 +219,12 @@ TEST(LllPlanCpu, Float32IllConditionedStaysOnTheLattice) {
     EXPECT_GT(off.off_lattice, 0) << to_string(method) << ": the inputs did not need the rebuild";
     EXPECT_EQ(on.off_lattice, 0) << to_string(method);
     EXPECT_GT(on.reduced, 0) << to_string(method);
+    // Ten times closer to dependent: float32 may give up (precision_loss), never call these
+    // independent bases singular, and whatever it reports reduced is still on the lattice.
+    const auto hard = test::ill_conditioned_float32(seed + 1, method, Backend::cpu(), 1e-3);
+    std::printf("[ ill-cond ] %s, noise 1e-3: %d reduced (%d off B T), %d precision_loss\n",
+                to_string(method), hard.reduced, hard.off_lattice, hard.precision_loss);
+    EXPECT_EQ(hard.off_lattice, 0) << to_string(method);
   }
 }
 

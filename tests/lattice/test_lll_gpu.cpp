@@ -316,6 +316,14 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
     off_total += off.off_lattice;
     EXPECT_EQ(on.off_lattice, 0);
     EXPECT_GT(on.reduced, 0);
+    // Closer to dependent: precision_loss allowed, singular not, reduced ones on the lattice.
+    const auto hard =
+        test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda(), 1e-3);
+    std::printf(
+        "[ ill-cond ] gpu all-swap, noise 1e-3: %d reduced (%d off B T), %d "
+        "precision_loss\n",
+        hard.reduced, hard.off_lattice, hard.precision_loss);
+    EXPECT_EQ(hard.off_lattice, 0);
   }
   EXPECT_GT(off_total, 0) << "the inputs did not need the rebuild";
 }
