@@ -9,7 +9,8 @@
 // the H100 and 16 CPU cores; without the variable it only says so, to keep
 // scripts/device-check short). MIMORX_LDPC_QUALITY_WORDS: GPU words per point (default 12000);
 // MIMORX_LDPC_BP_WORDS: BP words per point (default 3000); MIMORX_LDPC_QUALITY_CODES: 1, 2 or
-// 12 (default); a point stops after 100 frame errors.
+// 12 (default); MIMORX_LDPC_QUALITY_DECODERS: run only the layered decoders whose name
+// contains it; a point stops after 100 frame errors.
 #include <omp.h>
 
 #include <algorithm>
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
   // The constant alphas that were best for each code in the full sweep of 0.5..0.8125
   // (docs/data/ldpc_quality_sweep_2026-11-23.txt), the default, and the per-iteration ramps.
   std::vector<Decoder> decs = {{"BP 20", DecoderAlgo::bp, 0.75f, false, false, 20}};
+  // MIMORX_LDPC_QUALITY_DECODERS: a substring; only the layered decoders whose name contains
+  // it run (BP always runs: it is the reference).
+  const char* only = std::getenv("MIMORX_LDPC_QUALITY_DECODERS");
   for (float a : {0.625f, 0.6875f, 0.75f}) {
     decs.push_back(
         {"NMS " + std::to_string(a).substr(0, 6) + " 10", DecoderAlgo::nms, a, false, true, 10});
@@ -106,6 +110,11 @@ int main(int argc, char** argv) {
   decs.push_back({"NMS int8 0.75 10", DecoderAlgo::nms, 0.75f, true, true, 10});
   decs.push_back({"NMS int8 0.625->1 10", DecoderAlgo::nms, 0.625f, true, true, 10, 1.0f});
   decs.push_back({"OMS int8 0.5 10", DecoderAlgo::oms, 0.75f, true, true, 10});
+  if (only) {
+    std::erase_if(decs, [&](const Decoder& d) {
+      return d.algo != DecoderAlgo::bp && d.name.find(only) == std::string::npos;
+    });
+  }
 
   for (const Code& c : codes) {
     const LiftedGraph g(c.bg, z);

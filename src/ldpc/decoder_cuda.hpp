@@ -26,7 +26,7 @@ struct DecodeTables {
   // when alpha is constant.
   std::vector<float> alpha_iter;
   std::vector<int> alpha16_iter;
-  float llr_scale = 2.f;
+  float llr_scale = 4.f;
   int llr_limit = 31;
   int max_iters = 10;
   bool early_termination = true;

@@ -40,13 +40,18 @@ struct IntArith {
   int alpha16 = 12;  // NMS: R = (m * alpha16) >> 4, 12 = 0.75 (the paper's *3>>2)
   int beta_q = 1;    // OMS: R = max(m - beta_q, 0), beta in channel-LLR units
   bool offset = false;
-  // Message magnitudes saturate at 31 (6 bits + sign inside their 8-bit storage), two bits
-  // below the APP's 127. With larger messages an APP saturated at 127 loses evidence on every
-  // round trip (q = L - R_old, L = sat(q + R_new)) until the whole word collapses and flips to
-  // a far codeword: measured on BG2 Z=40 at Eb/N0 1.2 dB, OMS decoded correctly by iteration 8
-  // and then ended 1480 bits away by iteration 15 with a cap of 63 or 127; caps of 15, 31 and
-  // 47 stayed put for 30 iterations (tests/ldpc/test_decoder.cpp, EarlyTermination test).
-  int msg_max = 31;
+  // Message magnitudes saturate at 47, well below the APP's 127. With larger messages an APP
+  // saturated at 127 loses evidence on every round trip (q = L - R_old, L = sat(q + R_new)) until
+  // the whole word collapses and flips to a far codeword: measured on BG2 Z=40 at Eb/N0 1.2 dB, OMS
+  // decoded correctly by iteration 8 and then ended 1480 bits away by iteration 15 with a cap of 63
+  // or 127; caps of 15, 31 and 47 stayed put for 30 iterations (tests/ldpc/test_decoder.cpp,
+  // EarlyTermination test). The cap must also exceed the channel limit (31 with the default 6
+  // bits): a degree-1 parity bit hears one check only, and with a cap equal to the limit a
+  // saturated wrong channel value met a saturated correct message in a tie (APP 0, decided as bit
+  // 0). At the channel step 1/4 (the default since 2026-11-25) BG1 Z=384 at 5 dB left 9 of 64
+  // random words with a wrong parity bit after 20 iterations with a cap of 31, none with 47; the
+  // cap was 31 while the step was 1/2, where such channel values are rare.
+  int msg_max = 47;
 
   MIMORX_HD static int sat(int x) { return x > 127 ? 127 : (x < -127 ? -127 : x); }
   MIMORX_HD static int big() { return 127; }

@@ -207,10 +207,15 @@ TEST(DecoderCpu, IterationAlphaSchedule) {
     cfg.alpha_last = cfg.alpha;
     const Decoded same = run_cpu(cfg, llr, num);
     EXPECT_EQ(same.bits, constant.bits) << "quantized " << q;
+    // After two iterations (0.5 then 0.875 against 0.75 twice) the decisions on these noisy,
+    // unconverged words differ somewhere (after ten, every word may have converged alike).
+    cfg.max_iters = 2;
+    cfg.alpha_last = 0.f;
+    const Decoded constant2 = run_cpu(cfg, llr, num);
     cfg.alpha = 0.5f;
     cfg.alpha_last = 0.875f;
-    const Decoded ramp = run_cpu(cfg, llr, num);
-    EXPECT_NE(ramp.bits, constant.bits) << "quantized " << q;
+    const Decoded ramp2 = run_cpu(cfg, llr, num);
+    EXPECT_NE(ramp2.bits, constant2.bits) << "quantized " << q;
   }
 }
 
@@ -223,7 +228,7 @@ TEST(DecoderCpu, IntegerRowUpdateByHand) {
   detail::IntRec rec = detail::IntArith::zero_rec();
   detail::layer_row(app, e, 4, 0, 1, rec, a);
   // min1 = 3 (idx 1), min2 = 7; scaled: (3*12)>>4 = 2, (7*12)>>4 = 5. Signs: -,- -> product +.
-  // (Messages saturate at 31; none does here.)
+  // (Messages saturate at 47; none does here.)
   // R_0 = +2 (sign of others: -,+,- = +), R_1 = -5 (others +,+,- = -), R_2 = +2, R_3 = -2.
   EXPECT_EQ(app[0], 12);
   EXPECT_EQ(app[1], -8);
@@ -241,6 +246,17 @@ TEST(DecoderCpu, IntegerRowUpdateByHand) {
   EXPECT_EQ(detail::quantize_llr(-1.25f, 2.f, 31), -3);
   EXPECT_EQ(detail::quantize_llr(100.f, 2.f, 31), 31);
   EXPECT_EQ(detail::quantize_llr(-1e30f, 2.f, 31), -31);
+  EXPECT_EQ(detail::quantize_llr(1.12f, 4.f, 31), 4);  // the default step 1/4
+  // The message cap (47) sits above the channel limit (31): one saturated check message
+  // overturns a saturated wrong channel value on a degree-1 bit. Row of degree 2, Z = 1:
+  // variable 0 has channel -31 (wrong), variable 1 holds +127; alpha 1 (alpha16 16).
+  std::int8_t two[2] = {-31, 127};
+  detail::IntArith one;
+  one.alpha16 = 16;
+  detail::IntRec r2 = detail::IntArith::zero_rec();
+  detail::layer_row(two, e, 2, 0, 1, r2, one);
+  EXPECT_EQ(detail::IntArith::message(r2, 0), 47);
+  EXPECT_EQ(two[0], 16);  // -31 + 47: decided correctly (with a cap of 31 it was 0, a tie)
 }
 
 TEST(DecoderCpu, PackedMatchesUnpacked) {

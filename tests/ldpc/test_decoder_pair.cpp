@@ -115,7 +115,9 @@ TEST(DecoderPair, WholeDecodeMatchesCpuIntegerDecoder) {
       std::vector<std::uint8_t> bits(std::size_t(num) * n);
       plan.decode_codeword(test::cview(llr), num, test::hview(bits));
 
-      const IntArith a = arith(oms, 12, int(std::lround(0.5 * 2.0)));
+      const float scale = cfg.llr_scale;
+      const int limit = (1 << (cfg.llr_bits - 1)) - 1;
+      const IntArith a = arith(oms, 12, int(std::lround(0.5 * scale)));
       const detail::pair::Scale sc(a);
       std::vector<detail::pair::PairEdge> edges;
       for (const Edge& ed : g.edges()) {
@@ -123,8 +125,8 @@ TEST(DecoderPair, WholeDecodeMatchesCpuIntegerDecoder) {
       }
       std::vector<Word> app(n), msg(edges.size() * c.z, 0);
       for (int i = 0; i < n; ++i) {
-        app[i] = pack(detail::quantize_llr(llr[i], 2.f, 31),
-                      detail::quantize_llr(llr[std::size_t(n) + i], 2.f, 31));
+        app[i] = pack(detail::quantize_llr(llr[i], scale, limit),
+                      detail::quantize_llr(llr[std::size_t(n) + i], scale, limit));
       }
       for (int it = 0; it < cfg.max_iters; ++it) {
         for (int l = 0; l < g.base_rows(); ++l) {

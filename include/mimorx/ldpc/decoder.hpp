@@ -11,10 +11,11 @@
 // Univ. Defense Technology, 2024).
 //
 // quantized = true runs the two-level integer arithmetic (docs/ldpc.md): channel LLRs rounded to
-// llr_bits-bit integers in units of 1/llr_scale, APP and check-to-variable messages 8-bit
-// saturating, the NMS scaling in integer ((m * round(16 alpha)) >> 4, i.e. *3>>2 for 0.75). The
-// CPU and CUDA integer decoders are bit-exact; the CPU and CUDA float min-sum decoders use the
-// same operations without contraction and agree bit for bit as well (tests/ldpc/test_decoder.cpp).
+// llr_bits-bit integers in units of 1/llr_scale (6 bits, 1/4 by default), APP and
+// check-to-variable messages 8-bit saturating (APP at 127, messages at 47), the NMS scaling in
+// integer ((m * round(16 alpha)) >> 4, i.e. *3>>2 for 0.75). The CPU and CUDA integer decoders are
+// bit-exact; the CPU and CUDA float min-sum decoders use the same operations without contraction
+// and agree bit for bit as well (tests/ldpc/test_decoder.cpp).
 //
 // LLR input: num_codewords x n() floats, positive = bit 0. n() = (info columns + rows) * Z: the
 // whole mother codeword (68Z for BG1, 52Z for BG2) when all base rows are decoded, including the
@@ -74,8 +75,12 @@ struct DecoderConfig {
   // Extensions (defaults keep the full mother code and the documented quantisation).
   int rows = 0;  // base rows decoded, 4..base rows; 0 = all (the mother code)
   LayerOrder layer_order = LayerOrder::extension_first;
+  // Integer path: channel LLR = round(llr * llr_scale) in llr_bits bits, saturated: by default
+  // step 1/4, range +-7.75. Against step 1/2 (range +-15.5, the default before 2026-11-25) the
+  // integer decoders lose far less to float at rates 1/5..0.85 (docs/ldpc_decoder.md, "Channel
+  // LLR step").
   int llr_bits = 6;             // channel LLR width of the integer path, 2..8
-  float llr_scale = 2.0f;       // integer channel LLR = round(llr * llr_scale), saturated
+  float llr_scale = 4.0f;       // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
   // CUDA: where the C2V messages live (compressed records, or full messages for the paired
   // kernel): 1 shared memory, 0 a global (L2) workspace, -1 chosen by the plan (docs/ldpc.md).
