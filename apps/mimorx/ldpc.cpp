@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "decoder_params.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
@@ -243,14 +244,6 @@ void run_encode(const Options& o) {
   }
 }
 
-// The decoder's parameters for the report header: "alpha=0.75", "alpha=0.5->0.875", "beta=0.5".
-std::string decoder_params(const Options& o) {
-  if (o.algo == "oms") return fmt::format("beta={}", o.beta);
-  if (o.algo != "nms") return "";
-  return o.alpha_last != 0.f ? fmt::format("alpha={}->{}", o.alpha, o.alpha_last)
-                             : fmt::format("alpha={}", o.alpha);
-}
-
 DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend) {
   require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
   DecoderConfig dc{c.bg, c.z};
@@ -349,7 +342,8 @@ void run_ber(const Options& o) {
   const double rate = double(c.k_prime) / c.tx;
   nlohmann::json results = nlohmann::json::array();
   fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} {} iters={} backend={}\n", int(c.bg), c.z,
-             c.k_prime, c.tx, rate, to_string(mod), o.algo, decoder_params(o), o.iters,
+             c.k_prime, c.tx, rate, to_string(mod), o.algo,
+             mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta), o.iters,
              backend.name());
   fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
              "bit_errors", "BER", "fr_err", "FER");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "decoder_params.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
@@ -37,15 +38,6 @@ struct SimOptions {
   std::int64_t blocks = 1000;
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
-
-// The decoder's parameters for the report header: " alpha=0.75", " alpha=0.5->0.875",
-// " beta=0.5", or nothing for bp.
-std::string decoder_params(const SimOptions& o) {
-  if (o.decoder == "oms") return fmt::format(" beta={}", o.beta);
-  if (o.decoder != "nms") return "";
-  return o.alpha_last != 0.f ? fmt::format(" alpha={}->{}", o.alpha, o.alpha_last)
-                             : fmt::format(" alpha={}", o.alpha);
-}
 
 // The --json file, opened before the run so that a bad path fails before any work.
 std::ofstream open_json(const std::string& path) {
@@ -99,12 +91,15 @@ void run_coded_sim(const SimOptions& o) {
       },
       [&](const mimorx::sim::CodedLink& l) {
         link = l;
+        const std::string params =
+            mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta);
         fmt::print(
             "# mimorx sim --ldpc: {}x{} {} detector={} backend={} tbs={} G={} rate={:.4f} "
             "decoder={}{} iters={} blocks/point={} seed={} (i.i.d. Rayleigh per vector, SNR = "
             "Es/N0)\n",
             c.shape.nt, c.shape.nr, mimorx::to_string(c.shape.mod), c.detector, backend.name(),
-            c.tbs, l.g, l.rate, o.decoder, decoder_params(o), c.max_iters, c.blocks, c.seed);
+            c.tbs, l.g, l.rate, o.decoder, params.empty() ? "" : " " + params, c.max_iters,
+            c.blocks, c.seed);
         fmt::print("{:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9} {:>8}\n", "snr_db",
                    "ebn0_db", "ber", "bler", "bit_errors", "bits", "blk_err", "blocks", "time_s");
       });

@@ -1,0 +1,18 @@
+#pragma once
+// The LDPC decoder's parameters as the report headers of `ldpc ber` and `sim --ldpc` print them:
+// "alpha=0.75" or "alpha=0.5->0.875" for nms, "beta=0.5" for oms, nothing for bp.
+#include <fmt/format.h>
+
+#include <string>
+
+namespace mimorx::cli {
+
+inline std::string decoder_params(const std::string& algo, float alpha, float alpha_last,
+                                  float beta) {
+  if (algo == "oms") return fmt::format("beta={}", beta);
+  if (algo != "nms") return "";
+  return alpha_last != 0.f ? fmt::format("alpha={}->{}", alpha, alpha_last)
+                           : fmt::format("alpha={}", alpha);
+}
+
+}  // namespace mimorx::cli
