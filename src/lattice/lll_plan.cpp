@@ -483,6 +483,16 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, const std::in
   return recheck_float32(n, m, b, delta);
 }
 
+// The CPU paths' float32 epilogue: a reduced basis with T is rebuilt from B T where it drifted,
+// a singular one is judged on the input (b_in: the float32 input, as doubles).
+LllStatus finish_float32(int n, int m, const double* b_in, const std::int64_t* t, float* b,
+                         double delta, LllStatus status) {
+  if (t && status == LllStatus::reduced && detail::float32_rebuild())
+    return rebuild_from_transform(n, m, b_in, t, b, delta);
+  if (status == LllStatus::singular) return classify_float32_singular(n, m, b_in);
+  return status;
+}
+
 template <class F>
 bool all_finite(const F* p, std::int64_t n, std::int64_t* where) {
   for (std::int64_t i = 0; i < n; ++i)
@@ -563,11 +573,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           std::vector<double> b_in;
           if (std::is_same_v<F, float>) b_in.assign(bk, bk + std::size_t(n) * m);
           st[k] = detail::all_swap_cpu<F>(n, m, bk, tk, cfg_.delta, max_iter, inner).status;
-          if constexpr (std::is_same_v<F, float>) {
-            if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
-              st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
-            if (st[k] == LllStatus::singular) st[k] = classify_float32_singular(n, m, b_in.data());
-          }
+          if constexpr (std::is_same_v<F, float>)
+            st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k]);
         } else {
           // The reference always computes in float64; a float basis is converted both ways.
           std::vector<double> bd(bk, bk + std::size_t(n) * m);
@@ -596,11 +603,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         if (std::is_same_v<F, float>) b_in.assign(bk, bk + std::size_t(n) * m);
         st[k] =
             detail::block_lll<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, inner, reducer).status;
-        if constexpr (std::is_same_v<F, float>) {
-          if (tk && st[k] == LllStatus::reduced && detail::float32_rebuild())
-            st[k] = rebuild_from_transform(n, m, b_in.data(), tk, bk, cfg_.delta);
-          if (st[k] == LllStatus::singular) st[k] = classify_float32_singular(n, m, b_in.data());
-        }
+        if constexpr (std::is_same_v<F, float>)
+          st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k]);
       }
     }
   } else {
