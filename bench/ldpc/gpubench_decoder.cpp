@@ -4,8 +4,9 @@
 // Codes: the paper's (2080,1760) = BG1, Z=80, first 6 base rows (28 columns, the 2 punctured
 // ones not transmitted: N = 26 x 80 = 2080, K = 22 x 80 = 1760, R = 0.846), BG1 Z=384 and BG2
 // Z=384 at the rates given by the number of decoded base rows (R = K / ((kb + rows - 2) Z)).
-// Beside it: end-to-end (pinned host float LLRs in, packed bits out, copies overlapped with
-// decoding on 3 streams, one plan per stream), and the effect of quantisation, Np and packing.
+// Beside it: end-to-end (pinned host float LLRs in, or on the integer path pre-quantised int8
+// LLRs, packed bits out, copies overlapped with decoding on 3 streams, one plan per stream),
+// and the effect of quantisation, Np and packing.
 // The LLRs are N(0, 1) draws (Philox): without early termination the kernel's work does not
 // depend on the values.
 // Usage: gpubench_decoder_ldpc [out.jsonl]
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
   const int iters = 10;
   std::printf(
       "| code | path | Np | blocks/SM | words | kernel ms | info Gbit/s | HBM floor ms | smem "
-      "floor ms | end-to-end Gbit/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "floor ms | end-to-end Gbit/s | end-to-end int8 LLRs Gbit/s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e, int c2v = -1,
                       int lb = 0, int per_thread = 0) {
     DecoderConfig cfg{c.bg, c.z};
@@ -121,10 +123,11 @@ int main(int argc, char** argv) {
     const double kms = median(ms);
     const double gbps = double(num) * plan.k() / (kms * 1e-3) / 1e9;
     const Floor f = floors(plan, num, iters, dev.sm_count, 1);
-    double e2e_gbps = 0;
+    double e2e_gbps = 0, e2e_int8_gbps = 0;
     if (e2e) {
       // Pinned host LLRs -> device -> decode -> packed bits -> pinned host, chunked over 3
-      // streams so that copies of one chunk overlap the decoding of another.
+      // streams so that copies of one chunk overlap the decoding of another. Float LLRs, and
+      // on the integer path also pre-quantised int8 LLRs (a quarter of the bytes to copy).
       const int nstreams = 3, chunk = std::max(1, num / 12);
       Buffer<float> h_llr = Buffer<float>::pinned(std::size_t(num) * plan.n());
       llr.copy_to_host(h_llr.data(), h_llr.size());
@@ -132,51 +135,63 @@ int main(int argc, char** argv) {
           Buffer<std::uint8_t>::pinned(std::size_t(num) * plan.packed_bytes());
       std::vector<Stream> ss;
       std::vector<DecoderPlan> plans;
-      std::vector<Buffer<float>> d_in;
       std::vector<Buffer<std::uint8_t>> d_out;
       for (int i = 0; i < nstreams; ++i) {
         ss.push_back(Stream::create());
         plans.emplace_back(cfg, Backend::cuda());
-        d_in.push_back(Buffer<float>::device(std::size_t(chunk) * plan.n()));
         d_out.push_back(Buffer<std::uint8_t>::device(std::size_t(chunk) * plan.packed_bytes()));
       }
-      auto pipeline = [&] {
-        int i = 0;
-        for (int w0 = 0; w0 < num; w0 += chunk, ++i) {
-          const int si = i % nstreams, m = std::min(chunk, num - w0);
-          mimorx::detail::copy_bytes(d_in[si].data(), Memory::device,
-                                     h_llr.data() + std::size_t(w0) * plan.n(), Memory::host,
-                                     std::size_t(m) * plan.n() * 4, ss[si].handle());
-          plans[si].decode_packed(
-              View<const float>(d_in[si].data(), std::int64_t(m) * plan.n(), Memory::device), m,
-              View<std::uint8_t>(d_out[si].data(), std::int64_t(m) * plan.packed_bytes(),
-                                 Memory::device),
-              {}, ss[si]);
-          mimorx::detail::copy_bytes(h_out.data() + std::size_t(w0) * plan.packed_bytes(),
-                                     Memory::host, d_out[si].data(), Memory::device,
-                                     std::size_t(m) * plan.packed_bytes(), ss[si].handle());
-        }
-        for (auto& st : ss) st.synchronize();
-      };
-      pipeline();
-      std::vector<double> e2e_ms;
-      for (int r = 0; r < 3; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
+      auto measure = [&]<class In>(const Buffer<In>& h_in) {
+        std::vector<Buffer<In>> d_in;
+        for (int i = 0; i < nstreams; ++i)
+          d_in.push_back(Buffer<In>::device(std::size_t(chunk) * plan.n()));
+        auto pipeline = [&] {
+          int i = 0;
+          for (int w0 = 0; w0 < num; w0 += chunk, ++i) {
+            const int si = i % nstreams, m = std::min(chunk, num - w0);
+            mimorx::detail::copy_bytes(d_in[si].data(), Memory::device,
+                                       h_in.data() + std::size_t(w0) * plan.n(), Memory::host,
+                                       std::size_t(m) * plan.n() * sizeof(In), ss[si].handle());
+            plans[si].decode_packed(
+                View<const In>(d_in[si].data(), std::int64_t(m) * plan.n(), Memory::device), m,
+                View<std::uint8_t>(d_out[si].data(), std::int64_t(m) * plan.packed_bytes(),
+                                   Memory::device),
+                {}, ss[si]);
+            mimorx::detail::copy_bytes(h_out.data() + std::size_t(w0) * plan.packed_bytes(),
+                                       Memory::host, d_out[si].data(), Memory::device,
+                                       std::size_t(m) * plan.packed_bytes(), ss[si].handle());
+          }
+          for (auto& st : ss) st.synchronize();
+        };
         pipeline();
-        e2e_ms.push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count());
+        std::vector<double> e2e_ms;
+        for (int r = 0; r < 3; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          pipeline();
+          e2e_ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count());
+        }
+        return double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
+      };
+      e2e_gbps = measure(h_llr);
+      if (quantized) {
+        Buffer<std::int8_t> h_q = Buffer<std::int8_t>::pinned(h_llr.size());
+        plan.quantize_llrs(
+            View<const float>(h_llr.data(), std::int64_t(h_llr.size()), Memory::host),
+            View<std::int8_t>(h_q.data(), std::int64_t(h_q.size()), Memory::host));
+        e2e_int8_gbps = measure(h_q);
       }
-      e2e_gbps = double(num) * plan.k() / (median(e2e_ms) * 1e-3) / 1e9;
     }
     const char* path = quantized
                            ? (plan.codewords_per_thread() == 2 ? "int8 paired" : "int8 one/thread")
                            : "float";
-    std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s |\n",
+    const auto fmt_gbps = [](double v) { return v > 0 ? std::to_string(v).substr(0, 6) : "-"; };
+    std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
                 plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "",
                 plan.codewords_per_block(), plan.blocks_per_sm(), num, kms, gbps, f.hbm_ms,
-                f.smem_ms, e2e ? std::to_string(e2e_gbps).substr(0, 6).c_str() : "-");
+                f.smem_ms, fmt_gbps(e2e_gbps).c_str(), fmt_gbps(e2e_int8_gbps).c_str());
     std::fflush(stdout);
     if (json.is_open()) {
       nlohmann::json j = {{"bench", "ldpc_decoder"},
@@ -200,7 +215,8 @@ int main(int argc, char** argv) {
                           {"info_gbps", gbps},
                           {"hbm_floor_ms", f.hbm_ms},
                           {"smem_floor_ms", f.smem_ms},
-                          {"e2e_gbps", e2e_gbps}};
+                          {"e2e_gbps", e2e_gbps},
+                          {"e2e_int8_gbps", e2e_int8_gbps}};
       json << j.dump() << "\n";
     }
   };

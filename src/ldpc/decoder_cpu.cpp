@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ldpc/decoder_cuda.hpp"
@@ -143,9 +144,12 @@ struct DecoderPlan::Impl {
 #endif
   Impl(const DecoderConfig& c, Backend b) : cfg(c), backend(b) {}
 
-  void run(View<const float> llrs, int num, OutMode mode, View<std::uint8_t> out,
-           View<int> iterations, View<std::uint8_t> synd, const Stream& stream);
-  void run_cpu(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
+  // In: float (any algorithm) or std::int8_t (pre-quantised, integer path only).
+  template <class In>
+  void run(View<const In> llrs, int num, OutMode mode, View<std::uint8_t> out, View<int> iterations,
+           View<std::uint8_t> synd, const Stream& stream);
+  template <class In>
+  void run_cpu(const In* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
                std::uint8_t* synd);
 };
 
@@ -300,8 +304,44 @@ void DecoderPlan::decode_codeword(View<const float> llrs, int num, View<std::uin
   impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
 }
 
-void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode, View<std::uint8_t> out,
+void DecoderPlan::decode(View<const std::int8_t> llrs, int num, View<std::uint8_t> info_bits,
+                         View<int> iterations, const Stream& stream) {
+  impl_->run(llrs, num, OutMode::info_unpacked, info_bits, iterations, {}, stream);
+}
+
+void DecoderPlan::decode_packed(View<const std::int8_t> llrs, int num, View<std::uint8_t> packed,
+                                View<int> iterations, const Stream& stream) {
+  impl_->run(llrs, num, OutMode::info_packed, packed, iterations, {}, stream);
+}
+
+void DecoderPlan::decode_codeword(View<const std::int8_t> llrs, int num, View<std::uint8_t> bits,
+                                  View<int> iterations, View<std::uint8_t> synd,
+                                  const Stream& stream) {
+  impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
+}
+
+void DecoderPlan::quantize_llrs(View<const float> llrs, View<std::int8_t> out) const {
+  require_memory(llrs.where, Memory::host, "llrs");
+  require_memory(out.where, Memory::host, "out");
+  require_size(out, llrs.size, "out");
+  const DecodeTables& t = impl_->t;
+  for (std::int64_t i = 0; i < llrs.size; ++i) {
+    require(std::isfinite(llrs.data[i]), "llrs",
+            "value " + std::to_string(llrs.data[i]) + " at index " + std::to_string(i) +
+                "; every LLR must be finite");
+    out.data[i] = std::int8_t(detail::quantize_llr(llrs.data[i], t.llr_scale, t.llr_limit));
+  }
+}
+
+template <class In>
+void DecoderPlan::Impl::run(View<const In> llrs, int num, OutMode mode, View<std::uint8_t> out,
                             View<int> iterations, View<std::uint8_t> synd, const Stream& stream) {
+  constexpr bool pre_quantized = std::is_same_v<In, std::int8_t>;
+  if constexpr (pre_quantized) {
+    require(t.quantized, "llrs",
+            "int8 (pre-quantised) LLRs need the integer path; set quantized = true or pass "
+            "float LLRs");
+  }
   require(num >= 0, "num_codewords", std::to_string(num) + "; must be >= 0");
   require_size(llrs, std::int64_t(num) * t.n_used, "llrs");
   if (mode == OutMode::info_unpacked) {
@@ -325,8 +365,8 @@ void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode, View<
   if (num == 0) return;
   if (backend.is_cpu()) {
     const std::int64_t total = std::int64_t(num) * t.n_used;
-    for (std::int64_t i = 0; i < total; ++i) {
-      if (!std::isfinite(llrs.data[i])) {
+    for (std::int64_t i = 0; !pre_quantized && i < total; ++i) {
+      if (!std::isfinite(float(llrs.data[i]))) {
         throw InvalidArgument("llrs: value " + std::to_string(llrs.data[i]) + " at index " +
                               std::to_string(i) + " (codeword " + std::to_string(i / t.n_used) +
                               "); every LLR must be finite");
@@ -337,9 +377,16 @@ void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode, View<
     return;
   }
 #if MIMORX_HAS_CUDA
+  const float* f32 = nullptr;
+  const std::int8_t* i8 = nullptr;
+  if constexpr (pre_quantized) {
+    i8 = llrs.data;
+  } else {
+    f32 = llrs.data;
+  }
   const bool ok =
-      cuda->run(llrs.data, num, mode, out.data, iterations.size ? iterations.data : nullptr,
-                synd.size ? synd.data : nullptr, stream.handle(), cfg.check_input);
+      cuda->run(f32, i8, num, mode, out.data, iterations.size ? iterations.data : nullptr,
+                synd.size ? synd.data : nullptr, stream.handle(), cfg.check_input && !i8);
   require(ok, "llrs", "contains NaN or Inf; every LLR must be finite");
 #else
   (void)stream;
@@ -347,8 +394,20 @@ void DecoderPlan::Impl::run(View<const float> llrs, int num, OutMode mode, View<
 #endif
 }
 
-void DecoderPlan::Impl::run_cpu(const float* llrs, int num, OutMode mode, std::uint8_t* out,
+namespace {
+// The integer path's channel value: float LLRs are quantised, pre-quantised ones saturated.
+std::int8_t channel_int(float x, const DecodeTables& t) {
+  return std::int8_t(detail::quantize_llr(x, t.llr_scale, t.llr_limit));
+}
+std::int8_t channel_int(std::int8_t x, const DecodeTables& t) {
+  return std::int8_t(detail::clamp_llr(x, t.llr_limit));
+}
+}  // namespace
+
+template <class In>
+void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint8_t* out,
                                 int* iterations, std::uint8_t* synd) {
+  constexpr bool pre_quantized = std::is_same_v<In, std::int8_t>;
   const DecoderAlgo algo = cfg.algo;
 #pragma omp parallel
   {
@@ -356,34 +415,34 @@ void DecoderPlan::Impl::run_cpu(const float* llrs, int num, OutMode mode, std::u
     std::vector<float> tot;
 #pragma omp for schedule(dynamic, 1)
     for (int w = 0; w < num; ++w) {
-      const float* llr = llrs + std::int64_t(w) * t.n_used;
+      const In* llr = llrs + std::int64_t(w) * t.n_used;
       int it = 0;
       bool ok = false;
-      if (algo == DecoderAlgo::bp) {
-        it = flooding_bp(t, llr, s, tot);
-        write_outputs(t, mode, w, tot.data(), out);
-        if (synd) ok = syndrome_ok(t, tot.data());
-      } else if (t.quantized) {
+      if (pre_quantized || t.quantized) {
         detail::IntArith a;
         a.alpha16 = t.alpha16;
         a.beta_q = t.beta_q;
         a.offset = t.offset;
         s.iapp.resize(t.n_used);
-        for (int i = 0; i < t.n_used; ++i) {
-          s.iapp[i] = std::int8_t(detail::quantize_llr(llr[i], t.llr_scale, t.llr_limit));
-        }
+        for (int i = 0; i < t.n_used; ++i) s.iapp[i] = channel_int(llr[i], t);
         it = layered(t, a, s.iapp.data(), s.irec);
         write_outputs(t, mode, w, s.iapp.data(), out);
         if (synd) ok = syndrome_ok(t, s.iapp.data());
-      } else {
-        detail::FloatArith a;
-        a.alpha = t.alpha;
-        a.beta = t.beta;
-        a.offset = t.offset;
-        s.fapp.assign(llr, llr + t.n_used);
-        it = layered(t, a, s.fapp.data(), s.frec);
-        write_outputs(t, mode, w, s.fapp.data(), out);
-        if (synd) ok = syndrome_ok(t, s.fapp.data());
+      } else if constexpr (!pre_quantized) {
+        if (algo == DecoderAlgo::bp) {
+          it = flooding_bp(t, llr, s, tot);
+          write_outputs(t, mode, w, tot.data(), out);
+          if (synd) ok = syndrome_ok(t, tot.data());
+        } else {
+          detail::FloatArith a;
+          a.alpha = t.alpha;
+          a.beta = t.beta;
+          a.offset = t.offset;
+          s.fapp.assign(llr, llr + t.n_used);
+          it = layered(t, a, s.fapp.data(), s.frec);
+          write_outputs(t, mode, w, s.fapp.data(), out);
+          if (synd) ok = syndrome_ok(t, s.fapp.data());
+        }
       }
       if (iterations) iterations[w] = it;
       if (synd) synd[w] = ok ? 1 : 0;

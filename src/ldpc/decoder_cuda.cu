@@ -71,9 +71,19 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
   for (int g = blockIdx.x; g * p.np < p.num; g += gridDim.x) {
     const int cw = g * p.np + w;
     const bool valid = cw < p.num;
-    const float* llr = p.llr + std::size_t(valid ? cw : 0) * p.n_used;
-    for (int i = r; i < p.n_used; i += z)
-      app[i] = channel_value(a, channel_llr(llr, valid, i, bad), p);
+    const std::size_t base = std::size_t(valid ? cw : 0) * p.n_used;
+    bool loaded = false;
+    if constexpr (std::is_same_v<A, IntArith>) {
+      if (p.llr8) {
+        for (int i = r; i < p.n_used; i += z)
+          app[i] = std::int8_t(channel_q8(p.llr8 + base, valid, i, p.llr_limit));
+        loaded = true;
+      }
+    }
+    if (!loaded) {
+      for (int i = r; i < p.n_used; i += z)
+        app[i] = channel_value(a, channel_llr(p.llr + base, valid, i, bad), p);
+    }
     for (int l = 0; l < p.rows; ++l) rec[l * z + r] = A::zero_rec();
     bool done = !valid;
     int iters = p.max_iters;
@@ -305,14 +315,16 @@ int CudaDecoder::codewords_per_thread() const { return impl_->paired ? 2 : 1; }
 int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
 bool CudaDecoder::c2v_in_shared() const { return impl_->c2v_shared; }
 
-bool CudaDecoder::run(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
-                      std::uint8_t* syndrome_ok, void* stream, bool check_input) {
+bool CudaDecoder::run(const float* llrs, const std::int8_t* llrs8, int num, OutMode mode,
+                      std::uint8_t* out, int* iterations, std::uint8_t* syndrome_ok, void* stream,
+                      bool check_input) {
   const DecodeTables& t = impl_->t;
   MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
   cudaStream_t s = mimorx::detail::as_stream(stream);
   if (check_input) MIMORX_CUDA_CHECK(cudaMemsetAsync(impl_->bad.data(), 0, sizeof(int), s));
   KParams p{};
   p.llr = llrs;
+  p.llr8 = llrs8;
   p.num = num;
   p.n_used = t.n_used;
   p.z = t.z;

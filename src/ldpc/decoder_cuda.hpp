@@ -45,8 +45,9 @@ class CudaDecoder {
   CudaDecoder& operator=(const CudaDecoder&) = delete;
   // All pointers are device memory; iterations and syndrome_ok may be null. When check_input is
   // set the call synchronises the stream and returns false if an LLR was NaN or infinite.
-  bool run(const float* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
-           std::uint8_t* syndrome_ok, void* stream, bool check_input);
+  // llrs: float LLRs, or llrs8: pre-quantised int8 ones (integer path; the other is null).
+  bool run(const float* llrs, const std::int8_t* llrs8, int num, OutMode mode, std::uint8_t* out,
+           int* iterations, std::uint8_t* syndrome_ok, void* stream, bool check_input);
   int codewords_per_block() const;
   int codewords_per_thread() const;
   int blocks_per_sm() const;

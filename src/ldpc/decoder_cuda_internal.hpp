@@ -13,6 +13,7 @@ namespace mimorx::ldpc::detail {
 
 struct KParams {
   const float* llr;
+  const std::int8_t* llr8;  // pre-quantised channel LLRs instead of llr (integer path), or null
   int num, n_used, z, rows, nedges, k;
   int np;  // codewords per block (one-per-thread kernel) or codeword pairs (paired kernel)
   const DecEdge* edges;

@@ -22,6 +22,11 @@ __device__ __forceinline__ float channel_llr(const float* llr, bool valid, int i
   return finite ? x : 0.f;
 }
 
+// Pre-quantised LLR i of a codeword (0 for the padding words), saturated to +-limit.
+__device__ __forceinline__ int channel_q8(const std::int8_t* llr, bool valid, int i, int limit) {
+  return clamp_llr(valid ? int(llr[i]) : 0, limit);
+}
+
 // Hard decisions (negative APP = bit 1) of codeword cw to p.out in p.mode, by the codeword's Z
 // threads (thread r); variable i's APP is app[stride * i]. Packed output: one byte per thread,
 // MSB first, eight shared-memory reads instead of a warp ballot, so that any k (22Z or 10Z need

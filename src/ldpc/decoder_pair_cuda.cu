@@ -81,15 +81,23 @@ __global__ void __launch_bounds__(LB) paired_kernel(KParams p, pair::Scale sc) {
   for (int g = blockIdx.x; g * p.np * 2 < p.num; g += gridDim.x) {
     const int cw0 = 2 * (g * p.np + w);
     const bool valid[2] = {cw0 < p.num, cw0 + 1 < p.num};
-    const float* llr0 = p.llr + std::size_t(valid[0] ? cw0 : 0) * p.n_used;
-    const float* llr1 = p.llr + std::size_t(valid[1] ? cw0 + 1 : 0) * p.n_used;
-    for (int i = r; i < p.n_used; i += z) {
-      // Both loads before the quantiser's branches, so that they are in flight together.
-      const float x0 = channel_llr(llr0, valid[0], i, bad);
-      const float x1 = channel_llr(llr1, valid[1], i, bad);
-      const int q0 = quantize_llr(x0, p.llr_scale, p.llr_limit);
-      const int q1 = quantize_llr(x1, p.llr_scale, p.llr_limit);
-      app[i] = Word((unsigned(q0) & 0xffu) | ((unsigned(q1) & 0xffu) << 8));
+    const std::size_t base0 = std::size_t(valid[0] ? cw0 : 0) * p.n_used;
+    const std::size_t base1 = std::size_t(valid[1] ? cw0 + 1 : 0) * p.n_used;
+    if (p.llr8) {
+      for (int i = r; i < p.n_used; i += z) {
+        const int q0 = channel_q8(p.llr8 + base0, valid[0], i, p.llr_limit);
+        const int q1 = channel_q8(p.llr8 + base1, valid[1], i, p.llr_limit);
+        app[i] = Word((unsigned(q0) & 0xffu) | ((unsigned(q1) & 0xffu) << 8));
+      }
+    } else {
+      for (int i = r; i < p.n_used; i += z) {
+        // Both loads before the quantiser's branches, so that they are in flight together.
+        const float x0 = channel_llr(p.llr + base0, valid[0], i, bad);
+        const float x1 = channel_llr(p.llr + base1, valid[1], i, bad);
+        const int q0 = quantize_llr(x0, p.llr_scale, p.llr_limit);
+        const int q1 = quantize_llr(x1, p.llr_scale, p.llr_limit);
+        app[i] = Word((unsigned(q0) & 0xffu) | ((unsigned(q1) & 0xffu) << 8));
+      }
     }
     for (std::size_t i = r; i < msg_words; i += z) msg[i] = 0;
     bool done[2] = {!valid[0], !valid[1]};

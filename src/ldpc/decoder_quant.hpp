@@ -261,4 +261,7 @@ MIMORX_HD int quantize_llr(float llr, float scale, int limit) {
   return t >= 0.f ? int(fadd(t, 0.5f)) : -int(fadd(-t, 0.5f));
 }
 
+// A pre-quantised channel value saturated to +-limit (DecoderPlan's int8 LLR input).
+MIMORX_HD int clamp_llr(int q, int limit) { return q > limit ? limit : (q < -limit ? -limit : q); }
+
 }  // namespace mimorx::ldpc::detail

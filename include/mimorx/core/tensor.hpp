@@ -9,6 +9,7 @@
 // A view knows where its memory lives; plans check residency and shapes on entry.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
@@ -58,9 +59,13 @@ struct View {
   Memory where = Memory::host;
   View() = default;
   View(T* d, std::int64_t n, Memory w) : data(d), size(n), where(w) {}
+  // Only from buffers whose elements this view can point at, so that overloads on views of
+  // different element types (e.g. float and int8 LLRs) stay unambiguous.
   template <class U>
+    requires std::is_convertible_v<U*, T*>
   View(Buffer<U>& b) : data(b.data()), size(std::int64_t(b.size())), where(b.where()) {}
   template <class U>
+    requires std::is_convertible_v<const U*, T*>
   View(const Buffer<U>& b) : data(b.data()), size(std::int64_t(b.size())), where(b.where()) {}
   MIMORX_HD T& operator[](std::int64_t i) const { return data[i]; }
   operator View<const T>() const { return View<const T>(data, size, where); }

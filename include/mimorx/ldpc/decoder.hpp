@@ -124,6 +124,24 @@ class DecoderPlan {
                        View<int> iterations = {}, View<std::uint8_t> syndrome_ok = {},
                        const Stream& stream = {});
 
+  // Pre-quantised channel LLRs for the integer path (quantized = true only): num_codewords x
+  // n() int8 values in units of 1/llr_scale, i.e. what quantize_llrs() makes of float LLRs;
+  // values beyond +-(2^(llr_bits-1) - 1) are saturated to it. Decodes bit for bit as the float
+  // LLRs they came from, from a quarter of the bytes: a GPU decoder fed from the host is bound by
+  // that copy (docs/ldpc_decoder.md, end-to-end). No NaN check, so no synchronisation.
+  void decode(View<const std::int8_t> llrs, int num_codewords, View<std::uint8_t> info_bits,
+              View<int> iterations = {}, const Stream& stream = {});
+  void decode_packed(View<const std::int8_t> llrs, int num_codewords,
+                     View<std::uint8_t> packed_info_bits, View<int> iterations = {},
+                     const Stream& stream = {});
+  void decode_codeword(View<const std::int8_t> llrs, int num_codewords, View<std::uint8_t> bits,
+                       View<int> iterations = {}, View<std::uint8_t> syndrome_ok = {},
+                       const Stream& stream = {});
+  // The integer path's channel quantiser, on the host (any plan, host memory, same sizes):
+  // out[i] = round(llrs[i] * llr_scale) half away from zero, saturated at +-(2^(llr_bits-1) - 1).
+  // NaN or Inf -> InvalidArgument.
+  void quantize_llrs(View<const float> llrs, View<std::int8_t> out) const;
+
   const DecoderConfig& config() const;
   const Backend& backend() const;
   int n() const;     // LLRs per codeword
