@@ -1,5 +1,6 @@
 // LLL on the GPU: CR-AS-LLL batched (one thread block per basis) for 8..64, per-basis time;
-// the CPU+GPU block method for 128..1024, single-basis latency. float32, delta 0.75, no T.
+// the CPU+GPU block method for 128..1024, single-basis latency. float32, delta 0.75, no T
+// (one block-method row with T: the cost of tracking it and of the float32 lattice check).
 // Inputs from bench/lattice/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
 // Timing: GpuTimer (CUDA events) around the kernel launch for the batched case (the input is
 // restored by a device copy outside the timed region), wall clock around LllPlan::run for the
@@ -247,10 +248,11 @@ int main(int argc, char** argv) {
     if (last_s > 2) break;  // the next size would not fit the benchmark's time budget
     struct Variant {
       bool resident;
-      int block;  // 0: automatic
+      int block;               // 0: automatic
+      bool transform = false;  // T tracked (float32: plus the check that B' is still B T)
     };
-    for (const Variant var :
-         {Variant{true, 0}, Variant{true, 64}, Variant{true, 16}, Variant{false, 0}}) {
+    for (const Variant var : {Variant{true, 0}, Variant{true, 64}, Variant{true, 16},
+                              Variant{false, 0}, Variant{true, 0, true}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
       const auto in = bench::lll_input(kind, n, 1);
@@ -259,14 +261,18 @@ int main(int argc, char** argv) {
       LllConfig cfg{n, n};
       cfg.method = LllMethod::block;
       cfg.block = var.block;
+      cfg.transform = var.transform;
       LllPlan plan(cfg, Backend::cuda());
+      auto t_work = Buffer<std::int64_t>::device(var.transform ? std::size_t(n) * n : 0);
       lattice::detail::set_block_device_enabled(resident);
       std::vector<double> wall;
       LllStatus st = LllStatus::not_converged;
       for (int rep = 0; rep < 3; ++rep) {
         work.copy_from_host(hf.data(), hf.size());
         const auto t0 = std::chrono::steady_clock::now();
-        plan.run(MatrixBatch<float>::over(work, 1, n, n), {},
+        plan.run(MatrixBatch<float>::over(work, 1, n, n),
+                 var.transform ? MatrixBatch<std::int64_t>::over(t_work, 1, n, n)
+                               : MatrixBatch<std::int64_t>{},
                  View<LllStatus>(&st, 1, Memory::host));
         const auto t1 = std::chrono::steady_clock::now();
         wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -277,7 +283,8 @@ int main(int argc, char** argv) {
       std::vector<float> out(hf.size());
       work.copy_to_host(out.data(), out.size());
       const auto v = verify(out, n, 1, 1);
-      const char* path = resident ? "GPU-resident" : "CPU+GPU";
+      const char* path =
+          resident ? (var.transform ? "GPU-resident, with T" : "GPU-resident") : "CPU+GPU";
       std::printf(
           "| %s | %d | 1 | block l=%d (%s) | %.2f (ms, wall; %.2f-%.2f) | - | %d/1 (status %s) | "
           "%.4g |\n",
@@ -292,6 +299,7 @@ int main(int argc, char** argv) {
                             {"batch", 1},
                             {"method", resident ? "block-gpu-resident" : "block-cpu+gpu"},
                             {"block", plan.block()},
+                            {"transform", var.transform},
                             {"precision", "float32"},
                             {"delta", 0.75},
                             {"ms_wall", lat},

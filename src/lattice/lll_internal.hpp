@@ -100,6 +100,14 @@ void ensure_device(Buffer<T>& buf, std::size_t n, int device) {
   if (buf.size() < n) buf = Buffer<T>::device(n, device);
 }
 
+// float32 with T, one basis (the block method): B T in float64 on the device (a tiled product),
+// compared entry by entry with B' as rebuild_cuda's batched kernel does: where
+// max |B T - B'| > 1e-6 max |B T| the rounded B T is written over B' and the call returns true
+// (the host then checks the LLL conditions again). in, b (n x m) and t (m x m) are device
+// memory; scratch grows to n m + 2 doubles; synchronises.
+bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, int n, int m,
+                             Buffer<double>& scratch, void* stream, int device);
+
 // The block method's GramFactor on the GPU (src/lattice/gram_cholesky_cuda.cu): Gram matrix and
 // blocked Cholesky in float64; the workspace grows as needed and belongs to one CPU thread.
 template <class F>
@@ -135,11 +143,12 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
 // only reads a few flags per pass.
 // b (n x m) and t (m x m, may be null) are device memory. Returns false, with b restored to its
 // input, when the float64 Cholesky factor fails or is inaccurate (the caller then uses the
-// host-side block method, which falls back to Householder QR).
+// host-side block method, which falls back to Householder QR). ws.b_in holds the input after
+// the call (the plan's float32 check reads it).
 template <class F>
 struct BlockLllWorkspace {
   Buffer<F> b_in, b0, blocks;
-  Buffer<double> r, r0, diag, norm2, rdiag, refl, mult;
+  Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
   Buffer<std::int64_t> t0, u;
   Buffer<std::int32_t> bstatus;
   Buffer<int> flags, hflags, mcol, ident;

@@ -493,6 +493,31 @@ LllStatus finish_float32(int n, int m, const double* b_in, const std::int64_t* t
   return status;
 }
 
+#if MIMORX_HAS_CUDA
+// The same for the GPU-resident block method (one large basis; in, b and t on the device): B T
+// compared with B' on the device, and rebuilt there where it drifted; only then is B' copied
+// to the host and checked again. A "singular" basis is judged on its input.
+LllStatus finish_float32_device(int n, int m, const float* in, const std::int64_t* t, float* b,
+                                double delta, LllStatus status, Buffer<double>& scratch,
+                                const Stream& stream, int device) {
+  const std::size_t nm = std::size_t(n) * m;
+  std::vector<float> h(nm);
+  if (status == LllStatus::singular) {
+    mimorx::detail::copy_bytes(h.data(), Memory::host, in, Memory::device, nm * sizeof(float),
+                               stream.handle());
+    stream.synchronize();
+    return classify_float32_singular(n, m, h.data());
+  }
+  if (!t || status != LllStatus::reduced || !detail::float32_rebuild() ||
+      !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device))
+    return status;
+  mimorx::detail::copy_bytes(h.data(), Memory::host, b, Memory::device, nm * sizeof(float),
+                             stream.handle());
+  stream.synchronize();
+  return recheck_float32(n, m, h.data(), delta);
+}
+#endif
+
 template <class F>
 bool all_finite(const F* p, std::int64_t n, std::int64_t* where) {
   for (std::int64_t i = 0; i < n; ++i)
@@ -684,12 +709,15 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         for (std::int64_t k = 0; k < nb; ++k) {
           // The whole reduction on the GPU where its float64 Cholesky factor is good enough;
           // otherwise (and when disabled) the host-side block method below.
+          std::int64_t* tk = cfg_.transform ? transform.data + k * tstride : nullptr;
           if (detail::block_device_enabled()) {
             LllStats ds;
-            if (detail::block_lll_device<F>(
-                    n, m, basis.matrix(k), cfg_.transform ? transform.data + k * tstride : nullptr,
-                    cfg_.delta, block_, max_iter, dws, gr.stream.handle(), dev, &ds)) {
+            if (detail::block_lll_device<F>(n, m, basis.matrix(k), tk, cfg_.delta, block_, max_iter,
+                                            dws, gr.stream.handle(), dev, &ds)) {
               st[k] = ds.status;
+              if constexpr (std::is_same_v<F, float>)
+                st[k] = finish_float32_device(n, m, dws.b_in.data(), tk, basis.matrix(k),
+                                              cfg_.delta, st[k], dws.drift, gr.stream, dev);
               continue;
             }
           }
@@ -700,9 +728,14 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
                                      hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();
+          std::vector<double> b_in;  // float32: as in the CPU branches
+          if (std::is_same_v<F, float>) b_in.assign(hb.begin(), hb.end());
           st[k] = detail::block_lll<F>(n, m, hb.data(), ht.empty() ? nullptr : ht.data(),
                                        cfg_.delta, block_, max_iter, inner, reduce, gram)
                       .status;
+          if constexpr (std::is_same_v<F, float>)
+            st[k] = finish_float32(n, m, b_in.data(), ht.empty() ? nullptr : ht.data(), hb.data(),
+                                   cfg_.delta, st[k]);
           mimorx::detail::copy_bytes(basis.matrix(k), Memory::device, hb.data(), Memory::host,
                                      hb.size() * sizeof(F), gr.stream.handle());
           if (!ht.empty())

@@ -328,6 +328,103 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
   EXPECT_GT(off_total, 0) << "the inputs did not need the rebuild";
 }
 
+#if MIMORX_HAS_CUDA
+// The block method on the GPU (device-resident and host-side paths) with T on the same
+// ill-conditioned float32 inputs: every basis reported reduced is B T (float32 rounding). The
+// device-resident path compares B' with B T on the device (next test), the host-side path on
+// the host.
+TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
+  MIMORX_REQUIRE_GPU();
+  const std::uint64_t seed = test::fresh_seed();
+  for (bool device_path : {true, false}) {
+    lattice::detail::set_block_device_enabled(device_path);
+    int off_total = 0;
+    for (int rep = 0; rep < 4; ++rep) {
+      lattice::detail::set_float32_rebuild(false);
+      const auto off = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda());
+      lattice::detail::set_float32_rebuild(true);
+      const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda());
+      std::printf(
+          "[ ill-cond ] gpu block (%s): without the rebuild %d of %d reduced bases off B T, "
+          "with it %d of %d (largest |T| %.0f)\n",
+          device_path ? "device-resident enabled" : "host-side", off.off_lattice, off.reduced,
+          on.off_lattice, on.reduced, on.largest_t);
+      off_total += off.off_lattice;
+      EXPECT_EQ(on.off_lattice, 0);
+    }
+    std::printf("[ ill-cond ] gpu block (%s): %d bases off B T without the rebuild in all\n",
+                device_path ? "device-resident enabled" : "host-side", off_total);
+  }
+  lattice::detail::set_block_device_enabled(true);
+}
+
+// The device-resident block method's lattice check: B' = B T rounded to float32 passes, and so
+// does B' with every entry moved by 1e-7 of itself; B' with one entry moved by 2e-6 of the
+// largest entry, or every entry by 1e-4 of itself, is replaced by the rounded B T.
+TEST(LllGpu, TransformDriftCheck) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (const auto& [n, m] :
+       std::vector<std::pair<int, int>>{{200, 200}, {64, 40}, {7, 7}, {1024, 1024}}) {
+    std::vector<double> b = test::gaussian_basis(g, n, m);
+    // T: identity with random integer multiples of other columns added, |T| up to ~1e3.
+    std::vector<std::int64_t> t(std::size_t(m) * m, 0);
+    for (int j = 0; j < m; ++j) t[std::size_t(j) * m + j] = 1;
+    std::uniform_int_distribution<int> col(0, m - 1), mult(-3, 3);
+    for (int step = 0; step < 4 * m; ++step) {
+      const int a = col(g), c = col(g), f = mult(g);
+      if (a == c) continue;
+      for (int q = 0; q < m; ++q) t[std::size_t(a) * m + q] += f * t[std::size_t(c) * m + q];
+    }
+    std::vector<float> in(b.begin(), b.end()), bt(std::size_t(n) * m);
+    double biggest = 0;
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) {
+        double v = 0;
+        for (int q = 0; q < m; ++q)
+          v += double(in[std::size_t(q) * n + i]) * double(t[std::size_t(j) * m + q]);
+        bt[std::size_t(j) * n + i] = float(v);
+        biggest = std::max(biggest, std::abs(v));
+      }
+    auto d_in = Buffer<float>::device(in.size());
+    auto d_b = Buffer<float>::device(bt.size());
+    auto d_t = Buffer<std::int64_t>::device(t.size());
+    d_in.copy_from_host(in.data(), in.size());
+    d_t.copy_from_host(t.data(), t.size());
+    Buffer<double> scratch;
+    Stream s = Stream::create();
+    // Runs the check on bp; expects it to rebuild or not, and B' to be (close to) B T after.
+    auto check = [&](const std::vector<float>& bp, bool rebuilt, const char* what) {
+      d_b.copy_from_host(bp.data(), bp.size());
+      EXPECT_EQ(lattice::detail::rebuild_if_drifted_cuda(d_in.data(), d_b.data(), d_t.data(), n, m,
+                                                         scratch, s.handle(), 0),
+                rebuilt)
+          << what;
+      std::vector<float> out(bp.size());
+      d_b.copy_to_host(out.data(), out.size());
+      double worst = 0;
+      for (std::size_t e = 0; e < out.size(); ++e)
+        worst = std::max(worst, std::abs(double(out[e]) - double(bt[e])));
+      EXPECT_LE(worst, (rebuilt ? 1e-7 : 2e-6) * biggest) << what;
+    };
+    auto jitter = [&](double rel) {
+      auto v = bt;
+      std::bernoulli_distribution coin;
+      for (auto& x : v) x = float(double(x) * (1 + (coin(g) ? rel : -rel)));
+      return v;
+    };
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(m));
+    check(bt, false, "B T itself");
+    check(jitter(1e-7), false, "rounding-size jitter");
+    auto jittered = jitter(1e-4);
+    check(jittered, true, "1e-4 jitter");
+    auto one = bt;
+    one[std::size_t(m / 2) * n + n / 3] += float(2e-6 * biggest);
+    check(one, true, "one entry moved");
+  }
+}
+#endif
+
 TEST(LllGpu, AllSwapNonSquare) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
