@@ -250,9 +250,11 @@ int main(int argc, char** argv) {
       bool resident;
       int block;               // 0: automatic
       bool transform = false;  // T tracked (float32: plus the check that B' is still B T)
+      bool check = true;       // with T: the float32 lattice check (off: its cost, by difference)
     };
-    for (const Variant var : {Variant{true, 0}, Variant{true, 64}, Variant{true, 16},
-                              Variant{false, 0}, Variant{true, 0, true}}) {
+    for (const Variant var :
+         {Variant{true, 0}, Variant{true, 64}, Variant{true, 16}, Variant{false, 0},
+          Variant{true, 0, true}, Variant{true, 0, true, false}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
       const auto in = bench::lll_input(kind, n, 1);
@@ -265,6 +267,7 @@ int main(int argc, char** argv) {
       LllPlan plan(cfg, Backend::cuda());
       auto t_work = Buffer<std::int64_t>::device(var.transform ? std::size_t(n) * n : 0);
       lattice::detail::set_block_device_enabled(resident);
+      lattice::detail::set_float32_rebuild(var.check);
       std::vector<double> wall;
       LllStatus st = LllStatus::not_converged;
       for (int rep = 0; rep < 3; ++rep) {
@@ -278,13 +281,16 @@ int main(int argc, char** argv) {
         wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
       lattice::detail::set_block_device_enabled(true);
+      lattice::detail::set_float32_rebuild(true);
       const double lat = median(wall);
       last_s = std::max(last_s, lat / 1000);
       std::vector<float> out(hf.size());
       work.copy_to_host(out.data(), out.size());
       const auto v = verify(out, n, 1, 1);
-      const char* path =
-          resident ? (var.transform ? "GPU-resident, with T" : "GPU-resident") : "CPU+GPU";
+      const char* path = !resident        ? "CPU+GPU"
+                         : !var.transform ? "GPU-resident"
+                         : var.check      ? "GPU-resident, with T"
+                                          : "GPU-resident, with T, no check";
       std::printf(
           "| %s | %d | 1 | block l=%d (%s) | %.2f (ms, wall; %.2f-%.2f) | - | %d/1 (status %s) | "
           "%.4g |\n",
@@ -300,6 +306,7 @@ int main(int argc, char** argv) {
                             {"method", resident ? "block-gpu-resident" : "block-cpu+gpu"},
                             {"block", plan.block()},
                             {"transform", var.transform},
+                            {"float32_check", var.check},
                             {"precision", "float32"},
                             {"delta", 0.75},
                             {"ms_wall", lat},
