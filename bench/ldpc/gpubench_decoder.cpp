@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
                           {"np", plan.codewords_per_block()},
                           {"codewords_per_thread", plan.codewords_per_thread()},
                           {"c2v_shared", plan.c2v_in_shared()},
-                          {"max_block_threads", lb ? lb : 1024},
+                          {"requested_max_block_threads", lb},  // 0: automatic
                           {"blocks_per_sm", plan.blocks_per_sm()},
                           {"words", num},
                           {"iterations", iters},
