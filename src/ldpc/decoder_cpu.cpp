@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ldpc/decoder_batch_cpu.hpp"
 #include "ldpc/decoder_cuda.hpp"
 #include "ldpc/decoder_quant.hpp"
 #include "mimorx/config.hpp"
@@ -151,6 +152,9 @@ struct DecoderPlan::Impl {
   template <class In>
   void run_cpu(const In* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
                std::uint8_t* synd);
+  template <class In>
+  void run_cpu_batched(const In* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
+                       std::uint8_t* synd);
 };
 
 DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_unique<Impl>(c, b)) {
@@ -404,11 +408,55 @@ std::int8_t channel_int(std::int8_t x, const DecodeTables& t) {
 }
 }  // namespace
 
+// The integer path, kCpuBatch codewords per call of the lane decoder (decoder_batch_cpu.hpp),
+// one batch per OpenMP iteration; outputs as the one-codeword loop below writes them.
+template <class In>
+void DecoderPlan::Impl::run_cpu_batched(const In* llrs, int num, OutMode mode, std::uint8_t* out,
+                                        int* iterations, std::uint8_t* synd) {
+  constexpr int B = detail::kCpuBatch;
+  const int batches = (num + B - 1) / B;
+  detail::IntArith a;
+  a.alpha16 = t.alpha16;
+  a.beta_q = t.beta_q;
+  a.offset = t.offset;
+#pragma omp parallel
+  {
+    detail::CpuBatchScratch s;
+    std::vector<std::int8_t> ch(std::size_t(B) * t.n_used), app(std::size_t(B) * t.n_used);
+    const std::int8_t* chp[B];
+    std::int8_t* appp[B];
+    for (int k = 0; k < B; ++k) {
+      chp[k] = ch.data() + std::size_t(k) * t.n_used;
+      appp[k] = app.data() + std::size_t(k) * t.n_used;
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int b = 0; b < batches; ++b) {
+      const int w0 = b * B, count = std::min(B, num - w0);
+      for (int k = 0; k < count; ++k) {
+        const In* llr = llrs + std::int64_t(w0 + k) * t.n_used;
+        std::int8_t* c = ch.data() + std::size_t(k) * t.n_used;
+        for (int i = 0; i < t.n_used; ++i) c[i] = channel_int(llr[i], t);
+      }
+      int its[B] = {};
+      detail::layered_int_batch(t, a, chp, count, appp, its, s);
+      for (int k = 0; k < count; ++k) {
+        write_outputs(t, mode, w0 + k, appp[k], out);
+        if (iterations) iterations[w0 + k] = its[k];
+        if (synd) synd[w0 + k] = syndrome_ok(t, appp[k]) ? 1 : 0;
+      }
+    }
+  }
+}
+
 template <class In>
 void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint8_t* out,
                                 int* iterations, std::uint8_t* synd) {
   constexpr bool pre_quantized = std::is_same_v<In, std::int8_t>;
   const DecoderAlgo algo = cfg.algo;
+  if ((pre_quantized || t.quantized) && detail::cpu_batch_enabled()) {
+    run_cpu_batched(llrs, num, mode, out, iterations, synd);
+    return;
+  }
 #pragma omp parallel
   {
     Scratch s;
