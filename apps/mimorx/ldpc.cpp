@@ -47,6 +47,7 @@ struct Options {
   std::string algo = "nms", backend = "auto", in = "-", out = "-";
   std::string layer_order = "extension-first";
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
+  bool int8 = false;
   // ber
   std::string mod = "bpsk", snr = "0:0.5:3", json;
   int frames = 100;
@@ -253,6 +254,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   dc.alpha = o.alpha;
   dc.alpha_last = o.alpha_last;
   dc.beta = o.beta;
+  dc.quantized = o.int8;
   return DecoderPlan(dc, backend);
 }
 
@@ -343,7 +345,7 @@ void run_ber(const Options& o) {
   nlohmann::json results = nlohmann::json::array();
   fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} {} iters={} backend={}\n", int(c.bg), c.z,
              c.k_prime, c.tx, rate, to_string(mod), o.algo,
-             mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta), o.iters,
+             mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8), o.iters,
              backend.name());
   fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
              "bit_errors", "BER", "fr_err", "FER");
@@ -407,6 +409,7 @@ void run_ber(const Options& o) {
                           {"alpha", o.alpha},
                           {"alpha_last", o.alpha_last},
                           {"beta", o.beta},
+                          {"int8", o.int8},
                           {"iters", o.iters},
                           {"seed", o.seed},
                           {"backend", backend.name()},
@@ -437,6 +440,9 @@ void add_decoder_options(CLI::App* cmd, Options* o) {
                   "nms: final factor of a linear per-iteration ramp from --alpha (0 = constant; "
                   "0.5 -> 0.875 suits low rates)");
   cmd->add_option("--beta", o->beta, "oms: offset in LLR units (default 0.5)");
+  cmd->add_flag("--int8", o->int8,
+                "nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 codewords per "
+                "vector on the CPU, the paired kernel on CUDA");
 }
 
 void add_ldpc(CLI::App& app) {

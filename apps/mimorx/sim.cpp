@@ -35,6 +35,7 @@ struct SimOptions {
   std::string decoder = "nms";
   int iters = 10;
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
+  bool int8 = false;
   std::int64_t blocks = 1000;
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
@@ -74,6 +75,7 @@ void run_coded_sim(const SimOptions& o) {
   c.max_iters = o.iters;
   c.alpha = o.alpha;
   c.alpha_last = o.alpha_last;
+  c.quantized = o.int8;
   c.beta = o.beta;
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
@@ -92,7 +94,7 @@ void run_coded_sim(const SimOptions& o) {
       [&](const mimorx::sim::CodedLink& l) {
         link = l;
         const std::string params =
-            mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta);
+            mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta, o.int8);
         fmt::print(
             "# mimorx sim --ldpc: {}x{} {} detector={} backend={} tbs={} G={} rate={:.4f} "
             "decoder={}{} iters={} blocks/point={} seed={} (i.i.d. Rayleigh per vector, SNR = "
@@ -116,6 +118,7 @@ void run_coded_sim(const SimOptions& o) {
                         {"alpha", o.alpha},
                         {"alpha_last", o.alpha_last},
                         {"beta", o.beta},
+                        {"int8", o.int8},
                         {"iters", c.max_iters},
                         {"channel", "rayleigh, one realisation per received vector"},
                         {"snr_definition",
@@ -234,6 +237,9 @@ void add_sim(CLI::App& app) {
                   "0.5 -> 0.875 suits low rates)")
       ->capture_default_str();
   cmd->add_option("--beta", opts->beta, "--ldpc, oms: offset")->capture_default_str();
+  cmd->add_flag("--int8", opts->int8,
+                "--ldpc, nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 "
+                "codewords per vector on the CPU, the paired kernel on CUDA");
   auto* blocks = cmd->add_option("--blocks", opts->blocks, "--ldpc: transport blocks per SNR point")
                      ->capture_default_str();
   cmd->callback([opts, frames, detector, blocks] {

@@ -25,6 +25,7 @@ struct TransportPlan::Impl {
     d.alpha = c.alpha;
     d.alpha_last = c.alpha_last;
     d.beta = c.beta;
+    d.quantized = c.quantized;
     return d;
   }
   int qm() const { return bits_per_symbol(cfg.mod); }

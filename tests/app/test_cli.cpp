@@ -81,8 +81,22 @@ TEST(Cli, CodedSimWritesDocumentedJson) {
   EXPECT_EQ(j["points"][0]["bler"].get<double>(), 1.0);
   EXPECT_EQ(j["points"][1]["bler"].get<double>(), 0.0);
   std::remove(path.c_str());
-  for (const char* args : {"sim --ldpc --detector psd", "sim --ldpc --frames 10", "sim --blocks 10",
-                           "sim --ldpc --tbs 0", "sim --ldpc --decoder xyz"}) {
+  // The integer decoder: same set-up, both points as clear (far below / far above the waterfall).
+  const auto i8 = test::run_cli(
+      "sim --ldpc --int8 --mimo 2x2 --mod qpsk --tbs 256 --rate 0.5 --snr -10,25 --blocks 12 "
+      "--backend cpu --seed 5 --json " +
+      path);
+  ASSERT_EQ(i8.status, 0) << i8.out;
+  EXPECT_NE(i8.out.find("alpha=0.75 int8"), std::string::npos) << i8.out;
+  std::ifstream f8(path);
+  const auto j8 = nlohmann::json::parse(f8);
+  EXPECT_EQ(j8["config"]["int8"], true);
+  EXPECT_EQ(j8["points"][0]["bler"].get<double>(), 1.0);
+  EXPECT_EQ(j8["points"][1]["bler"].get<double>(), 0.0);
+  std::remove(path.c_str());
+  for (const char* args :
+       {"sim --ldpc --detector psd", "sim --ldpc --frames 10", "sim --blocks 10",
+        "sim --ldpc --tbs 0", "sim --ldpc --decoder xyz", "sim --ldpc --decoder bp --int8"}) {
     const auto e = test::run_cli(args);
     EXPECT_EQ(e.status, 2) << args << ": " << e.out;
     EXPECT_EQ(lines(e.out), 1) << args << ": " << e.out;

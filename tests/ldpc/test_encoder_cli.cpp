@@ -121,6 +121,14 @@ TEST(LdpcCli, BadInputExitsTwoWithOneLine) {
       "--backend cpu");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("alpha=0.5->0.875"), std::string::npos) << r.out;
+  // The integer decoder runs, decodes clean frames, and says so; bp has no integer form.
+  r = run_cli("ldpc ber --bg 2 --z 16 --snr 8 --frames 4 --algo oms --int8 --backend cpu");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("beta=0.5 int8"), std::string::npos) << r.out;
+  r = run_cli("ldpc ber --bg 2 --z 16 --snr 8 --frames 4 --algo bp --int8 --backend cpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(line_count(r.out), 1) << r.out;
+  EXPECT_NE(r.out.find("bp"), std::string::npos) << r.out;
 }
 
 TEST(LdpcCli, BerPrintsRowsAndJson) {

@@ -39,6 +39,7 @@ struct TransportConfig {
   float alpha = 0.75f;     // nms factor (DecoderConfig::alpha)
   float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant
   float beta = 0.5f;       // oms offset
+  bool quantized = false;  // the decoder's integer path (DecoderConfig::quantized; nms, oms)
 };
 
 struct TransportDecodeResult {

@@ -34,6 +34,7 @@ struct CodedConfig {
   float alpha = 0.75f;                // nms factor
   float alpha_last = 0.f;             // nms per-iteration ramp to this factor (0 = constant alpha)
   float beta = 0.5f;                  // oms offset
+  bool quantized = false;             // integer decoder path (6-bit LLRs, 8-bit messages)
   std::int64_t blocks = 1000;         // transport blocks per SNR point
   std::int64_t batch_blocks = 0;      // blocks per detector call; 0 = automatic
   std::int64_t min_block_errors = 0;  // stop a point early after this many (0 = never)
