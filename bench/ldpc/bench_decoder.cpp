@@ -1,7 +1,6 @@
 // CPU decoder throughput per core (Google Benchmark, one thread): information bits per second
-// of the CPU decoders, 10 iterations without early termination (BP: 20). The integer path
-// decodes 16 codewords per batch (decoder_batch_cpu.cpp): it gets 32 words per call, the
-// one-codeword float and BP decoders 2.
+// of the CPU decoders, 10 iterations without early termination (BP: 20). The layered decoders
+// decode 16 codewords per batch (decoder_batch_cpu.cpp): they get 32 words per call, BP 2.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -23,7 +22,7 @@ void run(benchmark::State& st, BaseGraph bg, int z, int rows, DecoderAlgo algo, 
   cfg.early_termination = false;
   cfg.max_iters = algo == DecoderAlgo::bp ? 20 : 10;
   DecoderPlan plan(cfg, Backend::cpu());
-  const int num = quantized ? 32 : 2;  // the integer path decodes 16 codewords per batch
+  const int num = algo == DecoderAlgo::bp ? 2 : 32;  // layered: 16 codewords per batch
   std::vector<float> llr(std::size_t(num) * plan.n());
   for (std::size_t i = 0; i < llr.size(); ++i) llr[i] = 1.f + 2.f * rng::gaussian_at(5, 1, i);
   std::vector<std::uint8_t> bits(std::size_t(num) * plan.packed_bytes());

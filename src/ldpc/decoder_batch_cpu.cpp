@@ -1,18 +1,24 @@
-// The batched CPU integer decoder (decoder_batch_cpu.hpp): kCpuBatch codewords in the int16
-// lanes of one GNU vector; `target_clones` builds an AVX2 and a baseline (SSE2) version of the
-// hot function and picks one at load time.
+// The batched CPU layered decoders (decoder_batch_cpu.hpp): kCpuBatch codewords in the lanes of
+// one GNU vector (int16 lanes for the integer path, float lanes for the float path);
+// `target_clones` builds an AVX2 and a baseline (SSE2) version of the hot functions and picks
+// one at load time.
 //
-// Per row, as IntArith (decoder_quant.hpp) and the paired CUDA kernel (decoder_pair.hpp):
-//   q_j = sat127(L_v - R_j), m1 <= m2 the two smallest |q_j| (127 if larger), total sign = xor,
+// Per row, as IntArith / FloatArith (decoder_quant.hpp) and the paired CUDA kernel
+// (decoder_pair.hpp):
+//   q_j = L_v - R_j (integer: saturated at +-127), m1 <= m2 the two smallest |q_j| (127 or 3e38
+//   if larger), total sign = product of the signs (q < 0),
 //   |R_j| = scale(m2) where |q_j| == m1 else scale(m1) (a second edge with |q_j| == m1 means
 //   m2 == m1, so this equals the reference's "scale(m2) at the first minimum only"),
-//   sign R_j = total ^ sign q_j, L_v = sat127(q_j + R_j).
-// Messages are kept in full (one int16 per edge, row and lane) instead of compressed records.
+//   sign R_j = total ^ sign q_j, L_v = q_j + R_j (integer: saturated).
+// The float operations are the reference's, single rounded, in the same order per lane (the
+// build has no contraction), so the lanes reproduce it bit for bit. Messages are kept in full
+// (one value per edge, row and lane) instead of compressed records.
 #include "ldpc/decoder_batch_cpu.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <type_traits>
 
 #include "mimorx/core/error.hpp"
 
@@ -20,6 +26,7 @@ namespace mimorx::ldpc::detail {
 namespace {
 
 constexpr int W = kCpuBatch;
+constexpr int kMaxDegree = 32;  // TS 38.212 rows have at most 19 edges
 using i16 = std::int16_t;
 
 std::atomic<bool> g_batch_enabled{true};
@@ -30,107 +37,151 @@ std::atomic<bool> g_batch_enabled{true};
 #else
 #define MIMORX_LANE_CLONES
 #endif
+#define MIMORX_LANE_INLINE inline __attribute__((always_inline))
 
-// All kCpuBatch lanes as one GNU vector (16 x int16 = 256 bits: one AVX2 register, two SSE2
-// ones in the baseline clone). Explicit vectors instead of loops over the lanes: the compiler
-// then needs no aliasing checks and keeps the row's minima in registers. No vector crosses a
-// function boundary (that would change the calling convention between the clones).
-using vec = i16 __attribute__((vector_size(W * sizeof(i16))));
-using vec_u = vec __attribute__((aligned(alignof(i16))));  // for unaligned access
-static_assert(sizeof(vec) == W * sizeof(i16));
+// The lanes as GNU vectors (16 x int16 = 256 bits, one AVX2 register, for all kCpuBatch lanes;
+// 8 x float, two vectors per batch). Explicit vectors instead of loops over the lanes: the
+// compiler then needs no aliasing checks and keeps a row's minima in registers. No vector crosses
+// a non-inlined function boundary (that would change the calling convention between the clones).
+// (Explicit specialisations: GCC takes vector attributes only on non-dependent types. Loads,
+// stores and broadcasts are macros, not functions: a function returning a vector would be
+// compiled for the baseline ABI in the AVX2 clone too.)
+template <class T>
+struct Lanes;
+using vec_i16 = i16 __attribute__((vector_size(W * sizeof(i16))));
+// float: 8 lanes (one AVX2 register), two vectors per batch; GCC scalarises the conditionals of
+// a 16-float vector on AVX2.
+using vec_f32 = float __attribute__((vector_size(8 * sizeof(float))));
+template <>
+struct Lanes<i16> {
+  using vec = vec_i16;
+  using vec_u = vec_i16 __attribute__((aligned(alignof(i16))));  // unaligned access
+};
+template <>
+struct Lanes<float> {
+  using vec = vec_f32;
+  using vec_u = vec_f32 __attribute__((aligned(alignof(float))));
+};
+#define MIMORX_LOAD(L, p) (*reinterpret_cast<const typename L::vec_u*>(p))
+#define MIMORX_STORE(L, p) (*reinterpret_cast<typename L::vec_u*>(p))
 
-#define MIMORX_LOAD(p) (*reinterpret_cast<const vec_u*>(p))
-#define MIMORX_STORE(p) (*reinterpret_cast<vec_u*>(p))
-constexpr int kMaxDegree = 32;  // TS 38.212 rows have at most 19 edges
-
-// One row r of one layer for all lanes. msg: the layer's messages (edge j of the layer, row r,
-// lane w at msg[(j z + r) W + w]); q: deg vectors of scratch.
-inline void row_update(i16* app, i16* msg, const DecEdge* e, int deg, int r, int z, int alpha16,
-                       int beta_q, bool offset, int msg_max, vec* q) {
-  const vec hi = vec{} + i16(127), lo = vec{} - i16(127), zero = vec{};
-  vec m1 = hi, m2 = hi, sx = zero;
+// One row r of one layer for the lanes of one vector (from app and msg on: the caller offsets
+// them to the first lane). msg: the layer's messages (edge j of the layer, row r, lane w at
+// msg[(j z + r) W + w]); q: deg vectors of scratch. P: the arithmetic's parameters
+// (IntArith or FloatArith with the iteration's alpha).
+template <class T, class P>
+MIMORX_LANE_INLINE void row_update(T* app, T* msg, const DecEdge* e, int deg, int r, int z,
+                                   const P& a, typename Lanes<T>::vec* q) {
+  using L = Lanes<T>;
+  using vec = typename L::vec;
+  constexpr bool integer = std::is_same_v<T, i16>;
+  const vec zero = vec{};
+  const vec hi = vec{} + (integer ? T(127) : T(3.0e38f)), lo = vec{} + T(-127);
+  vec m1 = hi, m2 = hi;
+  auto neg = zero < zero;  // lane masks: all false
   for (int j = 0; j < deg; ++j) {
-    const vec l = MIMORX_LOAD(app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, z)) * W);
-    const vec rj = MIMORX_LOAD(msg + (std::size_t(j) * z + r) * W);
-    vec x = l - rj;  // |l| <= 127, |rj| <= msg_max: no overflow in int16
-    x = x > hi ? hi : x;
-    x = x < lo ? lo : x;
+    const vec l = MIMORX_LOAD(L, app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, z)) * W);
+    const vec rj = MIMORX_LOAD(L, msg + (std::size_t(j) * z + r) * W);
+    vec x = l - rj;  // integer: |l| <= 127, |rj| <= msg_max, no overflow in int16
+    if constexpr (integer) {
+      x = x > hi ? hi : x;
+      x = x < lo ? lo : x;
+    }
     q[j] = x;
     const vec ab = x < zero ? -x : x;
     const vec big = m1 < ab ? ab : m1;
     m1 = m1 < ab ? m1 : ab;
     m2 = m2 < big ? m2 : big;
-    sx ^= x;
+    neg ^= x < zero;
   }
   vec s1, s2;
-  const vec cap = vec{} + i16(msg_max);
-  if (offset) {
-    const vec beta = vec{} + i16(beta_q);
+  if constexpr (integer) {
+    const vec cap = vec{} + T(a.msg_max);
+    if (a.offset) {
+      const vec beta = vec{} + T(a.beta_q);
+      s1 = m1 > beta ? m1 - beta : zero;
+      s2 = m2 > beta ? m2 - beta : zero;
+    } else {
+      s1 = (m1 * T(a.alpha16)) >> 4;  // m <= 127, alpha16 <= 16: fits int16
+      s2 = (m2 * T(a.alpha16)) >> 4;
+    }
+    s1 = s1 < cap ? s1 : cap;
+    s2 = s2 < cap ? s2 : cap;
+  } else if (a.offset) {
+    const vec beta = vec{} + a.beta;
     s1 = m1 > beta ? m1 - beta : zero;
     s2 = m2 > beta ? m2 - beta : zero;
   } else {
-    s1 = (m1 * i16(alpha16)) >> 4;  // m <= 127, alpha16 <= 16: fits int16
-    s2 = (m2 * i16(alpha16)) >> 4;
+    s1 = m1 * a.alpha;
+    s2 = m2 * a.alpha;
   }
-  s1 = s1 < cap ? s1 : cap;
-  s2 = s2 < cap ? s2 : cap;
   for (int j = 0; j < deg; ++j) {
-    i16* l = app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, z)) * W;
+    T* l = app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, z)) * W;
     const vec x = q[j];
     const vec ab = x < zero ? -x : x;
     const vec mag = ab == m1 ? s2 : s1;
-    const vec rn = (x ^ sx) < zero ? -mag : mag;
+    const vec rn = ((x < zero) ^ neg) ? -mag : mag;
     vec y = x + rn;
-    y = y > hi ? hi : y;
-    y = y < lo ? lo : y;
-    MIMORX_STORE(l) = y;
-    MIMORX_STORE(msg + (std::size_t(j) * z + r) * W) = rn;
+    if constexpr (integer) {
+      y = y > hi ? hi : y;
+      y = y < lo ? lo : y;
+    }
+    MIMORX_STORE(L, l) = y;
+    MIMORX_STORE(L, msg + (std::size_t(j) * z + r) * W) = rn;
   }
 }
 
-// Lanes with an unsatisfied row after the iteration: fail[w] != 0.
-inline void syndrome(const i16* app, const DecodeTables& t, i16* fail) {
-  vec any = vec{};
+// fail[w] = 1 where lane w (of one vector, from app on) has an unsatisfied row, else 0.
+template <class T>
+MIMORX_LANE_INLINE void syndrome(const T* app, const DecodeTables& t, bool* fail) {
+  using L = Lanes<T>;
+  using vec = typename L::vec;
+  const vec zero = vec{};
+  auto any = zero < zero;
   for (int l = 0; l < t.rows; ++l) {
     const DecEdge* e = t.edges.data() + t.row_start[l];
     const int deg = t.row_start[l + 1] - t.row_start[l];
     for (int r = 0; r < t.z; ++r) {
-      vec p = vec{};
+      auto p = zero < zero;  // the row's parity of the hard decisions (negative = bit 1)
       for (int j = 0; j < deg; ++j)
-        p ^= MIMORX_LOAD(app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, t.z)) * W);
-      any |= p;  // the sign bit: the row's parity of the hard decisions
+        p ^= MIMORX_LOAD(L, app + std::size_t(e[j].colz + wrap_index(r, e[j].shift, t.z)) * W) <
+             zero;
+      any |= p;
     }
   }
-  const vec f = any < vec{} ? vec{} + i16(1) : vec{};
-  MIMORX_STORE(fail) = f;
+  for (int w = 0; w < int(sizeof(vec) / sizeof(T)); ++w) fail[w] = any[w] != 0;
 }
 
-MIMORX_LANE_CLONES
-void run_batch(const DecodeTables& t, const IntArith& a, int count, std::int8_t* const* app_out,
-               int* iters, i16* app, i16* msg) {
+template <class T, class A, class Out>
+MIMORX_LANE_INLINE void run_batch(const DecodeTables& t, A a, int count, Out* const* app_out,
+                                  int* iters, T* app, T* msg) {
+  using vec = typename Lanes<T>::vec;
+  constexpr int VL = int(sizeof(vec) / sizeof(T));  // lanes per vector: W or W / 2
   const int n = t.n_used, z = t.z;
   int max_deg = 0;
   for (int l = 0; l < t.rows; ++l) max_deg = std::max(max_deg, t.row_start[l + 1] - t.row_start[l]);
-  vec q[kMaxDegree];
   if (max_deg > kMaxDegree) throw InvalidArgument("rows: a row longer than 32 edges");
+  vec q[kMaxDegree];
   bool done[W] = {};
   for (int w = count; w < W; ++w) done[w] = true;  // padding lanes
   auto copy_out = [&](int w) {
-    std::int8_t* o = app_out[w];
-    for (int i = 0; i < n; ++i) o[i] = std::int8_t(app[std::size_t(i) * W + w]);
+    Out* o = app_out[w];
+    for (int i = 0; i < n; ++i) o[i] = Out(app[std::size_t(i) * W + w]);
   };
+  const float* alpha_iter = t.alpha_iter.empty() ? nullptr : t.alpha_iter.data();
+  const int* alpha16_iter = t.alpha16_iter.empty() ? nullptr : t.alpha16_iter.data();
   for (int it = 1; it <= t.max_iters; ++it) {
-    const int alpha16 = t.alpha16_iter.empty() ? a.alpha16 : t.alpha16_iter[it - 1];
+    set_iteration_alpha(a, alpha_iter, alpha16_iter, it);
     for (int l = 0; l < t.rows; ++l) {
       const int e0 = t.row_start[l], deg = t.row_start[l + 1] - e0;
       const DecEdge* e = t.edges.data() + e0;
-      i16* lm = msg + std::size_t(e0) * z * W;
+      T* lm = msg + std::size_t(e0) * z * W;
       for (int r = 0; r < z; ++r)
-        row_update(app, lm, e, deg, r, z, alpha16, a.beta_q, a.offset, a.msg_max, q);
+        for (int h = 0; h < W; h += VL) row_update<T>(app + h, lm + h, e, deg, r, z, a, q);
     }
     if (!t.early_termination) continue;
-    alignas(64) i16 fail[W];
-    syndrome(app, t, fail);
+    bool fail[W];
+    for (int h = 0; h < W; h += VL) syndrome<T>(app + h, t, fail + h);
     bool all = true;
     for (int w = 0; w < W; ++w) {
       if (!done[w] && !fail[w]) {
@@ -149,16 +200,41 @@ void run_batch(const DecodeTables& t, const IntArith& a, int count, std::int8_t*
   }
 }
 
+MIMORX_LANE_CLONES
+void run_batch_int(const DecodeTables& t, const IntArith& a, int count, std::int8_t* const* app_out,
+                   int* iters, i16* app, i16* msg) {
+  run_batch<i16>(t, a, count, app_out, iters, app, msg);
+}
+
+MIMORX_LANE_CLONES
+void run_batch_float(const DecodeTables& t, const FloatArith& a, int count, float* const* app_out,
+                     int* iters, float* app, float* msg) {
+  run_batch<float>(t, a, count, app_out, iters, app, msg);
+}
+
+// Lane-interleaved copies of the channel values, zero messages.
+template <class T, class In>
+void load_lanes(const DecodeTables& t, const In* const* channel, int count, std::vector<T>& app,
+                std::vector<T>& msg) {
+  const std::size_t n = std::size_t(t.n_used);
+  app.assign(n * W, T(0));
+  msg.assign(t.edges.size() * std::size_t(t.z) * W, T(0));
+  for (int w = 0; w < count; ++w)
+    for (std::size_t i = 0; i < n; ++i) app[i * W + w] = T(channel[w][i]);
+}
+
 }  // namespace
 
 void layered_int_batch(const DecodeTables& t, const IntArith& a, const std::int8_t* const* channel,
                        int count, std::int8_t* const* app_out, int* iters, CpuBatchScratch& s) {
-  const std::size_t n = std::size_t(t.n_used);
-  s.app.assign(n * W, 0);
-  s.msg.assign(t.edges.size() * std::size_t(t.z) * W, 0);
-  for (int w = 0; w < count; ++w)
-    for (std::size_t i = 0; i < n; ++i) s.app[i * W + w] = channel[w][i];
-  run_batch(t, a, count, app_out, iters, s.app.data(), s.msg.data());
+  load_lanes(t, channel, count, s.app, s.msg);
+  run_batch_int(t, a, count, app_out, iters, s.app.data(), s.msg.data());
+}
+
+void layered_float_batch(const DecodeTables& t, const FloatArith& a, const float* const* channel,
+                         int count, float* const* app_out, int* iters, CpuBatchScratch& s) {
+  load_lanes(t, channel, count, s.fapp, s.fmsg);
+  run_batch_float(t, a, count, app_out, iters, s.fapp.data(), s.fmsg.data());
 }
 
 void set_cpu_batch_enabled(bool enabled) { g_batch_enabled = enabled; }

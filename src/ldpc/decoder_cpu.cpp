@@ -152,7 +152,7 @@ struct DecoderPlan::Impl {
   template <class In>
   void run_cpu(const In* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
                std::uint8_t* synd);
-  template <class In>
+  template <bool Q, class In>
   void run_cpu_batched(const In* llrs, int num, OutMode mode, std::uint8_t* out, int* iterations,
                        std::uint8_t* synd);
 };
@@ -408,23 +408,30 @@ std::int8_t channel_int(std::int8_t x, const DecodeTables& t) {
 }
 }  // namespace
 
-// The integer path, kCpuBatch codewords per call of the lane decoder (decoder_batch_cpu.hpp),
-// one batch per OpenMP iteration; outputs as the one-codeword loop below writes them.
-template <class In>
+// The layered decoders, kCpuBatch codewords per call of the lane decoders
+// (decoder_batch_cpu.hpp), one batch per OpenMP iteration; outputs as the one-codeword loop below
+// writes them. Q: the integer path (int8 channel values and APP) or the float path.
+template <bool Q, class In>
 void DecoderPlan::Impl::run_cpu_batched(const In* llrs, int num, OutMode mode, std::uint8_t* out,
                                         int* iterations, std::uint8_t* synd) {
+  using T = std::conditional_t<Q, std::int8_t, float>;
   constexpr int B = detail::kCpuBatch;
   const int batches = (num + B - 1) / B;
-  detail::IntArith a;
-  a.alpha16 = t.alpha16;
-  a.beta_q = t.beta_q;
+  std::conditional_t<Q, detail::IntArith, detail::FloatArith> a;
+  if constexpr (Q) {
+    a.alpha16 = t.alpha16;
+    a.beta_q = t.beta_q;
+  } else {
+    a.alpha = t.alpha;
+    a.beta = t.beta;
+  }
   a.offset = t.offset;
 #pragma omp parallel
   {
     detail::CpuBatchScratch s;
-    std::vector<std::int8_t> ch(std::size_t(B) * t.n_used), app(std::size_t(B) * t.n_used);
-    const std::int8_t* chp[B];
-    std::int8_t* appp[B];
+    std::vector<T> ch(std::size_t(B) * t.n_used), app(std::size_t(B) * t.n_used);
+    const T* chp[B];
+    T* appp[B];
     for (int k = 0; k < B; ++k) {
       chp[k] = ch.data() + std::size_t(k) * t.n_used;
       appp[k] = app.data() + std::size_t(k) * t.n_used;
@@ -434,11 +441,19 @@ void DecoderPlan::Impl::run_cpu_batched(const In* llrs, int num, OutMode mode, s
       const int w0 = b * B, count = std::min(B, num - w0);
       for (int k = 0; k < count; ++k) {
         const In* llr = llrs + std::int64_t(w0 + k) * t.n_used;
-        std::int8_t* c = ch.data() + std::size_t(k) * t.n_used;
-        for (int i = 0; i < t.n_used; ++i) c[i] = channel_int(llr[i], t);
+        T* c = ch.data() + std::size_t(k) * t.n_used;
+        if constexpr (Q) {
+          for (int i = 0; i < t.n_used; ++i) c[i] = channel_int(llr[i], t);
+        } else {
+          std::copy(llr, llr + t.n_used, c);
+        }
       }
       int its[B] = {};
-      detail::layered_int_batch(t, a, chp, count, appp, its, s);
+      if constexpr (Q) {
+        detail::layered_int_batch(t, a, chp, count, appp, its, s);
+      } else {
+        detail::layered_float_batch(t, a, chp, count, appp, its, s);
+      }
       for (int k = 0; k < count; ++k) {
         write_outputs(t, mode, w0 + k, appp[k], out);
         if (iterations) iterations[w0 + k] = its[k];
@@ -453,9 +468,17 @@ void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint
                                 int* iterations, std::uint8_t* synd) {
   constexpr bool pre_quantized = std::is_same_v<In, std::int8_t>;
   const DecoderAlgo algo = cfg.algo;
-  if ((pre_quantized || t.quantized) && detail::cpu_batch_enabled()) {
-    run_cpu_batched(llrs, num, mode, out, iterations, synd);
-    return;
+  if (detail::cpu_batch_enabled()) {
+    if (pre_quantized || t.quantized) {
+      run_cpu_batched<true>(llrs, num, mode, out, iterations, synd);
+      return;
+    }
+    if constexpr (!pre_quantized) {
+      if (algo != DecoderAlgo::bp) {
+        run_cpu_batched<false>(llrs, num, mode, out, iterations, synd);
+        return;
+      }
+    }
   }
 #pragma omp parallel
   {
