@@ -453,15 +453,40 @@ LllStatus recheck_float32(int n, int m, const float* b, double delta) {
   return check_lll(n, m, b, opt).reduced() ? LllStatus::reduced : LllStatus::precision_loss;
 }
 
+// A rebuilt basis (B T, on the input lattice) that fails the LLL conditions: its T came from the
+// drifted float32 basis. It is reduced further in float64 by the reference (T2 tracked), T
+// becomes T T2 and B' the rounded result; the status is that result's re-check, precision_loss
+// where the reference fails or T T2 leaves int64. bt: B T in float64 (overwritten). Rare (seen on
+// Gaussian 64x64 bases with condition number ~3e5: |T| ~ 1e4, |mu| 0.52 after the rebuild).
+LllStatus polish_in_float64(int n, int m, std::vector<double>& bt, std::int64_t* t, float* b,
+                            double delta) {
+  std::vector<double> t2(std::size_t(m) * m);
+  if (detail::se_lll_double(n, m, bt.data(), t2.data(), delta).status != LllStatus::reduced)
+    return LllStatus::precision_loss;
+  std::vector<std::int64_t> tt(std::size_t(m) * m);
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < m; ++i) {
+      long double v = 0;  // (T T2)(i, j), exact while it fits 64 bits
+      for (int k = 0; k < m; ++k)
+        v += (long double)t[std::size_t(k) * m + i] * (long double)t2[std::size_t(j) * m + k];
+      if (!(std::abs(v) < 9.2e18L)) return LllStatus::precision_loss;
+      tt[std::size_t(j) * m + i] = std::int64_t(v);
+    }
+  }
+  std::copy(tt.begin(), tt.end(), t);
+  for (std::size_t i = 0; i < bt.size(); ++i) b[i] = float(bt[i]);
+  return recheck_float32(n, m, b, delta);
+}
+
 // float32 reductions with T tracked: B' is rebuilt as B T in float64 from the input and
 // rounded once. The float32 reducers update B in float32, and where the multipliers grow
 // large (|T| ~ 1e5 on ill-conditioned inputs) the accumulated rounding can leave B' percents
 // away from B T, i.e. not a basis of the input lattice (measured: a Gaussian 16x16 basis with
 // condition number 2.3e6, all-swap and block: max |B T - B'| = 0.03 with |B'| ~ 1.3, volume off
 // by 0.5-0.9 %). When the two differ by more than float32 rounding, the rebuilt basis replaces
-// B' and must pass the LLL conditions again (float32 tolerances, docs/lll.md); otherwise the
-// status is precision_loss.
-LllStatus rebuild_from_transform(int n, int m, const double* b_in, const std::int64_t* t, float* b,
+// B' and must pass the LLL conditions again (float32 tolerances, docs/lll.md); where it does not,
+// polish_in_float64 reduces it further. t may be updated (T T2).
+LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t* t, float* b,
                                  double delta) {
   std::vector<double> bt(std::size_t(n) * m, 0.0);
   double diff = 0, scale = 0;
@@ -480,13 +505,50 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, const std::in
   }
   if (diff <= 1e-6 * scale) return LllStatus::reduced;
   for (std::size_t i = 0; i < bt.size(); ++i) b[i] = float(bt[i]);
-  return recheck_float32(n, m, b, delta);
+  if (recheck_float32(n, m, b, delta) == LllStatus::reduced) return LllStatus::reduced;
+  return polish_in_float64(n, m, bt, t, b, delta);
 }
+
+#if MIMORX_HAS_CUDA
+// The device paths' host step for a basis the device rebuilt as B T (b_dev, t_dev; the float32
+// input in_dev): B' is checked again on the host and, where it fails, polished in float64 and
+// written back with its new T. Rare: only bases that drifted.
+LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t* t_dev,
+                                 float* b_dev, double delta, const Stream& stream) {
+  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+  std::vector<float> hb(nm), hin(nm);
+  std::vector<std::int64_t> ht(mm);
+  mimorx::detail::copy_bytes(hb.data(), Memory::host, b_dev, Memory::device, nm * sizeof(float),
+                             stream.handle());
+  stream.synchronize();
+  if (recheck_float32(n, m, hb.data(), delta) == LllStatus::reduced) return LllStatus::reduced;
+  mimorx::detail::copy_bytes(hin.data(), Memory::host, in_dev, Memory::device, nm * sizeof(float),
+                             stream.handle());
+  mimorx::detail::copy_bytes(ht.data(), Memory::host, t_dev, Memory::device,
+                             mm * sizeof(std::int64_t), stream.handle());
+  stream.synchronize();
+  std::vector<double> bt(nm, 0.0);  // B T in float64, as rebuild_from_transform computes it
+  for (int j = 0; j < m; ++j)
+    for (int k = 0; k < m; ++k) {
+      const double f = double(ht[std::size_t(j) * m + k]);
+      if (f == 0) continue;
+      for (int i = 0; i < n; ++i)
+        bt[std::size_t(j) * n + i] += f * double(hin[std::size_t(k) * n + i]);
+    }
+  const LllStatus status = polish_in_float64(n, m, bt, ht.data(), hb.data(), delta);
+  mimorx::detail::copy_bytes(b_dev, Memory::device, hb.data(), Memory::host, nm * sizeof(float),
+                             stream.handle());
+  mimorx::detail::copy_bytes(t_dev, Memory::device, ht.data(), Memory::host,
+                             mm * sizeof(std::int64_t), stream.handle());
+  stream.synchronize();
+  return status;
+}
+#endif
 
 // The CPU paths' float32 epilogue: a reduced basis with T is rebuilt from B T where it drifted,
 // a singular one is judged on the input (b_in: the float32 input, as doubles).
-LllStatus finish_float32(int n, int m, const double* b_in, const std::int64_t* t, float* b,
-                         double delta, LllStatus status) {
+LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, float* b, double delta,
+                         LllStatus status) {
   if (t && status == LllStatus::reduced && detail::float32_rebuild())
     return rebuild_from_transform(n, m, b_in, t, b, delta);
   if (status == LllStatus::singular) return classify_float32_singular(n, m, b_in);
@@ -497,7 +559,7 @@ LllStatus finish_float32(int n, int m, const double* b_in, const std::int64_t* t
 // The same for the GPU-resident block method (one large basis; in, b and t on the device): B T
 // compared with B' on the device, and rebuilt there where it drifted; only then is B' copied
 // to the host and checked again. A "singular" basis is judged on its input.
-LllStatus finish_float32_device(int n, int m, const float* in, const std::int64_t* t, float* b,
+LllStatus finish_float32_device(int n, int m, const float* in, std::int64_t* t, float* b,
                                 double delta, LllStatus status, Buffer<double>& scratch,
                                 const Stream& stream, int device) {
   const std::size_t nm = std::size_t(n) * m;
@@ -511,10 +573,7 @@ LllStatus finish_float32_device(int n, int m, const float* in, const std::int64_
   if (!t || status != LllStatus::reduced || !detail::float32_rebuild() ||
       !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device))
     return status;
-  mimorx::detail::copy_bytes(h.data(), Memory::host, b, Memory::device, nm * sizeof(float),
-                             stream.handle());
-  stream.synchronize();
-  return recheck_float32(n, m, h.data(), delta);
+  return recheck_rebuilt_device(n, m, in, t, b, delta, stream);
 }
 #endif
 
@@ -669,15 +728,19 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           // Rare (ill-conditioned inputs): a rebuilt basis is checked again on the host, and a
           // float32 "singular" one is told apart from a precision failure.
           if (hs[k] != detail::kStatusRecheck && !singular) continue;
+          if (!singular) {
+            st[k] = recheck_rebuilt_device(n, m, dinput_.data() + std::size_t(k) * nm,
+                                           transform.data + k * tstride, basis.matrix(k),
+                                           cfg_.delta, stream);
+            continue;
+          }
           hb.resize(nm);
           // A singular basis is judged by its input where the plan kept it (T tracked).
-          const F* src =
-              singular && rebuild ? dinput_.data() + std::size_t(k) * nm : basis.matrix(k);
+          const F* src = rebuild ? dinput_.data() + std::size_t(k) * nm : basis.matrix(k);
           mimorx::detail::copy_bytes(hb.data(), Memory::host, src, Memory::device, nm * sizeof(F),
                                      stream.handle());
           stream.synchronize();
-          st[k] = singular ? classify_float32_singular(n, m, hb.data())
-                           : recheck_float32(n, m, hb.data(), cfg_.delta);
+          st[k] = classify_float32_singular(n, m, hb.data());
         }
       }
     } else {

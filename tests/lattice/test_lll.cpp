@@ -202,6 +202,36 @@ INSTANTIATE_TEST_SUITE_P(Methods, LllPlanCpu,
                          ::testing::Values(LllMethod::sequential, LllMethod::all_swap,
                                            LllMethod::block));
 
+// Regression (CI, 2026-11-25, seed 6745889402945536729 of BatchesReduceInBothPrecisions): a
+// Gaussian 64x64 basis with condition number 3.3e5. The float32 all-swap needs |T| ~ 1e4, its B'
+// drifts off B T, and the rebuilt B T is no longer size-reduced (|mu| = 0.52): the plan used to
+// report precision_loss. Now the rebuilt basis is reduced further in float64 (T T2): reduced, on
+// the lattice, unimodular. The basis is regenerated as that test drew it (the same generator
+// calls in the same order).
+TEST(LllPlanCpu, Float32RebuiltBasisIsPolishedInFloat64) {
+  std::mt19937_64 g(6745889402945536729ull);
+  std::vector<double> b;
+  for (int n : {4, 8, 16, 32, 64}) {
+    for (int k = 0; k < (n <= 16 ? 16 : 4); ++k) b = test::gaussian_basis(g, n, n);
+  }
+  const int n = 64;
+  LllConfig cfg;
+  cfg.n = cfg.m = n;
+  cfg.method = LllMethod::all_swap;
+  cfg.transform = true;
+  LllPlan plan(cfg, Backend::cpu());
+  std::vector<float> bf(b.begin(), b.end());
+  std::vector<std::int64_t> t(std::size_t(n) * n);
+  LllStatus st = LllStatus::not_converged;
+  plan.run(MatrixBatch<float>(bf.data(), 1, n, n, Memory::host),
+           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host),
+           View<LllStatus>(&st, 1, Memory::host));
+  ASSERT_EQ(st, LllStatus::reduced);
+  std::vector<double> in(b.begin(), b.end());
+  for (auto& x : in) x = double(float(x));
+  test::expect_reduced(n, n, in, bf, &t, 0.75, true, "all-swap float32, polished");
+}
+
 // Ill-conditioned bases in float32 with T (test::ill_conditioned_float32 in lll_support.hpp):
 // without the rebuild of B' from B T the float32 methods leave bases reported reduced off the
 // input lattice; with it (the default) none.
