@@ -249,6 +249,8 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
+  require(!(o.int8 && dc.algo == DecoderAlgo::bp), "int8",
+          "bp has no integer form; use --algo nms or oms with --int8");
   dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
   dc.alpha = o.alpha;

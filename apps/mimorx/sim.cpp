@@ -72,6 +72,8 @@ void run_coded_sim(const SimOptions& o) {
   c.tbs = o.tbs;
   c.code_rate = o.rate;
   c.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
+  mimorx::require(!(o.int8 && c.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
+                  "bp has no integer form; use --decoder nms or oms with --int8");
   c.max_iters = o.iters;
   c.alpha = o.alpha;
   c.alpha_last = o.alpha_last;
