@@ -324,6 +324,16 @@ void DecoderPlan::decode_codeword(View<const std::int8_t> llrs, int num, View<st
   impl_->run(llrs, num, OutMode::codeword, bits, iterations, synd, stream);
 }
 
+namespace {
+// The integer path's channel value: float LLRs are quantised, pre-quantised ones saturated.
+std::int8_t channel_int(float x, const DecodeTables& t) {
+  return std::int8_t(detail::quantize_llr(x, t.llr_scale, t.llr_limit));
+}
+std::int8_t channel_int(std::int8_t x, const DecodeTables& t) {
+  return std::int8_t(detail::clamp_llr(x, t.llr_limit));
+}
+}  // namespace
+
 void DecoderPlan::quantize_llrs(View<const float> llrs, View<std::int8_t> out) const {
   require_memory(llrs.where, Memory::host, "llrs");
   require_memory(out.where, Memory::host, "out");
@@ -333,7 +343,7 @@ void DecoderPlan::quantize_llrs(View<const float> llrs, View<std::int8_t> out) c
     require(std::isfinite(llrs.data[i]), "llrs",
             "value " + std::to_string(llrs.data[i]) + " at index " + std::to_string(i) +
                 "; every LLR must be finite");
-    out.data[i] = std::int8_t(detail::quantize_llr(llrs.data[i], t.llr_scale, t.llr_limit));
+    out.data[i] = channel_int(llrs.data[i], t);
   }
 }
 
@@ -368,12 +378,14 @@ void DecoderPlan::Impl::run(View<const In> llrs, int num, OutMode mode, View<std
   if (synd.size) require_memory(synd.where, mem, "syndrome_ok");
   if (num == 0) return;
   if (backend.is_cpu()) {
-    const std::int64_t total = std::int64_t(num) * t.n_used;
-    for (std::int64_t i = 0; !pre_quantized && i < total; ++i) {
-      if (!std::isfinite(float(llrs.data[i]))) {
-        throw InvalidArgument("llrs: value " + std::to_string(llrs.data[i]) + " at index " +
-                              std::to_string(i) + " (codeword " + std::to_string(i / t.n_used) +
-                              "); every LLR must be finite");
+    if constexpr (!pre_quantized) {
+      const std::int64_t total = std::int64_t(num) * t.n_used;
+      for (std::int64_t i = 0; i < total; ++i) {
+        if (!std::isfinite(llrs.data[i])) {
+          throw InvalidArgument("llrs: value " + std::to_string(llrs.data[i]) + " at index " +
+                                std::to_string(i) + " (codeword " + std::to_string(i / t.n_used) +
+                                "); every LLR must be finite");
+        }
       }
     }
     run_cpu(llrs.data, num, mode, out.data, iterations.size ? iterations.data : nullptr,
@@ -398,16 +410,6 @@ void DecoderPlan::Impl::run(View<const In> llrs, int num, OutMode mode, View<std
 #endif
 }
 
-namespace {
-// The integer path's channel value: float LLRs are quantised, pre-quantised ones saturated.
-std::int8_t channel_int(float x, const DecodeTables& t) {
-  return std::int8_t(detail::quantize_llr(x, t.llr_scale, t.llr_limit));
-}
-std::int8_t channel_int(std::int8_t x, const DecodeTables& t) {
-  return std::int8_t(detail::clamp_llr(x, t.llr_limit));
-}
-}  // namespace
-
 // The layered decoders, kCpuBatch codewords per call of the lane decoders
 // (decoder_batch_cpu.hpp), one batch per OpenMP iteration; outputs as the one-codeword loop below
 // writes them. Q: the integer path (int8 channel values and APP) or the float path.
@@ -417,15 +419,13 @@ void DecoderPlan::Impl::run_cpu_batched(const In* llrs, int num, OutMode mode, s
   using T = std::conditional_t<Q, std::int8_t, float>;
   constexpr int B = detail::kCpuBatch;
   const int batches = (num + B - 1) / B;
-  std::conditional_t<Q, detail::IntArith, detail::FloatArith> a;
-  if constexpr (Q) {
-    a.alpha16 = t.alpha16;
-    a.beta_q = t.beta_q;
-  } else {
-    a.alpha = t.alpha;
-    a.beta = t.beta;
-  }
-  a.offset = t.offset;
+  const auto a = [this] {
+    if constexpr (Q) {
+      return detail::int_arith(t);
+    } else {
+      return detail::float_arith(t);
+    }
+  }();
 #pragma omp parallel
   {
     detail::CpuBatchScratch s;
@@ -490,10 +490,7 @@ void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint
       int it = 0;
       bool ok = false;
       if (pre_quantized || t.quantized) {
-        detail::IntArith a;
-        a.alpha16 = t.alpha16;
-        a.beta_q = t.beta_q;
-        a.offset = t.offset;
+        const detail::IntArith a = detail::int_arith(t);
         s.iapp.resize(t.n_used);
         for (int i = 0; i < t.n_used; ++i) s.iapp[i] = channel_int(llr[i], t);
         it = layered(t, a, s.iapp.data(), s.irec);
@@ -505,10 +502,7 @@ void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint
           write_outputs(t, mode, w, tot.data(), out);
           if (synd) ok = syndrome_ok(t, tot.data());
         } else {
-          detail::FloatArith a;
-          a.alpha = t.alpha;
-          a.beta = t.beta;
-          a.offset = t.offset;
+          const detail::FloatArith a = detail::float_arith(t);
           s.fapp.assign(llr, llr + t.n_used);
           it = layered(t, a, s.fapp.data(), s.frec);
           write_outputs(t, mode, w, s.fapp.data(), out);

@@ -72,15 +72,10 @@ __global__ void __launch_bounds__(LB) layered_kernel(KParams p, A a) {
     const int cw = g * p.np + w;
     const bool valid = cw < p.num;
     const std::size_t base = std::size_t(valid ? cw : 0) * p.n_used;
-    bool loaded = false;
-    if constexpr (std::is_same_v<A, IntArith>) {
-      if (p.llr8) {
-        for (int i = r; i < p.n_used; i += z)
-          app[i] = std::int8_t(channel_q8(p.llr8 + base, valid, i, p.llr_limit));
-        loaded = true;
-      }
-    }
-    if (!loaded) {
+    if (std::is_same_v<A, IntArith> && p.llr8) {  // pre-quantised input: the integer path only
+      for (int i = r; i < p.n_used; i += z)
+        app[i] = T(channel_q8(p.llr8 + base, valid, i, p.llr_limit));
+    } else {
       for (int i = r; i < p.n_used; i += z)
         app[i] = channel_value(a, channel_llr(p.llr + base, valid, i, bad), p);
     }
@@ -345,17 +340,9 @@ bool CudaDecoder::run(const float* llrs, const std::int8_t* llrs8, int num, OutM
   p.llr_limit = t.llr_limit;
   p.bad_flag = check_input ? impl_->bad.data() : nullptr;
   if (t.quantized) {
-    IntArith a;
-    a.alpha16 = t.alpha16;
-    a.beta_q = t.beta_q;
-    a.offset = t.offset;
-    impl_->launch(a, p, s, num);
+    impl_->launch(int_arith(t), p, s, num);
   } else {
-    FloatArith a;
-    a.alpha = t.alpha;
-    a.beta = t.beta;
-    a.offset = t.offset;
-    impl_->launch(a, p, s, num);
+    impl_->launch(float_arith(t), p, s, num);
   }
   if (!check_input) return true;
   int flag = 0;

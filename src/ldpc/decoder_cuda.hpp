@@ -37,6 +37,23 @@ struct DecodeTables {
   int device = 0;
 };
 
+// The decoders' arithmetic as the tables set it (constant alpha; set_iteration_alpha applies
+// the per-iteration factors).
+inline IntArith int_arith(const DecodeTables& t) {
+  IntArith a;
+  a.alpha16 = t.alpha16;
+  a.beta_q = t.beta_q;
+  a.offset = t.offset;
+  return a;
+}
+inline FloatArith float_arith(const DecodeTables& t) {
+  FloatArith a;
+  a.alpha = t.alpha;
+  a.beta = t.beta;
+  a.offset = t.offset;
+  return a;
+}
+
 class CudaDecoder {
  public:
   explicit CudaDecoder(const DecodeTables& t);
