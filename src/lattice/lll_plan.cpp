@@ -453,6 +453,23 @@ LllStatus recheck_float32(int n, int m, const float* b, double delta) {
   return check_lll(n, m, b, opt).reduced() ? LllStatus::reduced : LllStatus::precision_loss;
 }
 
+// B T in float64 (n x m, column-major) for an input basis in float32 or float64, summed over k in
+// order, zero entries of T skipped: the rebuilt basis of the float32 paths.
+template <class In>
+std::vector<double> times_transform(int n, int m, const In* b_in, const std::int64_t* t) {
+  std::vector<double> bt(std::size_t(n) * m, 0.0);
+  for (int j = 0; j < m; ++j) {
+    double* col = &bt[std::size_t(j) * n];
+    for (int k = 0; k < m; ++k) {
+      const double f = double(t[std::size_t(j) * m + k]);
+      if (f == 0) continue;
+      const In* src = b_in + std::size_t(k) * n;
+      for (int i = 0; i < n; ++i) col[i] += f * double(src[i]);
+    }
+  }
+  return bt;
+}
+
 // A rebuilt basis (B T, on the input lattice) that fails the LLL conditions: its T came from the
 // drifted float32 basis. It is reduced further in float64 by the reference (T2 tracked), T
 // becomes T T2 and B' the rounded result; the status is that result's re-check, precision_loss
@@ -488,20 +505,11 @@ LllStatus polish_in_float64(int n, int m, std::vector<double>& bt, std::int64_t*
 // polish_in_float64 reduces it further. t may be updated (T T2).
 LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t* t, float* b,
                                  double delta) {
-  std::vector<double> bt(std::size_t(n) * m, 0.0);
+  std::vector<double> bt = times_transform(n, m, b_in, t);
   double diff = 0, scale = 0;
-  for (int j = 0; j < m; ++j) {
-    double* col = &bt[std::size_t(j) * n];
-    for (int k = 0; k < m; ++k) {
-      const double f = double(t[std::size_t(j) * m + k]);
-      if (f == 0) continue;
-      const double* src = b_in + std::size_t(k) * n;
-      for (int i = 0; i < n; ++i) col[i] += f * src[i];
-    }
-    for (int i = 0; i < n; ++i) {
-      diff = std::max(diff, std::abs(col[i] - double(b[std::size_t(j) * n + i])));
-      scale = std::max(scale, std::abs(col[i]));
-    }
+  for (std::size_t i = 0; i < bt.size(); ++i) {
+    diff = std::max(diff, std::abs(bt[i] - double(b[i])));
+    scale = std::max(scale, std::abs(bt[i]));
   }
   if (diff <= 1e-6 * scale) return LllStatus::reduced;
   for (std::size_t i = 0; i < bt.size(); ++i) b[i] = float(bt[i]);
@@ -527,14 +535,7 @@ LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t
   mimorx::detail::copy_bytes(ht.data(), Memory::host, t_dev, Memory::device,
                              mm * sizeof(std::int64_t), stream.handle());
   stream.synchronize();
-  std::vector<double> bt(nm, 0.0);  // B T in float64, as rebuild_from_transform computes it
-  for (int j = 0; j < m; ++j)
-    for (int k = 0; k < m; ++k) {
-      const double f = double(ht[std::size_t(j) * m + k]);
-      if (f == 0) continue;
-      for (int i = 0; i < n; ++i)
-        bt[std::size_t(j) * n + i] += f * double(hin[std::size_t(k) * n + i]);
-    }
+  std::vector<double> bt = times_transform(n, m, hin.data(), ht.data());
   const LllStatus status = polish_in_float64(n, m, bt, ht.data(), hb.data(), delta);
   mimorx::detail::copy_bytes(b_dev, Memory::device, hb.data(), Memory::host, nm * sizeof(float),
                              stream.handle());
@@ -542,6 +543,15 @@ LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t
                              mm * sizeof(std::int64_t), stream.handle());
   stream.synchronize();
   return status;
+}
+
+// classify_float32_singular on a basis in device memory.
+LllStatus classify_float32_singular_device(int n, int m, const float* b_dev, const Stream& stream) {
+  std::vector<float> h(std::size_t(n) * m);
+  mimorx::detail::copy_bytes(h.data(), Memory::host, b_dev, Memory::device,
+                             h.size() * sizeof(float), stream.handle());
+  stream.synchronize();
+  return classify_float32_singular(n, m, h.data());
 }
 #endif
 
@@ -562,14 +572,7 @@ LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, floa
 LllStatus finish_float32_device(int n, int m, const float* in, std::int64_t* t, float* b,
                                 double delta, LllStatus status, Buffer<double>& scratch,
                                 const Stream& stream, int device) {
-  const std::size_t nm = std::size_t(n) * m;
-  std::vector<float> h(nm);
-  if (status == LllStatus::singular) {
-    mimorx::detail::copy_bytes(h.data(), Memory::host, in, Memory::device, nm * sizeof(float),
-                               stream.handle());
-    stream.synchronize();
-    return classify_float32_singular(n, m, h.data());
-  }
+  if (status == LllStatus::singular) return classify_float32_singular_device(n, m, in, stream);
   if (!t || status != LllStatus::reduced || !detail::float32_rebuild() ||
       !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device))
     return status;
@@ -720,7 +723,6 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       mimorx::detail::copy_bytes(hs.data(), Memory::host, dstatus_.data(), Memory::device,
                                  nb * sizeof(std::int32_t), stream.handle());
       stream.synchronize();
-      std::vector<F> hb;
       for (std::int64_t k = 0; k < nb; ++k) {
         st[k] = LllStatus(hs[k]);
         const bool singular = st[k] == LllStatus::singular;
@@ -734,13 +736,9 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                            cfg_.delta, stream);
             continue;
           }
-          hb.resize(nm);
           // A singular basis is judged by its input where the plan kept it (T tracked).
-          const F* src = rebuild ? dinput_.data() + std::size_t(k) * nm : basis.matrix(k);
-          mimorx::detail::copy_bytes(hb.data(), Memory::host, src, Memory::device, nm * sizeof(F),
-                                     stream.handle());
-          stream.synchronize();
-          st[k] = classify_float32_singular(n, m, hb.data());
+          st[k] = classify_float32_singular_device(
+              n, m, rebuild ? dinput_.data() + std::size_t(k) * nm : basis.matrix(k), stream);
         }
       }
     } else {
