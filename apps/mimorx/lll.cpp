@@ -1,12 +1,14 @@
 // mimorx lll: LLL-reduces bases given in fplll's text format, as a drop-in for `fplll -a lll`.
 //   mimorx lll [file] [-d delta] [--precision float|double] [--transform] [--check]
 //              [--backend cpu|cuda|auto] [--method auto|sequential|all-swap|block] [--block l]
+//              [--keep-order]
 // Input: one or more matrices "[[a b c]\n[d e f]\n]" (rows = basis vectors), from the file or
 // stdin; a batch of matrices of one shape is reduced in one plan run. Output: the reduced
 // matrices in input order, same format (integers stay integers); with --transform each is
 // followed by U = T^T (U * B = B' in fplll's row convention). --check verifies every output
 // (lattice/quality.hpp), prints the report on stderr and fails (exit 2) if one is not reduced.
-// The default delta is fplll's, 0.99.
+// The default delta is fplll's, 0.99. The vectors are put in order of increasing length before
+// the reduction (LllConfig::presort; fplll keeps the input order): --keep-order turns that off.
 #include "mimorx/lattice/lll.hpp"
 
 #include <fmt/format.h>
@@ -30,7 +32,7 @@ using namespace mimorx::lattice;
 struct LllOptions {
   std::string in = "-", algorithm = "lll", precision = "double", backend = "cpu", method = "auto";
   double delta = 0.99;
-  bool transform = false, check = false;
+  bool transform = false, check = false, keep_order = false;
   int block = 0;
 };
 
@@ -46,6 +48,7 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   cfg.transform = o.transform || o.check;
   cfg.method = parse_lll_method(o.method);
   cfg.block = o.block;
+  cfg.presort = !o.keep_order;
   LllPlan plan(cfg, backend);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
   auto hb = Buffer<F>::host(nm * nb);
@@ -172,6 +175,9 @@ void add_lll(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "cpu, cuda[:N] or auto");
   cmd->add_option("--method", o->method, "auto, sequential, all-swap or block");
   cmd->add_option("--block", o->block, "Block size of the block method (0 = automatic)");
+  cmd->add_flag("--keep-order", o->keep_order,
+                "Reduce the vectors in their input order (default: shortest first, which "
+                "gives shorter bases; fplll keeps the input order)");
   cmd->callback([o] { run_lll(*o); });
 }
 

@@ -5,10 +5,12 @@
 // Timing: GpuTimer (CUDA events) around the kernel launch for the batched case (the input is
 // restored by a device copy outside the timed region), wall clock around LllPlan::run for the
 // block method (it runs on CPU threads and the GPU); warm-up, median of repeats.
-// Every output is verified (lattice/quality.hpp); the mean orthogonality defect is printed.
+// Every output is verified (lattice/quality.hpp); the mean orthogonality defect is printed, and
+// for the batched sizes and one block row also without the presort (LllConfig::presort).
 // Usage: gpubench_lll_lattice [out.jsonl]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -36,7 +38,7 @@ namespace {
 
 struct Verdict {
   int reduced = 0, checked = 0;
-  double mean_defect = 0;
+  double mean_defect = 0, geo_defect = 0;  // arithmetic and geometric means
 };
 
 [[maybe_unused]] Verdict verify(const std::vector<float>& out, int n, int count, int sample) {
@@ -51,9 +53,11 @@ struct Verdict {
     const auto q = check_lll(n, n, out.data() + std::size_t(k) * n * n, co);
     v.reduced += q.reduced();
     v.mean_defect += q.orthogonality_defect;
+    v.geo_defect += std::log(q.orthogonality_defect);
     ++v.checked;
   }
   v.mean_defect /= std::max(1, v.checked);
+  v.geo_defect = std::exp(v.geo_defect / std::max(1, v.checked));
   return v;
 }
 
@@ -70,9 +74,10 @@ int main(int argc, char** argv) {
   const auto dev = cuda_devices().at(0);
   std::printf("device: %s\n\n", dev.name.c_str());
   std::printf(
-      "| kind | n | batch | method | us/basis (kernel) | us/basis (generic kernel) | us/basis "
-      "(plan.run) | reduced | mean orth. defect |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+      "| kind | n | batch | method | us/basis (kernel) | us/basis (kernel, input order) | "
+      "us/basis (generic kernel) | us/basis (plan.run) | reduced | mean orth. defect | geo. mean "
+      "orth. defect | geo. mean, input order |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
       // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
@@ -87,23 +92,28 @@ int main(int argc, char** argv) {
       src.copy_from_host(hf.data(), total);
       Stream s = Stream::create();
       GpuTimer timer(s);
-      // The fixed-shape kernel (default for square 4..64) and the generic one, interleaved.
-      std::vector<double> ms[2];
+      // The fixed-shape kernel (default for square 4..64) with presort (the default), without
+      // it (input order), and the generic kernel with presort, interleaved.
+      std::vector<double> ms[3];
+      std::vector<float> kept(total);
       for (int rep = 0; rep < 6; ++rep) {
-        for (int generic : {1, 0}) {
-          lattice::detail::set_all_swap_generic_only(generic);
+        for (int variant : {0, 1, 2}) {
+          lattice::detail::set_all_swap_generic_only(variant == 2);
           work.copy_from(src, s);
           timer.start();
           lattice::detail::all_swap_cuda<float>(
               work.data(), nullptr, status.data(), count, n, n, std::int64_t(n) * n, 0, 0.75,
-              lattice::detail::default_max_iter(n), s.handle(), 0);
+              lattice::detail::default_max_iter(n), s.handle(), 0, variant != 1);
           timer.stop();
-          if (rep > 0) ms[generic].push_back(timer.elapsed_ms());
+          if (rep > 0) ms[variant].push_back(timer.elapsed_ms());
+          if (rep == 0 && variant == 1) work.copy_to_host(kept.data(), total);
         }
       }
       lattice::detail::set_all_swap_generic_only(false);
       const double kernel_us = median(ms[0]) * 1000.0 / count;
-      const double generic_us = median(ms[1]) * 1000.0 / count;
+      const double kept_us = median(ms[1]) * 1000.0 / count;
+      const double generic_us = median(ms[2]) * 1000.0 / count;
+      const auto v_kept = verify(kept, n, count, 256);
       // Through the plan (validation, status copy-back) with wall clock.
       LllConfig cfg{n, n};
       cfg.method = LllMethod::all_swap;
@@ -133,9 +143,10 @@ int main(int argc, char** argv) {
             kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
       std::printf(
-          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %d/%d (status %d/%d) | %.4g |\n",
-          kind.c_str(), n, count, kernel_us, generic_us, plan_us, v.reduced, v.checked, ok_status,
-          count, v.mean_defect);
+          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %d/%d (status %d/%d) | %.4g | "
+          "%.4g | %.4g |\n",
+          kind.c_str(), n, count, kernel_us, kept_us, generic_us, plan_us, v.reduced, v.checked,
+          ok_status, count, v.mean_defect, v.geo_defect, v_kept.geo_defect);
       std::fflush(stdout);
       if (json.is_open()) {
         nlohmann::json j = {{"bench", "lll"},
@@ -147,6 +158,7 @@ int main(int argc, char** argv) {
                             {"precision", "float32"},
                             {"delta", 0.75},
                             {"us_per_basis_kernel", kernel_us},
+                            {"us_per_basis_kernel_input_order", kept_us},
                             {"us_per_basis_generic_kernel", generic_us},
                             {"us_per_basis_plan", plan_us},
                             {"verified_reduced", v.reduced},
@@ -155,7 +167,9 @@ int main(int argc, char** argv) {
                             {"status_singular", n_singular},
                             {"status_precision_loss", n_precision},
                             {"status_not_converged", n_notconv},
-                            {"mean_orthogonality_defect", v.mean_defect}};
+                            {"mean_orthogonality_defect", v.mean_defect},
+                            {"geomean_orthogonality_defect", v.geo_defect},
+                            {"geomean_orthogonality_defect_input_order", v_kept.geo_defect}};
         json << j.dump() << "\n";
       }
     }
@@ -251,10 +265,11 @@ int main(int argc, char** argv) {
       int block;               // 0: automatic
       bool transform = false;  // T tracked (float32: plus the check that B' is still B T)
       bool check = true;       // with T: the float32 lattice check (off: its cost, by difference)
+      bool presort = true;     // false: the input order
     };
-    for (const Variant var :
-         {Variant{true, 0}, Variant{true, 64}, Variant{true, 16}, Variant{false, 0},
-          Variant{true, 0, true}, Variant{true, 0, true, false}}) {
+    for (const Variant var : {Variant{true, 0}, Variant{true, 0, false, true, false},
+                              Variant{true, 64}, Variant{true, 16}, Variant{false, 0},
+                              Variant{true, 0, true}, Variant{true, 0, true, false}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
       const auto in = bench::lll_input(kind, n, 1);
@@ -264,6 +279,7 @@ int main(int argc, char** argv) {
       cfg.method = LllMethod::block;
       cfg.block = var.block;
       cfg.transform = var.transform;
+      cfg.presort = var.presort;
       LllPlan plan(cfg, Backend::cuda());
       auto t_work = Buffer<std::int64_t>::device(var.transform ? std::size_t(n) * n : 0);
       lattice::detail::set_block_device_enabled(resident);
@@ -288,6 +304,7 @@ int main(int argc, char** argv) {
       work.copy_to_host(out.data(), out.size());
       const auto v = verify(out, n, 1, 1);
       const char* path = !resident        ? "CPU+GPU"
+                         : !var.presort   ? "GPU-resident, input order"
                          : !var.transform ? "GPU-resident"
                          : var.check      ? "GPU-resident, with T"
                                           : "GPU-resident, with T, no check";
@@ -307,6 +324,7 @@ int main(int argc, char** argv) {
                             {"block", plan.block()},
                             {"transform", var.transform},
                             {"float32_check", var.check},
+                            {"presort", var.presort},
                             {"precision", "float32"},
                             {"delta", 0.75},
                             {"ms_wall", lat},

@@ -297,6 +297,34 @@ struct Basis {
     return swaps;
   }
 
+  // LllConfig::presort: the columns of B put in presort order (lll_math.hpp, the same keys and
+  // ties as presort_columns on the host); rank[j] receives the new position of column j. The
+  // keys (m doubles as hi/lo words: the Q region may be only 4-byte aligned) go to the Q
+  // region, then the copy of B to Q (generic: n x m) or R (fixed shape: square, m x m).
+  __device__ void presort(int* rank) const {
+    const int nr = rows(), mc = cols();
+    int* kw = reinterpret_cast<int*>(Q);
+    for (int j = tid; j < mc; j += nth) {
+      const double k = presort_key(B + j * nr, nr);
+      kw[2 * j] = __double2hiint(k);
+      kw[2 * j + 1] = __double2loint(k);
+    }
+    __syncthreads();
+    for (int j = tid; j < mc; j += nth) {
+      const double kj = __hiloint2double(kw[2 * j], kw[2 * j + 1]);
+      int r = 0;
+      for (int k = 0; k < mc; ++k)
+        r += presort_before(__hiloint2double(kw[2 * k], kw[2 * k + 1]), k, kj, j);
+      rank[j] = r;
+    }
+    __syncthreads();
+    F* copy = kFixed ? R : Q;
+    for (int i = tid; i < nr * mc; i += nth) copy[i] = B[i];
+    __syncthreads();
+    for (int i = tid; i < nr * mc; i += nth) B[rank[i / nr] * nr + i % nr] = copy[i];
+    __syncthreads();
+  }
+
   __device__ int count_violations(F delta) const {
     if (tid == 0) ctr[3] = 0;
     __syncthreads();
@@ -350,7 +378,7 @@ bool uses_fixed_kernel(int n, int m) {
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
-                    F delta, long max_iter, int full_every) {
+                    F delta, long max_iter, int full_every, bool presort) {
   extern __shared__ __align__(16) unsigned char smem[];
   Basis<F, kT, NC, TXC, TYC> w;
   w.n = n;
@@ -370,8 +398,14 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
 
   F* gB = gb + blockIdx.x * sb;
   for (int i = w.tid; i < n * m; i += w.nth) w.B[i] = gB[i];
+  __syncthreads();
+  // T starts as the presort permutation (T(j, rank[j]) = 1), so that B' = B T for the basis as
+  // given; the ranks sit in the flag region until the first QR.
+  const bool sorted = presort && m > 1;
+  if (sorted) w.presort(w.flag);
   if (kT)
-    for (int i = w.tid; i < m * m; i += w.nth) w.T[i] = (i % m) == (i / m) ? 1 : 0;
+    for (int i = w.tid; i < m * m; i += w.nth)
+      w.T[i] = (sorted ? w.flag[i % m] : i % m) == i / m ? 1 : 0;
   if (w.tid < 4) w.ctr[w.tid] = 0;
   __syncthreads();
 
@@ -453,7 +487,7 @@ auto with_smem_limit() {
 template <class F, bool kT>
 void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
             std::int64_t sb, std::int64_t st, double delta, long max_iter, cudaStream_t s,
-            std::size_t smem) {
+            std::size_t smem, bool presort) {
   const int Tx = g_lanes ? g_lanes : auto_lanes(n);
   const int Ty = shape_groups(Tx, m, g_groups_per_column);
   auto kernel = with_smem_limit<all_swap_kernel<F, kT>>();
@@ -477,9 +511,9 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
   const dim3 block(Tx, Ty);
   for (std::int64_t off = 0; off < batch; off += 2147483647LL) {
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
-    kernel<<<grid, block, smem, s>>>(b + off * sb,
-                                     reinterpret_cast<long long*>(t ? t + off * st : nullptr),
-                                     status + off, n, m, sb, st, F(delta), max_iter, g_full_every);
+    kernel<<<grid, block, smem, s>>>(
+        b + off * sb, reinterpret_cast<long long*>(t ? t + off * st : nullptr), status + off, n, m,
+        sb, st, F(delta), max_iter, g_full_every, presort);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
 }
@@ -522,7 +556,7 @@ bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device) {
+                   void* stream, int device, bool presort) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const bool dbl = sizeof(F) == 8;
@@ -533,15 +567,17 @@ void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t bat
                       " bytes of shared memory, more than one block can have; use method block");
   const auto s = mimorx::detail::as_stream(stream);
   if (t) {
-    launch<F, true>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem);
+    launch<F, true>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
+                    presort);
   } else {
-    launch<F, false>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem);
+    launch<F, false>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
+                     presort);
   }
 }
 
 template void all_swap_cuda<float>(float*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
-                                   std::int64_t, std::int64_t, double, long, void*, int);
+                                   std::int64_t, std::int64_t, double, long, void*, int, bool);
 template void all_swap_cuda<double>(double*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
-                                    std::int64_t, std::int64_t, double, long, void*, int);
+                                    std::int64_t, std::int64_t, double, long, void*, int, bool);
 
 }  // namespace mimorx::lattice::detail

@@ -50,6 +50,12 @@ LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, lon
                    int threads, const BlockReducer<F>& reduce, const GramFactor<F>& gram = {});
 
 long default_max_iter(int m);
+// LllConfig::presort on a host basis (src/lattice/presort.cpp): the columns of b (n x m) in the
+// order of presort_key, ties in input order; rank[j] receives the new position of input column j.
+template <class F>
+void presort_columns(int n, int m, F* b, std::int32_t* rank);
+// T of the sorted basis -> T of the input basis (m x m): row j becomes row rank[j].
+void unsort_transform(int m, std::int64_t* t, const std::int32_t* rank);
 
 // The Schnorr-Euchner reference on one float64 basis without input checks (status reports
 // dependence); t (m x m, may be null) receives T as exact integers in double.
@@ -62,10 +68,12 @@ bool float32_rebuild();
 
 #if MIMORX_HAS_CUDA
 // CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
+// presort: each basis is first put in presort order inside the kernel (as presort_columns) and
+// T starts as that permutation, so B' = B T holds for the basis as given.
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device);
+                   void* stream, int device, bool presort = false);
 // Shared memory one basis needs, and whether the device can give it.
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl);
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device);
@@ -89,6 +97,9 @@ constexpr std::int32_t kStatusRecheck = 100;
 // Packs the strided inputs b into `in` (device to device, on `stream`).
 void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
                       std::int64_t stride_b, void* stream, int device);
+// out (count x nm, packed) <- the bases src + idx[c] * stride (idx: device memory; count <= 2^31).
+void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
+                       std::int64_t count, std::size_t nm, float* out, void* stream, int device);
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, void* stream,
@@ -156,6 +167,11 @@ struct BlockLllWorkspace {
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
                       BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats);
+// presort_columns and unsort_transform on one basis in device memory (src/lattice/presort_cuda.cu),
+// enqueued on `stream`; rank: m int32 of device memory; keys: scratch of at least m doubles.
+template <class F>
+void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream);
+void unsort_transform_cuda(std::int64_t* t, int m, const std::int32_t* rank, void* stream);
 // Test/benchmark knob: false makes LllPlan use the host-side CPU+GPU block method only.
 void set_block_device_enabled(bool enabled);
 bool block_device_enabled();

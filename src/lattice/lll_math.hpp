@@ -46,6 +46,29 @@ MIMORX_HD F singular_fraction() {
   return sizeof(F) == 4 ? F(16 * 5.96e-8) : F(16 * 1.11e-16);
 }
 
+// The presort key of a basis vector (LllConfig::presort): its squared length in float64, the
+// squares summed over the entries in order, each operation rounded once (no fused multiply-add),
+// so that the CPU and the GPU order a basis the same way. NaN maps to +inf, so the order
+// "key, then input position" is total and the ranks always form a permutation.
+template <class F>
+MIMORX_HD double presort_key(const F* col, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) {
+    const double x = double(col[i]);
+#if defined(__CUDA_ARCH__)
+    s = __dadd_rn(s, __dmul_rn(x, x));
+#else
+    s += x * x;  // the host build compiles with -ffp-contract=off
+#endif
+  }
+  return s == s ? s : HUGE_VAL;
+}
+
+// Whether the vector with key a at input position ia goes before the one with key b at ib.
+MIMORX_HD bool presort_before(double a, int ia, double b, int ib) {
+  return a < b || (a == b && ia < ib);
+}
+
 // Givens rotation that zeros y in (x, y): (c, s) with c x + s y = r, -s x + c y = 0.
 template <class F>
 MIMORX_HD void givens(F x, F y, F* c, F* s) {

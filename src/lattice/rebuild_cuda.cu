@@ -141,6 +141,24 @@ void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int 
                                       mimorx::detail::as_stream(stream)));
 }
 
+namespace {
+__global__ void gather_kernel(const float* src, std::int64_t stride, const std::int64_t* idx,
+                              std::size_t nm, float* out) {
+  const float* from = src + idx[blockIdx.x] * stride;
+  float* to = out + blockIdx.x * nm;
+  for (std::size_t i = threadIdx.x; i < nm; i += blockDim.x) to[i] = from[i];
+}
+}  // namespace
+
+void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
+                       std::int64_t count, std::size_t nm, float* out, void* stream, int device) {
+  if (count == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  gather_kernel<<<unsigned(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(src, stride,
+                                                                                     idx, nm, out);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, void* stream,

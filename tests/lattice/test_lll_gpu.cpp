@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "lattice/lll_internal.hpp"
@@ -85,7 +86,7 @@ TEST(LllGpu, AllSwapBatchedSizesBothPrecisions) {
 // must compute exactly what the generic kernel computes: same bases, transforms and statuses,
 // bit for bit, including a dependent basis (singular) in the batch.
 template <class F>
-void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform) {
+void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform, bool presort) {
   const std::size_t nm = std::size_t(n) * n;
   std::vector<F> h;
   for (int k = 0; k < batch; ++k) {
@@ -107,7 +108,7 @@ void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform) {
     auto ds = Buffer<std::int32_t>::device(batch);
     lattice::detail::all_swap_cuda<F>(db.data(), transform ? dt.data() : nullptr, ds.data(), batch,
                                       n, n, std::int64_t(nm), std::int64_t(nm), 0.75,
-                                      lattice::detail::default_max_iter(n), nullptr, 0);
+                                      lattice::detail::default_max_iter(n), nullptr, 0, presort);
     lattice::detail::set_all_swap_generic_only(false);
     Out o{std::vector<F>(h.size()), std::vector<std::int64_t>(transform ? nm * batch : 0),
           std::vector<std::int32_t>(batch)};
@@ -251,10 +252,12 @@ TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
   std::mt19937_64 g(test::fresh_seed());
   for (int n : {4, 8, 16, 32, 64}) {
     const int batch = n <= 16 ? 300 : 60;
-    fixed_vs_generic<float>(g, n, batch, false);
-    fixed_vs_generic<float>(g, n, batch, true);
-    fixed_vs_generic<double>(g, n, batch, false);
-    fixed_vs_generic<double>(g, n, batch, true);
+    for (bool presort : {false, true}) {
+      fixed_vs_generic<float>(g, n, batch, false, presort);
+      fixed_vs_generic<float>(g, n, batch, true, presort);
+      fixed_vs_generic<double>(g, n, batch, false, presort);
+      fixed_vs_generic<double>(g, n, batch, true, presort);
+    }
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
@@ -496,6 +499,164 @@ TEST(LllGpu, DegenerateBasesAreFlagged) {
   // Host memory given to a CUDA plan is refused.
   EXPECT_THROW(plan.run(MatrixBatch<double>(h.data(), 3, 3, 3, Memory::host), {}, {}),
                InvalidArgument);
+}
+
+#if MIMORX_HAS_CUDA
+// Gaussian bases with exact ties of the presort key: column 5 is column 2 with its first entry
+// negated (the same squares in the same order), so the order must fall back to the position.
+std::vector<double> presort_inputs(std::mt19937_64& g, int n, int m, int batch) {
+  std::vector<double> h;
+  for (int k = 0; k < batch; ++k) {
+    auto b = test::gaussian_basis(g, n, m);
+    if (m > 5) {
+      for (int i = 0; i < n; ++i) b[std::size_t(5) * n + i] = b[std::size_t(2) * n + i];
+      b[std::size_t(5) * n] = -b[std::size_t(5) * n];
+    }
+    h.insert(h.end(), b.begin(), b.end());
+  }
+  return h;
+}
+
+// The device presort (block method) against the host's: ranks and sorted bases bit for bit;
+// T taken back to the input order likewise.
+template <class F>
+void presort_device_case(std::mt19937_64& g, int n, int m) {
+  const auto h = presort_inputs(g, n, m, 1);
+  std::vector<F> host(h.begin(), h.end());
+  std::vector<std::int32_t> rank(m), drank(m);
+  lattice::detail::presort_columns(n, m, host.data(), rank.data());
+  auto db = Buffer<F>::device(host.size());
+  db.copy_from_host(std::vector<F>(h.begin(), h.end()).data(), host.size());
+  auto dr = Buffer<std::int32_t>::device(m);
+  auto dk = Buffer<double>::device(m);
+  lattice::detail::presort_columns_cuda(db.data(), n, m, dr.data(), dk.data(), nullptr);
+  std::vector<F> dev(host.size());
+  db.copy_to_host(dev.data(), dev.size());
+  dr.copy_to_host(drank.data(), m);
+  ASSERT_EQ(drank, rank) << n << "x" << m;
+  ASSERT_EQ(dev, host) << n << "x" << m;
+  EXPECT_EQ(rank[2] + 1, rank[5]) << "tie not in input order";
+  std::uniform_int_distribution<std::int64_t> u(-1000000, 1000000);
+  std::vector<std::int64_t> t(std::size_t(m) * m), dt(t.size());
+  for (auto& x : t) x = u(g);
+  auto dtb = Buffer<std::int64_t>::device(t.size());
+  dtb.copy_from_host(t.data(), t.size());
+  lattice::detail::unsort_transform(m, t.data(), rank.data());
+  lattice::detail::unsort_transform_cuda(dtb.data(), m, dr.data(), nullptr);
+  dtb.copy_to_host(dt.data(), dt.size());
+  EXPECT_EQ(dt, t) << n << "x" << m;
+}
+
+// A CUDA plan with presort reduces as the same plan without presort reduces the host-sorted
+// basis: B' bit for bit, T = P T_sorted, statuses equal (all-swap: the sort inside the kernel;
+// block: the device presort, with the device-resident and the host-side paths).
+template <class F>
+void presort_plan_case(std::mt19937_64& g, LllMethod method, int n, int m, int batch) {
+  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+  const auto h = presort_inputs(g, n, m, batch);
+  const std::vector<F> in(h.begin(), h.end());
+  auto sorted = in;
+  std::vector<std::int32_t> rank(std::size_t(batch) * m);
+  for (int k = 0; k < batch; ++k)
+    lattice::detail::presort_columns(n, m, sorted.data() + k * nm, rank.data() + k * m);
+  auto reduce = [&](const std::vector<F>& b, bool presort, std::vector<std::int64_t>& t,
+                    std::vector<LllStatus>& st) {
+    LllConfig cfg;
+    cfg.n = n;
+    cfg.m = m;
+    cfg.method = method;
+    cfg.transform = true;
+    cfg.presort = presort;
+    auto db = Buffer<F>::device(b.size());
+    db.copy_from_host(b.data(), b.size());
+    auto dt = Buffer<std::int64_t>::device(mm * batch);
+    st.assign(batch, LllStatus::not_converged);
+    LllPlan(cfg, Backend::cuda())
+        .run(MatrixBatch<F>::over(db, batch, n, m),
+             MatrixBatch<std::int64_t>::over(dt, batch, m, m),
+             View<LllStatus>(st.data(), batch, Memory::host));
+    std::vector<F> out(b.size());
+    db.copy_to_host(out.data(), out.size());
+    t.resize(mm * batch);
+    dt.copy_to_host(t.data(), t.size());
+    return out;
+  };
+  std::vector<std::int64_t> t_on, t_off;
+  std::vector<LllStatus> s_on, s_off;
+  const auto on = reduce(in, true, t_on, s_on);
+  const auto off = reduce(sorted, false, t_off, s_off);
+  const std::string what = std::string(to_string(method)) + " " + std::to_string(n) + "x" +
+                           std::to_string(m) + (sizeof(F) == 4 ? " float" : " double");
+  ASSERT_EQ(s_on, s_off) << what;
+  ASSERT_EQ(on, off) << what;
+  for (int k = 0; k < batch; ++k) {
+    lattice::detail::unsort_transform(m, t_off.data() + k * mm, rank.data() + k * m);
+    std::vector<std::int64_t> tk(t_on.begin() + k * mm, t_on.begin() + (k + 1) * mm);
+    ASSERT_TRUE(std::equal(tk.begin(), tk.end(), t_off.begin() + k * mm)) << what;
+    ASSERT_EQ(s_on[k], LllStatus::reduced) << what;
+    const std::vector<double> ink(in.begin() + k * nm, in.begin() + (k + 1) * nm);
+    const std::vector<F> outk(on.begin() + k * nm, on.begin() + (k + 1) * nm);
+    test::expect_reduced(n, m, ink, outk, &tk, 0.75, sizeof(F) == 4, what.c_str());
+  }
+}
+
+TEST(LllGpu, PresortMatchesTheHost) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  presort_device_case<float>(g, 300, 200);
+  presort_device_case<double>(g, 64, 64);
+  presort_device_case<float>(g, 1024, 1024);
+  for (auto [n, m, batch] : {std::tuple{8, 8, 200}, std::tuple{16, 16, 100}, std::tuple{20, 12, 50},
+                             std::tuple{64, 64, 20}}) {
+    presort_plan_case<float>(g, LllMethod::all_swap, n, m, batch);
+    presort_plan_case<double>(g, LllMethod::all_swap, n, m, batch);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  presort_plan_case<float>(g, LllMethod::block, 128, 128, 1);
+  presort_plan_case<double>(g, LllMethod::block, 160, 128, 1);
+  lattice::detail::set_block_device_enabled(false);
+  presort_plan_case<float>(g, LllMethod::block, 128, 128, 1);
+  lattice::detail::set_block_device_enabled(true);
+}
+#endif
+
+// float32 all-swap without T on strided bases: the "singular" ones are gathered from the batch
+// and judged on the host; exactly dependent inputs stay singular, the independent ones around
+// them are reduced (a wrong gather would judge a neighbour and call the dependent one a
+// precision failure).
+TEST(LllGpu, Float32SingularBasesAreJudgedInABatch) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 16, batch = 7;
+  const std::int64_t stride = std::int64_t(n) * n + 7;
+  std::vector<float> h(std::size_t(stride) * batch, 0.0f);
+  const std::vector<bool> dependent = {false, true, false, false, true, true, false};
+  for (int k = 0; k < batch; ++k) {
+    auto b = test::gaussian_basis(g, n, n);
+    if (dependent[k])
+      for (int i = 0; i < n; ++i) b[std::size_t(n - 1) * n + i] = 2 * b[std::size_t(k) * n + i];
+    std::copy(b.begin(), b.end(), h.begin() + k * stride);
+  }
+  LllConfig cfg{n, n};
+  cfg.method = LllMethod::all_swap;
+  LllPlan plan(cfg, Backend::cuda());
+  auto d = Buffer<float>::device(h.size());
+  d.copy_from_host(h.data(), h.size());
+  std::vector<LllStatus> st(batch, LllStatus::not_converged);
+  plan.run(MatrixBatch<float>(d.data(), batch, n, n, Memory::device, stride), {},
+           View<LllStatus>(st.data(), batch, Memory::host));
+  std::vector<float> out(h.size());
+  d.copy_to_host(out.data(), out.size());
+  for (int k = 0; k < batch; ++k) {
+    if (dependent[k]) {
+      EXPECT_EQ(st[k], LllStatus::singular) << k;
+      continue;
+    }
+    ASSERT_EQ(st[k], LllStatus::reduced) << k;
+    const std::vector<double> in(h.begin() + k * stride, h.begin() + k * stride + n * n);
+    const std::vector<float> o(out.begin() + k * stride, out.begin() + k * stride + n * n);
+    test::expect_reduced(n, n, in, o, nullptr, 0.75, true, "float32 batch with singular ones");
+  }
 }
 
 TEST(LllGpu, CpuAndGpuBothReduceTheSameInput) {
