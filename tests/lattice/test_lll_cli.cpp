@@ -103,11 +103,30 @@ TEST(LllCli, FloatPrecisionAndMethods) {
   b.n = b.m = 16;
   b.b = test::integer_basis(g, 16, 16, 100);
   const auto file = temp_file(to_text({b}));
-  for (const char* opts : {"--precision float", "--method all-swap", "--method block --block 8"}) {
+  for (const char* opts : {"--precision float", "--method all-swap", "--method block --block 8",
+                           "--keep-order", "--keep-order --method all-swap --precision float"}) {
     const auto r = test::run_cli(std::string("lll -d 0.75 --check ") + opts + " " + file);
     EXPECT_EQ(r.status, 0) << opts << ": " << r.out;
   }
   std::remove(file.c_str());
+}
+
+// --keep-order reduces the vectors as given; the default sorts them shortest first. On a basis
+// listed longest first the two give different bases, both reduced, of the same lattice.
+TEST(LllCli, KeepOrderTurnsThePresortOff) {
+  std::mt19937_64 g(test::fresh_seed());
+  TextBasis b;
+  b.n = b.m = 24;
+  b.b = test::integer_basis(g, 24, 24, 1 << 12);
+  for (int j = 0; j < 24; ++j)  // column j scaled by 24 - j: longest first
+    for (int i = 0; i < 24; ++i) b.b[std::size_t(j) * 24 + i] *= 24 - j;
+  const auto file = temp_file(to_text({b}));
+  const auto sorted = test::run_cli("lll -d 0.75 --check " + file + " 2>/dev/null");
+  const auto kept = test::run_cli("lll -d 0.75 --check --keep-order " + file + " 2>/dev/null");
+  std::remove(file.c_str());
+  ASSERT_EQ(sorted.status, 0) << sorted.out;
+  ASSERT_EQ(kept.status, 0) << kept.out;
+  EXPECT_NE(sorted.out, kept.out);
 }
 
 TEST(LllCli, ClearErrors) {
