@@ -45,7 +45,9 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   cfg.n = n;
   cfg.m = m;
   cfg.delta = o.delta;
-  cfg.transform = o.transform || o.check;
+  // float32 always with T: the plans check a float32 result against B T and repair a basis
+  // that drifted off the input lattice; without T only the CPU paths can (docs/lll.md).
+  cfg.transform = o.transform || o.check || sizeof(F) == 4;
   cfg.method = parse_lll_method(o.method);
   cfg.block = o.block;
   cfg.presort = !o.keep_order;

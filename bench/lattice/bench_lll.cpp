@@ -78,8 +78,41 @@ void BM_BlockDouble(benchmark::State& state) {
   }
 }
 
+// The plan's float32 path without T, one basis per run: presort, reduction and the check that
+// the output is still on the input lattice (range(1) = 1) or without that check (0; the test
+// knob), to show the check's cost.
+void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
+  const int n = int(state.range(0));
+  const bool check = state.range(1) != 0;
+  const auto in = bench::lll_input("gaussian", n, kPool);
+  LllConfig cfg{n, n};
+  cfg.method = method;
+  cfg.cpu_threads = 1;
+  LllPlan plan(cfg, Backend::cpu());
+  std::vector<float> b(std::size_t(n) * n);
+  lattice::detail::set_float32_rebuild(check);
+  int k = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
+              b.begin());
+    state.ResumeTiming();
+    plan.run(MatrixBatch<float>(b.data(), 1, n, n, Memory::host), {}, {});
+    benchmark::DoNotOptimize(b.data());
+    k = (k + 1) % kPool;
+  }
+  lattice::detail::set_float32_rebuild(true);
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(BM_PlanFloatNoT, all_swap, LllMethod::all_swap)
+    ->ArgsProduct({{8, 32, 64}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanFloatNoT, block, LllMethod::block)
+    ->ArgsProduct({{128, 256}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(4);
 BENCHMARK_CAPTURE(BM_Reference, gaussian, "gaussian")
     ->Arg(8)
     ->Arg(16)

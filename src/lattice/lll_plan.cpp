@@ -445,14 +445,27 @@ LllStatus classify_float32_singular(int n, int m, const T* b) {
   return rmin > 1e-6 * rmax ? LllStatus::precision_loss : LllStatus::singular;
 }
 
-// The LLL conditions of a rebuilt float32 basis, with the float32 tolerances of docs/lll.md.
+// The LLL conditions of a rebuilt float32 basis, with the float32 tolerances of docs/lll.md
+// (|mu| <= 0.51, Lovasz with delta - 1e-3), from a float64 Householder QR: the bases checked
+// here are reduced or nearly, so well-conditioned, and check_lll's long-double Gram-Schmidt cost
+// ~10x more (it dominated the float32 epilogues, which rebuild most bases: float32 updates leave
+// B' 1e-6..1e-5 away from B T).
 LllStatus recheck_float32(int n, int m, const float* b, double delta) {
-  CheckOptions opt;
-  opt.delta = delta;
-  opt.eps_mu = 0.01;
-  opt.eps_delta = 1e-3;
-  opt.condition_number = false;
-  return check_lll(n, m, b, opt).reduced() ? LllStatus::reduced : LllStatus::precision_loss;
+  Eigen::MatrixXd a(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) a(i, j) = double(b[std::size_t(j) * n + i]);
+  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
+  const Eigen::MatrixXd& r = qr.matrixQR();
+  const double dcheck = delta - 1e-3;
+  for (int k = 0; k < m; ++k) {
+    if (!(std::abs(r(k, k)) > 0) || !std::isfinite(r(k, k))) return LllStatus::precision_loss;
+    for (int j = 0; j < k; ++j)
+      if (!(std::abs(r(j, k) / r(j, j)) <= 0.51)) return LllStatus::precision_loss;
+    if (k > 0 && !(r(k - 1, k) * r(k - 1, k) + r(k, k) * r(k, k) >=
+                   dcheck * r(k - 1, k - 1) * r(k - 1, k - 1)))
+      return LllStatus::precision_loss;
+  }
+  return LllStatus::reduced;
 }
 
 // B T in float64 (n x m, column-major) for an input basis in float32 or float64, summed over k in
@@ -557,12 +570,71 @@ LllStatus classify_float32_singular_device(int n, int m, const float* b_dev, con
 }
 #endif
 
-// The CPU paths' float32 epilogue: a reduced basis with T is rebuilt from B T where it drifted,
-// a singular one is judged on the input (b_in: the float32 input, as doubles).
+// float32 without T: B' must still be a basis of the input's lattice, and the drift that the T
+// path repairs (above) can move it off. Here T is not known, so it is solved for: T = B^-1 B' in
+// float64 (LU; QR for n > m), rounded to T_r. T_r is unimodular when |det(B T_r)| / |det B|, an
+// integer, is 1 (log volumes in float64, accepted within 0.1 of 0; the next integers are log 2
+// away). Then B T_r is a basis of the lattice and the T path's repair applies: B' stays where it
+// equals B T_r to 1e-6, else B T_r replaces it, re-checked (and polished in float64 where
+// needed). Where T_r is not unimodular the float32 result is dropped and the input reduced again
+// by the float64 reference. Cost: two float64 factorisations, a solve and a product,
+// O(n m^2 + m^3) (docs/lll.md, ninth session).
+LllStatus rebuild_without_transform(int n, int m, const double* b_in, float* b, double delta) {
+  using Eigen::MatrixXd;
+  const Eigen::Map<const MatrixXd> B(b_in, n, m);
+  MatrixXd bp(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) bp(i, j) = double(b[std::size_t(j) * n + i]);
+  auto log_volume = [m](const MatrixXd& f) {  // from the diagonal of an LU or QR factor
+    double s = 0;
+    for (int i = 0; i < m; ++i) s += std::log(std::abs(f(i, i)));
+    return s;
+  };
+  MatrixXd ts, tr, btr;
+  double log_vol_in = 0;
+  if (n == m) {
+    const Eigen::PartialPivLU<MatrixXd> lu(B);
+    ts = lu.solve(bp);
+    log_vol_in = log_volume(lu.matrixLU());
+  } else {
+    const Eigen::HouseholderQR<MatrixXd> qr(B);
+    ts = qr.solve(bp);
+    log_vol_in = log_volume(qr.matrixQR());
+  }
+  bool ok = ts.allFinite() && ts.cwiseAbs().maxCoeff() < 9.0e15;
+  if (ok) {
+    tr = ts.array().round().matrix();
+    btr.noalias() = B * tr;
+    const double log_vol_out = n == m ? log_volume(Eigen::PartialPivLU<MatrixXd>(btr).matrixLU())
+                                      : log_volume(Eigen::HouseholderQR<MatrixXd>(btr).matrixQR());
+    ok = std::abs(log_vol_out - log_vol_in) < 0.1;
+  }
+  if (!ok) {
+    std::vector<double> bd(b_in, b_in + std::size_t(n) * m);
+    if (detail::se_lll_double(n, m, bd.data(), nullptr, delta).status != LllStatus::reduced)
+      return LllStatus::precision_loss;
+    for (std::size_t i = 0; i < bd.size(); ++i) b[i] = float(bd[i]);
+    return recheck_float32(n, m, b, delta);
+  }
+  if ((btr - bp).cwiseAbs().maxCoeff() <= 1e-6 * btr.cwiseAbs().maxCoeff())
+    return LllStatus::reduced;
+  for (std::size_t i = 0; i < std::size_t(n) * m; ++i) b[i] = float(btr.data()[i]);
+  if (recheck_float32(n, m, b, delta) == LllStatus::reduced) return LllStatus::reduced;
+  std::vector<double> bt(btr.data(), btr.data() + std::size_t(n) * m);
+  std::vector<std::int64_t> t(std::size_t(m) * m);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::int64_t(tr.data()[i]);
+  return polish_in_float64(n, m, bt, t.data(), b, delta);
+}
+
+// The CPU paths' float32 epilogue: a reduced basis is checked against the input lattice (from B T
+// with T, by solving for T without) and rebuilt where it drifted, a singular one is judged on
+// the input (b_in: the float32 input, as doubles).
 LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, float* b, double delta,
                          LllStatus status) {
   if (t && status == LllStatus::reduced && detail::float32_rebuild())
     return rebuild_from_transform(n, m, b_in, t, b, delta);
+  if (!t && status == LllStatus::reduced && detail::float32_rebuild())
+    return rebuild_without_transform(n, m, b_in, b, delta);
   if (status == LllStatus::singular) return classify_float32_singular(n, m, b_in);
   return status;
 }

@@ -94,8 +94,12 @@ struct IllConditionedResult {
   int reduced = 0, off_lattice = 0, precision_loss = 0;
   double largest_t = 0;
 };
+// transform = false: the plan runs without T, and T is solved for here (T = B^-1 B' by a
+// full-pivoting LU in float64, rounded), a basis counting as on the lattice when that T is
+// unimodular (exact determinant) and B T matches B' as above.
 inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice::LllMethod method,
-                                                    Backend backend, double noise = 1e-2) {
+                                                    Backend backend, double noise = 1e-2,
+                                                    bool transform = true) {
   std::mt19937_64 g(seed);
   std::normal_distribution<double> nd;
   const int n = 16, batch = 8;
@@ -103,7 +107,7 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
   lattice::LllConfig cfg;
   cfg.n = cfg.m = n;
   cfg.method = method;
-  cfg.transform = true;
+  cfg.transform = transform;
   cfg.block = method == lattice::LllMethod::block ? 8 : 0;
   lattice::LllPlan plan(cfg, backend);
   std::vector<float> bf;
@@ -123,15 +127,32 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
     auto db = Buffer<float>::device(bf.size());
     auto dt = Buffer<std::int64_t>::device(t.size());
     db.copy_from_host(bf.data(), bf.size());
-    plan.run(MatrixBatch<float>::over(db, batch, n, n),
-             MatrixBatch<std::int64_t>::over(dt, batch, n, n),
-             View<lattice::LllStatus>(st.data(), batch, Memory::host));
+    plan.run(
+        MatrixBatch<float>::over(db, batch, n, n),
+        transform ? MatrixBatch<std::int64_t>::over(dt, batch, n, n) : MatrixBatch<std::int64_t>(),
+        View<lattice::LllStatus>(st.data(), batch, Memory::host));
     db.copy_to_host(bf.data(), bf.size());
     dt.copy_to_host(t.data(), t.size());
   } else {
     plan.run(MatrixBatch<float>(bf.data(), batch, n, n, Memory::host),
-             MatrixBatch<std::int64_t>(t.data(), batch, n, n, Memory::host),
+             transform ? MatrixBatch<std::int64_t>(t.data(), batch, n, n, Memory::host)
+                       : MatrixBatch<std::int64_t>(),
              View<lattice::LllStatus>(st.data(), batch, Memory::host));
+  }
+  if (!transform) {
+    for (int k = 0; k < batch; ++k) {
+      Eigen::MatrixXd a(n, n), o(n, n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          a(i, j) = double(in[std::size_t(k) * nn + j * n + i]);
+          o(i, j) = double(bf[std::size_t(k) * nn + j * n + i]);
+        }
+      const Eigen::MatrixXd ts = a.fullPivLu().solve(o);
+      for (std::size_t i = 0; i < nn; ++i) {
+        const double v = std::round(ts.data()[i]);
+        t[std::size_t(k) * nn + i] = std::abs(v) < 9e15 ? std::int64_t(v) : 0;
+      }
+    }
   }
   IllConditionedResult r;
   for (int k = 0; k < batch; ++k) {
@@ -166,7 +187,9 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
         diff = std::max(diff, std::abs(s - double(bf[off + std::size_t(j) * n + i])));
         scale = std::max(scale, std::abs(s));
       }
-    if (diff > 1e-6 * scale) {
+    double det = 0;
+    if (diff > 1e-6 * scale ||
+        (!transform && (!lattice::exact_det(n, t.data() + off, &det) || std::abs(det) != 1))) {
       ++r.off_lattice;
       continue;
     }

@@ -313,6 +313,27 @@ TEST(LllPlanCpuErrors, StatusOrException) {
                NumericalError);
 }
 
+// The same without T: the plan solves for T, and repairs or re-reduces in float64 what drifted
+// (rebuild_without_transform in lll_plan.cpp).
+TEST(LllPlanCpu, Float32WithoutTransformStaysOnTheLattice) {
+  const std::uint64_t seed = test::fresh_seed();
+  for (LllMethod method : {LllMethod::all_swap, LllMethod::block}) {
+    lattice::detail::set_float32_rebuild(false);
+    const auto off = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false);
+    lattice::detail::set_float32_rebuild(true);
+    const auto on = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false);
+    std::printf(
+        "[ ill-cond ] %s, no T: without the check %d of %d reduced bases off the lattice, with it "
+        "%d of %d\n",
+        to_string(method), off.off_lattice, off.reduced, on.off_lattice, on.reduced);
+    EXPECT_GT(off.off_lattice, 0) << to_string(method) << ": the inputs did not need the check";
+    EXPECT_EQ(on.off_lattice, 0) << to_string(method);
+    EXPECT_GT(on.reduced, 0) << to_string(method);
+    const auto hard = test::ill_conditioned_float32(seed + 1, method, Backend::cpu(), 1e-3, false);
+    EXPECT_EQ(hard.off_lattice, 0) << to_string(method);
+  }
+}
+
 // ---- Presort (LllConfig::presort) ----
 
 // Squared lengths 9, 1, 4, 1, 9, 2: shortest first, equal lengths in input order.
