@@ -45,9 +45,10 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   cfg.n = n;
   cfg.m = m;
   cfg.delta = o.delta;
-  // float32 always with T: the plans check a float32 result against B T and repair a basis
-  // that drifted off the input lattice; without T only the CPU paths can (docs/lll.md).
-  cfg.transform = o.transform || o.check || sizeof(F) == 4;
+  // float32 on CUDA always with T: the plans check a float32 result against B T and repair a
+  // basis that drifted off the input lattice; without T only the CPU paths can (by solving for
+  // T, cheaper there than tracking it; docs/lll.md).
+  cfg.transform = o.transform || o.check || (sizeof(F) == 4 && backend.is_cuda());
   cfg.method = parse_lll_method(o.method);
   cfg.block = o.block;
   cfg.presort = !o.keep_order;
