@@ -24,7 +24,11 @@
 //               in parallel by all_swap without touching the rest, the GS coefficients are
 //               updated once per pass (GSC-Update), block boundaries alternate between two
 //               offsets until a full pass makes no swap.
-// A float basis is reduced in float32 arithmetic, a double basis in float64.
+// A float basis is reduced in float32 arithmetic, a double basis in float64. The vectors are put
+// in order of increasing length first (LllConfig::presort), the permutation included in T.
+// float32 outputs are checked against the input lattice and repaired where float32 rounding
+// moved them off it: against B T when T is tracked (CPU and CUDA), by solving for T on the CPU
+// backend without T; the CUDA backend without T does not check (docs/lll.md).
 // Nothing unreduced is ever reported as reduced: every basis ends with a fresh Gram-Schmidt
 // recomputation and a Lovasz check in the working precision; a failure is reported as
 // LllStatus::precision_loss (or thrown as NumericalError when no status view is given).
