@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lattice/lll_internal.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/detect/lr_aided.hpp"
 #include "mimorx/lattice/lll.hpp"
@@ -42,10 +43,16 @@ Reduced reduce(const LrConfig& cfg, const cf32* h, double n0) {
   }
   Reduced r;
   std::vector<cd> t(std::size_t(nt) * nt);
+  // The columns shortest first (LllConfig::presort, as sorted-QR LR detectors do): the complex
+  // LLL then needs about half the swaps (4x4 16-QAM at 20-26 dB: 3.45 -> 1.67 per channel) with
+  // the same BER (docs/lll.md, LR-aided detection).
+  std::vector<std::int32_t> rank(nt);
+  lattice::detail::presort_columns(rows, nt, b.data(), rank.data());
   const auto st = lattice::clll_reference(rows, nt, b.data(), t.data(), cfg.delta);
   if (st.status != lattice::LllStatus::reduced)
     throw NumericalError(std::string("lr: complex LLL of a channel failed: ") +
                          lattice::to_string(st.status));
+  lattice::detail::unsort_transform(nt, t.data(), rank.data());
   r.T = Eigen::Map<MatC>(t.data(), nt, nt);
   const MatC Hr = Eigen::Map<MatC>(b.data(), rows, nt);
   if (cfg.kind == LrKind::mmse_sic) {

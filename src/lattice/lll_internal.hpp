@@ -52,10 +52,13 @@ LllStats block_lll(int n, int m, F* b, std::int64_t* t, double delta, int l, lon
 long default_max_iter(int m);
 // LllConfig::presort on a host basis (src/lattice/presort.cpp): the columns of b (n x m) in the
 // order of presort_key, ties in input order; rank[j] receives the new position of input column j.
+// F: float, double, or std::complex<double> (the LR-aided detectors' channels).
 template <class F>
 void presort_columns(int n, int m, F* b, std::int32_t* rank);
-// T of the sorted basis -> T of the input basis (m x m): row j becomes row rank[j].
-void unsort_transform(int m, std::int64_t* t, const std::int32_t* rank);
+// T of the sorted basis -> T of the input basis (m x m): row j becomes row rank[j]. T: int64, or
+// std::complex<double> (complex LLL's Gaussian-integer T).
+template <class T>
+void unsort_transform(int m, T* t, const std::int32_t* rank);
 
 // The Schnorr-Euchner reference on one float64 basis without input checks (status reports
 // dependence); t (m x m, may be null) receives T as exact integers in double.

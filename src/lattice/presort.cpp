@@ -2,6 +2,7 @@
 // reduction (a permutation, folded into T afterwards). The reductions end in markedly shorter
 // bases from the sorted order (docs/lll.md, "Presort").
 #include <algorithm>
+#include <complex>
 #include <numeric>
 #include <vector>
 
@@ -10,10 +11,23 @@
 
 namespace mimorx::lattice::detail {
 
+namespace {
+// Complex vectors (the LR-aided detectors' channels): |z|^2 summed in order, as presort_key.
+double key_of(const std::complex<double>* col, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += col[i].real() * col[i].real() + col[i].imag() * col[i].imag();
+  return s == s ? s : HUGE_VAL;
+}
+template <class F>
+double key_of(const F* col, int n) {
+  return presort_key(col, n);
+}
+}  // namespace
+
 template <class F>
 void presort_columns(int n, int m, F* b, std::int32_t* rank) {
   std::vector<double> key(m);
-  for (int j = 0; j < m; ++j) key[j] = presort_key(b + std::size_t(j) * n, n);
+  for (int j = 0; j < m; ++j) key[j] = key_of(b + std::size_t(j) * n, n);
   std::vector<int> order(m);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int c) { return key[a] < key[c]; });
@@ -23,11 +37,12 @@ void presort_columns(int n, int m, F* b, std::int32_t* rank) {
     std::copy_n(in.data() + std::size_t(j) * n, n, b + std::size_t(rank[j]) * n);
 }
 
-void unsort_transform(int m, std::int64_t* t, const std::int32_t* rank) {
+template <class T>
+void unsort_transform(int m, T* t, const std::int32_t* rank) {
   // B' = (B P) T_s with P(j, rank[j]) = 1, so T = P T_s: T(j, c) = T_s(rank[j], c).
-  std::vector<std::int64_t> col(m);
+  std::vector<T> col(m);
   for (int c = 0; c < m; ++c) {
-    std::int64_t* tc = t + std::size_t(c) * m;
+    T* tc = t + std::size_t(c) * m;
     std::copy_n(tc, m, col.data());
     for (int j = 0; j < m; ++j) tc[j] = col[rank[j]];
   }
@@ -35,5 +50,9 @@ void unsort_transform(int m, std::int64_t* t, const std::int32_t* rank) {
 
 template void presort_columns<float>(int, int, float*, std::int32_t*);
 template void presort_columns<double>(int, int, double*, std::int32_t*);
+template void presort_columns<std::complex<double>>(int, int, std::complex<double>*, std::int32_t*);
+template void unsort_transform<std::int64_t>(int, std::int64_t*, const std::int32_t*);
+template void unsort_transform<std::complex<double>>(int, std::complex<double>*,
+                                                     const std::int32_t*);
 
 }  // namespace mimorx::lattice::detail
