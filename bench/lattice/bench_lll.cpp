@@ -20,6 +20,13 @@ namespace {
 
 constexpr int kPool = 64;  // distinct inputs cycled through
 
+// Basis k (n x n) of the pool into b.
+template <class F>
+void load_basis(const std::vector<double>& in, int k, int n, std::vector<F>& b) {
+  std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
+            b.begin());
+}
+
 void BM_Reference(benchmark::State& state, const char* kind) {
   const int n = int(state.range(0));
   const auto in = bench::lll_input(kind, n, kPool);
@@ -29,8 +36,7 @@ void BM_Reference(benchmark::State& state, const char* kind) {
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
-              b.begin());
+    load_basis(in, k, n, b);
     state.ResumeTiming();
     const auto st = lattice::detail::se_lll_double(n, n, b.data(), nullptr, 0.75);
     benchmark::DoNotOptimize(b.data());
@@ -53,8 +59,7 @@ void BM_AllSwapFloat(benchmark::State& state, const char* kind) {
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
-              b.begin());
+    load_basis(in, k, n, b);
     state.ResumeTiming();
     lattice::detail::all_swap_cpu<float>(n, n, b.data(), nullptr, 0.75,
                                          lattice::detail::default_max_iter(n), 1);
@@ -94,8 +99,7 @@ void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::copy(in.begin() + std::size_t(k) * n * n, in.begin() + std::size_t(k + 1) * n * n,
-              b.begin());
+    load_basis(in, k, n, b);
     state.ResumeTiming();
     plan.run(MatrixBatch<float>(b.data(), 1, n, n, Memory::host), {}, {});
     benchmark::DoNotOptimize(b.data());

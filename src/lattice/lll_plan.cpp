@@ -518,9 +518,10 @@ LllStatus polish_in_float64(int n, int m, std::vector<double>& bt, std::int64_t*
 // by 0.5-0.9 %). When the two differ by more than float32 rounding, the rebuilt basis replaces
 // B' and must pass the LLL conditions again (float32 tolerances, docs/lll.md); where it does not,
 // polish_in_float64 reduces it further. t may be updated (T T2).
-LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t* t, float* b,
-                                 double delta) {
-  std::vector<double> bt = times_transform(n, m, b_in, t);
+// The repair itself, given bt = B T in float64 (overwritten by a polish): B' is kept where it
+// equals bt to 1e-6 of max |bt|, else replaced by bt rounded once and re-checked.
+LllStatus repair_from_product(int n, int m, std::vector<double>& bt, std::int64_t* t, float* b,
+                              double delta) {
   double diff = 0, scale = 0;
   for (std::size_t i = 0; i < bt.size(); ++i) {
     diff = std::max(diff, std::abs(bt[i] - double(b[i])));
@@ -530,6 +531,12 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t*
   for (std::size_t i = 0; i < bt.size(); ++i) b[i] = float(bt[i]);
   if (recheck_float32(n, m, b, delta) == LllStatus::reduced) return LllStatus::reduced;
   return polish_in_float64(n, m, bt, t, b, delta);
+}
+
+LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t* t, float* b,
+                                 double delta) {
+  std::vector<double> bt = times_transform(n, m, b_in, t);
+  return repair_from_product(n, m, bt, t, b, delta);
 }
 
 #if MIMORX_HAS_CUDA
@@ -616,14 +623,10 @@ LllStatus rebuild_without_transform(int n, int m, const double* b_in, float* b, 
     for (std::size_t i = 0; i < bd.size(); ++i) b[i] = float(bd[i]);
     return recheck_float32(n, m, b, delta);
   }
-  if ((btr - bp).cwiseAbs().maxCoeff() <= 1e-6 * btr.cwiseAbs().maxCoeff())
-    return LllStatus::reduced;
-  for (std::size_t i = 0; i < std::size_t(n) * m; ++i) b[i] = float(btr.data()[i]);
-  if (recheck_float32(n, m, b, delta) == LllStatus::reduced) return LllStatus::reduced;
   std::vector<double> bt(btr.data(), btr.data() + std::size_t(n) * m);
   std::vector<std::int64_t> t(std::size_t(m) * m);
   for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::int64_t(tr.data()[i]);
-  return polish_in_float64(n, m, bt, t.data(), b, delta);
+  return repair_from_product(n, m, bt, t.data(), b, delta);
 }
 
 // The CPU paths' float32 epilogue: a reduced basis is checked against the input lattice (from B T
