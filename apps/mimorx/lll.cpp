@@ -1,7 +1,7 @@
 // mimorx lll: LLL-reduces bases given in fplll's text format, as a drop-in for `fplll -a lll`.
 //   mimorx lll [file] [-d delta] [--precision float|double] [--transform] [--check]
 //              [--backend cpu|cuda|auto] [--method auto|sequential|all-swap|block] [--block l]
-//              [--keep-order]
+//              [--keep-order] [--no-lattice-check]
 // Input: one or more matrices "[[a b c]\n[d e f]\n]" (rows = basis vectors), from the file or
 // stdin; a batch of matrices of one shape is reduced in one plan run. Output: the reduced
 // matrices in input order, same format (integers stay integers); with --transform each is
@@ -9,6 +9,8 @@
 // (lattice/quality.hpp), prints the report on stderr and fails (exit 2) if one is not reduced.
 // The default delta is fplll's, 0.99. The vectors are put in order of increasing length before
 // the reduction (LllConfig::presort; fplll keeps the input order): --keep-order turns that off.
+// float32 outputs are checked against the input lattice (LllConfig::lattice_check):
+// --no-lattice-check turns that off.
 #include "mimorx/lattice/lll.hpp"
 
 #include <fmt/format.h>
@@ -32,7 +34,7 @@ using namespace mimorx::lattice;
 struct LllOptions {
   std::string in = "-", algorithm = "lll", precision = "double", backend = "cpu", method = "auto";
   double delta = 0.99;
-  bool transform = false, check = false, keep_order = false;
+  bool transform = false, check = false, keep_order = false, no_lattice_check = false;
   int block = 0;
 };
 
@@ -45,10 +47,8 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   cfg.n = n;
   cfg.m = m;
   cfg.delta = o.delta;
-  // float32 on CUDA always with T: the plans check a float32 result against B T and repair a
-  // basis that drifted off the input lattice; without T only the CPU paths can (by solving for
-  // T, cheaper there than tracking it; docs/lll.md).
-  cfg.transform = o.transform || o.check || (sizeof(F) == 4 && backend.is_cuda());
+  cfg.transform = o.transform || o.check;
+  cfg.lattice_check = !o.no_lattice_check;
   cfg.method = parse_lll_method(o.method);
   cfg.block = o.block;
   cfg.presort = !o.keep_order;
@@ -181,6 +181,9 @@ void add_lll(CLI::App& app) {
   cmd->add_flag("--keep-order", o->keep_order,
                 "Reduce the vectors in their input order (default: shortest first, which "
                 "gives shorter bases; fplll keeps the input order)");
+  cmd->add_flag("--no-lattice-check", o->no_lattice_check,
+                "float32: skip the check that each output is still a basis of the input lattice "
+                "(faster; an ill-conditioned input may then end slightly off its lattice)");
   cmd->callback([o] { run_lll(*o); });
 }
 

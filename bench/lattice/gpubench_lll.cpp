@@ -1,6 +1,8 @@
 // LLL on the GPU: CR-AS-LLL batched (one thread block per basis) for 8..64, per-basis time;
-// the CPU+GPU block method for 128..1024, single-basis latency. float32, delta 0.75, no T
-// (one block-method row with T: the cost of tracking it and of the float32 lattice check).
+// the CPU+GPU block method for 128..1024, single-basis latency. float32, delta 0.75, no T from
+// the caller. The plan's default checks float32 outputs against the input lattice
+// (LllConfig::lattice_check), which on the GPU tracks T internally: the kernel is timed with and
+// without T, plan.run with and without the check; block-method rows name theirs.
 // Inputs from bench/lattice/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
 // Timing: GpuTimer (CUDA events) around the kernel launch for the batched case (the input is
 // restored by a device copy outside the timed region), wall clock around LllPlan::run for the
@@ -75,9 +77,10 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n\n", dev.name.c_str());
   std::printf(
       "| kind | n | batch | method | us/basis (kernel) | us/basis (kernel, input order) | "
-      "us/basis (generic kernel) | us/basis (plan.run) | reduced | mean orth. defect | geo. mean "
+      "us/basis (generic kernel) | us/basis (kernel with T) | us/basis (plan.run, lattice check, "
+      "default) | us/basis (plan.run, no check) | reduced | mean orth. defect | geo. mean "
       "orth. defect | geo. mean, input order |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
       // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
@@ -93,16 +96,19 @@ int main(int argc, char** argv) {
       Stream s = Stream::create();
       GpuTimer timer(s);
       // The fixed-shape kernel (default for square 4..64) with presort (the default), without
-      // it (input order), and the generic kernel with presort, interleaved.
-      std::vector<double> ms[3];
+      // it (input order), the generic kernel with presort, and the fixed-shape kernel tracking T
+      // (what the plan's lattice check runs), interleaved.
+      std::vector<double> ms[4];
       std::vector<float> kept(total);
+      auto tbuf = Buffer<std::int64_t>::device(std::size_t(count) * n * n);
       for (int rep = 0; rep < 6; ++rep) {
-        for (int variant : {0, 1, 2}) {
+        for (int variant : {0, 1, 2, 3}) {
           lattice::detail::set_all_swap_generic_only(variant == 2);
           work.copy_from(src, s);
           timer.start();
           lattice::detail::all_swap_cuda<float>(
-              work.data(), nullptr, status.data(), count, n, n, std::int64_t(n) * n, 0, 0.75,
+              work.data(), variant == 3 ? tbuf.data() : nullptr, status.data(), count, n, n,
+              std::int64_t(n) * n, variant == 3 ? std::int64_t(n) * n : 0, 0.75,
               lattice::detail::default_max_iter(n), s.handle(), 0, variant != 1);
           timer.stop();
           if (rep > 0) ms[variant].push_back(timer.elapsed_ms());
@@ -116,23 +122,31 @@ int main(int argc, char** argv) {
       const double kernel_us = median(ms[0]) * 1000.0 / count;
       const double kept_us = median(ms[1]) * 1000.0 / count;
       const double generic_us = median(ms[2]) * 1000.0 / count;
+      const double with_t_us = median(ms[3]) * 1000.0 / count;
+      tbuf = Buffer<std::int64_t>();
       const auto v_kept = verify(kept, n, count, 256);
-      // Through the plan (validation, status copy-back) with wall clock.
-      LllConfig cfg{n, n};
-      cfg.method = LllMethod::all_swap;
-      LllPlan plan(cfg, Backend::cuda());
-      std::vector<double> wall;
+      // Through the plan (validation, status copy-back) with wall clock: without the lattice
+      // check, then with it (the default; its output is the one verified below).
       std::vector<LllStatus> st(count);
-      for (int rep = 0; rep < 4; ++rep) {
-        work.copy_from(src, s);
-        s.synchronize();
-        const auto t0 = std::chrono::steady_clock::now();
-        plan.run(MatrixBatch<float>::over(work, count, n, n), {},
-                 View<LllStatus>(st.data(), count, Memory::host), s);
-        const auto t1 = std::chrono::steady_clock::now();
-        if (rep > 0) wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      }
-      const double plan_us = median(wall) / count;
+      auto plan_wall_us = [&](bool check) {
+        LllConfig cfg{n, n};
+        cfg.method = LllMethod::all_swap;
+        cfg.lattice_check = check;
+        LllPlan plan(cfg, Backend::cuda());
+        std::vector<double> wall;
+        for (int rep = 0; rep < 4; ++rep) {
+          work.copy_from(src, s);
+          s.synchronize();
+          const auto t0 = std::chrono::steady_clock::now();
+          plan.run(MatrixBatch<float>::over(work, count, n, n), {},
+                   View<LllStatus>(st.data(), count, Memory::host), s);
+          const auto t1 = std::chrono::steady_clock::now();
+          if (rep > 0) wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+        return median(wall) / count;
+      };
+      const double plan_nocheck_us = plan_wall_us(false);
+      const double plan_us = plan_wall_us(true);
       std::vector<float> out(total);
       work.copy_to_host(out.data(), total);
       const int ok_status = int(std::count(st.begin(), st.end(), LllStatus::reduced));
@@ -146,10 +160,11 @@ int main(int argc, char** argv) {
             kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
       std::printf(
-          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %d/%d (status %d/%d) | %.4g | "
-          "%.4g | %.4g |\n",
-          kind.c_str(), n, count, kernel_us, kept_us, generic_us, plan_us, v.reduced, v.checked,
-          ok_status, count, v.mean_defect, v.geo_defect, v_kept.geo_defect);
+          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d/%d (status "
+          "%d/%d) | %.4g | %.4g | %.4g |\n",
+          kind.c_str(), n, count, kernel_us, kept_us, generic_us, with_t_us, plan_us,
+          plan_nocheck_us, v.reduced, v.checked, ok_status, count, v.mean_defect, v.geo_defect,
+          v_kept.geo_defect);
       std::fflush(stdout);
       if (json.is_open()) {
         nlohmann::json j = {{"bench", "lll"},
@@ -163,7 +178,9 @@ int main(int argc, char** argv) {
                             {"us_per_basis_kernel", kernel_us},
                             {"us_per_basis_kernel_input_order", kept_us},
                             {"us_per_basis_generic_kernel", generic_us},
+                            {"us_per_basis_kernel_with_t", with_t_us},
                             {"us_per_basis_plan", plan_us},
+                            {"us_per_basis_plan_no_lattice_check", plan_nocheck_us},
                             {"verified_reduced", v.reduced},
                             {"verified", v.checked},
                             {"status_reduced", ok_status},
@@ -266,13 +283,17 @@ int main(int argc, char** argv) {
     struct Variant {
       bool resident;
       int block;               // 0: automatic
-      bool transform = false;  // T tracked (float32: plus the check that B' is still B T)
-      bool check = true;       // with T: the float32 lattice check (off: its cost, by difference)
+      bool transform = false;  // the caller's T
+      bool check = true;       // LllConfig::lattice_check (without the caller's T: T internal)
       bool presort = true;     // false: the input order
     };
-    for (const Variant var : {Variant{true, 0}, Variant{true, 0, false, true, false},
-                              Variant{true, 64}, Variant{true, 16}, Variant{false, 0},
-                              Variant{true, 0, true}, Variant{true, 0, true, false}}) {
+    // Default (checked), unchecked (the figure of the sessions before the check), unchecked in
+    // input order, unchecked with l = 64 and 16, the host-side path (checked), the caller's T
+    // with and without the check.
+    for (const Variant var :
+         {Variant{true, 0}, Variant{true, 0, false, false}, Variant{true, 0, false, false, false},
+          Variant{true, 64, false, false}, Variant{true, 16, false, false}, Variant{false, 0},
+          Variant{true, 0, true}, Variant{true, 0, true, false}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
       const auto in = bench::lll_input(kind, n, 1);
@@ -283,10 +304,10 @@ int main(int argc, char** argv) {
       cfg.block = var.block;
       cfg.transform = var.transform;
       cfg.presort = var.presort;
+      cfg.lattice_check = var.check;
       LllPlan plan(cfg, Backend::cuda());
       auto t_work = Buffer<std::int64_t>::device(var.transform ? std::size_t(n) * n : 0);
       lattice::detail::set_block_device_enabled(resident);
-      lattice::detail::set_float32_rebuild(var.check);
       std::vector<double> wall;
       LllStatus st = LllStatus::not_converged;
       for (int rep = 0; rep < 3; ++rep) {
@@ -300,22 +321,21 @@ int main(int argc, char** argv) {
         wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
       lattice::detail::set_block_device_enabled(true);
-      lattice::detail::set_float32_rebuild(true);
       const double lat = median(wall);
       last_s = std::max(last_s, lat / 1000);
       std::vector<float> out(hf.size());
       work.copy_to_host(out.data(), out.size());
       const auto v = verify(out, n, 1, 1);
-      const char* path = !resident        ? "CPU+GPU"
-                         : !var.presort   ? "GPU-resident, input order"
-                         : !var.transform ? "GPU-resident"
-                         : var.check      ? "GPU-resident, with T"
-                                          : "GPU-resident, with T, no check";
+      const std::string path = std::string(resident ? "GPU-resident" : "CPU+GPU") +
+                               (var.transform ? ", caller's T" : "") +
+                               (var.check ? ", lattice check" : ", no check") +
+                               (var.presort ? "" : ", input order");
       std::printf(
           "| %s | %d | 1 | block l=%d (%s) | %.2f (ms, wall; %.2f-%.2f) | - | %d/1 (status %s) | "
           "%.4g |\n",
-          kind.c_str(), n, plan.block(), path, lat, *std::min_element(wall.begin(), wall.end()),
-          *std::max_element(wall.begin(), wall.end()), v.reduced, to_string(st), v.mean_defect);
+          kind.c_str(), n, plan.block(), path.c_str(), lat,
+          *std::min_element(wall.begin(), wall.end()), *std::max_element(wall.begin(), wall.end()),
+          v.reduced, to_string(st), v.mean_defect);
       std::fflush(stdout);
       if (json.is_open()) {
         nlohmann::json j = {{"bench", "lll"},
@@ -326,7 +346,7 @@ int main(int argc, char** argv) {
                             {"method", resident ? "block-gpu-resident" : "block-cpu+gpu"},
                             {"block", plan.block()},
                             {"transform", var.transform},
-                            {"float32_check", var.check},
+                            {"lattice_check", var.check},
                             {"presort", var.presort},
                             {"precision", "float32"},
                             {"delta", 0.75},

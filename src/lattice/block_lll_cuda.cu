@@ -4,7 +4,7 @@
 //     final check (as the host version); in between R follows the GSC-Update below;
 //   global size reduction of every column against a snapshot of R, B and T: R's columns in
 //     tiles of 8 (size_reduce_cuda.cu), recording the multipliers in a matrix M; then
-//     B -= B0 M and T -= T0 M as tiled products;
+//     B -= B0 M and T -= T0 M as tiled products (T's in float64 where that is exact);
 //   [final check: Lovasz on every pair, one sync];
 //   the diagonal blocks of R (offset 0 or l/2, as the host version) as float/double bases,
 //     reduced by the all-swap kernel with their transforms U_c;
@@ -27,6 +27,7 @@ namespace mimorx::lattice::detail {
 namespace {
 
 bool g_device_enabled = true;
+bool g_t_float64 = true;
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -40,9 +41,13 @@ enum Flag : int {
   kFlags
 };
 
-__global__ void identity_kernel(std::int64_t* t, int m) {
+// T = I, and tbound (the running upper bound of |T|, raised by every kernel that writes T) =
+// bound0 (1; 2^60 when the test knob turns the float64 products off).
+__global__ void identity_kernel(std::int64_t* t, int m, unsigned long long* tbound,
+                                unsigned long long bound0) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e < (long long)m * m) t[e] = (e % m) == (e / m) ? 1 : 0;
+  if (e == 0) *tbound = bound0;
 }
 
 // The checks gs_update (lll_plan.cpp) makes on the Cholesky factor, from the squared column
@@ -71,18 +76,30 @@ __global__ void __launch_bounds__(1024)
 // recorded, as one tiled product (the column-by-column form re-read the snapshot for every
 // column: most of the size reduction's time when the multipliers are dense). 64 x 64 output
 // tiles; a tile whose columns have no multiplier, and a 16-wide slab of M that is all zero, is
-// skipped. B: float64 accumulation; T: exact (128-bit), overflow flagged.
-template <class X>
-__global__ void __launch_bounds__(256)
-    subtract_products_kernel(X* c, const X* a, long long ld, int rows, int m, const double* mult,
-                             const int* mcol, int* flags) {
+// skipped. B: float64 accumulation. T: exact, in float64 where every partial sum is below 2^53
+// (|T| <= tbound and sum_j |M(j, k)| <= colsum[k] over the tile's columns: the usual case, and
+// several times faster than the 128-bit integer products), else in 128-bit integers with
+// overflow flagged; the new entries raise tbound.
+constexpr double kExact = 9007199254740992.0;  // 2^53
+
+// The largest |v| of the calling warp's values into *bound (a monotone upper bound of |T|).
+__device__ void raise_bound(unsigned long long* bound, unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if (threadIdx.x % 32 == 0) atomicMax(bound, v);
+}
+
+__device__ unsigned long long magnitude(std::int64_t v) {
+  return v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+}
+
+template <class X, class Acc>
+__device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows, int m,
+                                       const double* mult, int* flags, unsigned long long* tbound) {
   constexpr bool kInt = std::is_same_v<X, std::int64_t>;
-  using MT = std::conditional_t<kInt, std::int64_t, double>;
-  using Acc = std::conditional_t<kInt, __int128, double>;
+  constexpr bool kWide = std::is_same_v<Acc, __int128>;
+  using MT = std::conditional_t<kWide, std::int64_t, double>;
   const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const bool has = threadIdx.x < 64 && J0 + int(threadIdx.x) < m && mcol[J0 + threadIdx.x];
-  if (!__syncthreads_or(has)) return;
   __shared__ X xa[16][65];
   __shared__ MT xm[16][65];
   Acc acc[4][4] = {};
@@ -109,7 +126,7 @@ __global__ void __launch_bounds__(256)
       const int e = threadIdx.x + 256 * p;
       xa[e / 64][e % 64] = ra[p];
       const double q = rq[p];
-      if constexpr (kInt) {
+      if constexpr (kWide) {
         if (!(fabs(q) < 4.0e18)) flags[kOverflow] = 1;
         xm[e % 16][e / 16] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
       } else {
@@ -130,10 +147,17 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * mv[j];
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (kWide) {
+            acc[i][j] += av[i] * mv[j];
+          } else {
+            acc[i][j] = fma(av[i], mv[j], acc[i][j]);
+          }
+        }
     }
     __syncthreads();
   }
+  unsigned long long big = 0;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -141,14 +165,62 @@ __global__ void __launch_bounds__(256)
       const int r = I0 + tx + 16 * i, k = J0 + ty + 16 * j;
       if (r >= rows || k >= m) continue;
       X& dst = c[(long long)k * ld + r];
-      if constexpr (kInt) {
+      if constexpr (kWide) {
         const __int128 v = (__int128)dst - acc[i][j];
         if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
         dst = std::int64_t(v);
+        big = max(big, magnitude(dst));
+      } else if constexpr (kInt) {
+        dst = std::int64_t(double(dst) - acc[i][j]);  // exact: every term below 2^53
+        big = max(big, magnitude(dst));
       } else {
         dst = X(double(dst) - acc[i][j]);
       }
     }
+  if constexpr (kInt) raise_bound(tbound, big);
+}
+
+template <class X>
+__global__ void __launch_bounds__(256)
+    subtract_products_kernel(X* c, const X* a, long long ld, int rows, int m, const double* mult,
+                             const int* mcol, int* flags, const double* colsum,
+                             unsigned long long* tbound) {
+  const int J0 = blockIdx.x * 64;
+  const bool has = threadIdx.x < 64 && J0 + int(threadIdx.x) < m && mcol[J0 + threadIdx.x];
+  if (!__syncthreads_or(has)) return;
+  if constexpr (std::is_same_v<X, std::int64_t>) {
+    // float64 is exact when |T0| (<= tbound) times (1 + the tile's largest column sum of |M|)
+    // stays below 2^53 (non-negative doubles order as their bits).
+    __shared__ unsigned long long cmax;
+    if (threadIdx.x == 0) cmax = 0;
+    __syncthreads();
+    if (threadIdx.x < 64 && J0 + int(threadIdx.x) < m)
+      atomicMax(&cmax,
+                static_cast<unsigned long long>(__double_as_longlong(colsum[J0 + threadIdx.x])));
+    __syncthreads();
+    const double bound =
+        double(*tbound) * (1.0 + __longlong_as_double(static_cast<long long>(cmax)));
+    __syncthreads();  // cmax read by all before any thread leaves
+    if (bound < kExact) {
+      subtract_products_tile<X, double>(c, a, ld, rows, m, mult, flags, tbound);
+    } else {
+      subtract_products_tile<X, __int128>(c, a, ld, rows, m, mult, flags, tbound);
+    }
+  } else {
+    subtract_products_tile<X, double>(c, a, ld, rows, m, mult, flags, tbound);
+  }
+}
+
+// colsum[k] = sum_j |M(j, k)| (0 for a column without multipliers), one warp per column: the
+// bound that lets T's product run in float64.
+__global__ void abs_colsum_kernel(const double* mult, const int* mcol, int m, double* colsum) {
+  const int k = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (k >= m) return;
+  double s = 0;
+  if (mcol[k])
+    for (int j = lane; j < k; j += 32) s += fabs(mult[(long long)k * m + j]);
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if (lane == 0) colsum[k] = s;
 }
 
 // Diagonal block c (columns s0 + c * stride ...) of R as an upper-triangular sz x sz basis.
@@ -165,52 +237,90 @@ __global__ void extract_blocks_kernel(const double* r, int m, int s0, int stride
 
 constexpr int kMaxBlock = 64;  // LllConfig::block <= 64
 
-// X[row, s : s + sz] <- X[row, s : s + sz] U_c for every row (B: float accumulation in double,
-// as the host version; T: exact, overflow flagged).
+// X[row, s : s + sz] <- X[row, s : s + sz] U_c for every row (B and R: float accumulation in
+// double, as the host version; T: exact, in float64 where |T| <= tbound times U_c's largest
+// column sum of |U| stays below 2^53, else in 128-bit integers with overflow flagged; the new
+// entries raise tbound).
 template <class X>
 __global__ void __launch_bounds__(128)
     apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz, const std::int64_t* u,
-                   const int* ident, int* flags) {
+                   const int* ident, int* flags, unsigned long long* tbound) {
   if (ident[blockIdx.x]) return;  // U_c = I
-  // U_c staged in shared memory (as double for B: one conversion per entry instead of one per
-  // row and entry).
-  using UT = std::conditional_t<std::is_same_v<X, std::int64_t>, std::int64_t, double>;
-  __shared__ UT us[kMaxBlock * kMaxBlock];
+  constexpr bool kInt = std::is_same_v<X, std::int64_t>;
   const int c = blockIdx.x, s = s0 + c * stride;
   const std::int64_t* uc = u + (long long)c * sz * sz;
-  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) us[e] = UT(uc[e]);
+  // U_c staged in shared memory as double (B, R, and T where float64 is exact: one conversion
+  // per entry instead of one per row and entry) or as int64.
+  __shared__ std::int64_t us_raw[kMaxBlock * kMaxBlock];
+  double* usd = reinterpret_cast<double*>(us_raw);
+  bool wide = false;
+  if constexpr (kInt) {
+    __shared__ unsigned long long cmax;
+    if (threadIdx.x == 0) cmax = 0;
+    __syncthreads();
+    for (int j = threadIdx.x; j < sz; j += blockDim.x) {
+      double sum = 0;
+      for (int kk = 0; kk < sz; ++kk) sum += fabs(double(uc[j * sz + kk]));
+      atomicMax(&cmax, static_cast<unsigned long long>(__double_as_longlong(sum)));
+    }
+    __syncthreads();
+    wide = !(double(*tbound) * __longlong_as_double(static_cast<long long>(cmax)) < kExact);
+  }
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
+    if (wide) {
+      us_raw[e] = uc[e];
+    } else {
+      usd[e] = double(uc[e]);
+    }
+  }
   __syncthreads();
   const int row = blockIdx.y * blockDim.x + threadIdx.x;
   if (row >= rows) return;
-  X in[kMaxBlock];
-#pragma unroll
-  for (int kk = 0; kk < kMaxBlock; ++kk)
-    if (kk < sz) in[kk] = x[(long long)(s + kk) * ld + row];
-  // B and R: four output columns per step, four independent accumulation chains (one chain per
-  // thread left the kernel latency-bound at 4 resident warps per SM).
-  constexpr int kStep = std::is_same_v<X, std::int64_t> ? 1 : 4;
-  for (int j = 0; j < sz; j += kStep) {
-    if constexpr (std::is_same_v<X, std::int64_t>) {
-      __int128 acc = 0;
+  if constexpr (kInt) {
+    if (wide) {
+      std::int64_t in[kMaxBlock];
 #pragma unroll
       for (int kk = 0; kk < kMaxBlock; ++kk)
-        if (kk < sz) acc += (__int128)us[j * sz + kk] * in[kk];
-      if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
-      x[(long long)(s + j) * ld + row] = std::int64_t(acc);
-    } else {
-      double acc[4] = {0, 0, 0, 0};
+        if (kk < sz) in[kk] = x[(long long)(s + kk) * ld + row];
+      unsigned long long big = 0;
+      for (int j = 0; j < sz; ++j) {
+        __int128 acc = 0;
 #pragma unroll
-      for (int kk = 0; kk < kMaxBlock; ++kk)
-        if (kk < sz) {
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj)
-            if (j + jj < sz) acc[jj] = fma(us[(j + jj) * sz + kk], double(in[kk]), acc[jj]);
-        }
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj)
-        if (j + jj < sz) x[(long long)(s + j + jj) * ld + row] = X(acc[jj]);
+        for (int kk = 0; kk < kMaxBlock; ++kk)
+          if (kk < sz) acc += (__int128)us_raw[j * sz + kk] * in[kk];
+        if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
+        x[(long long)(s + j) * ld + row] = std::int64_t(acc);
+        big = max(big, magnitude(std::int64_t(acc)));
+      }
+      atomicMax(tbound, big);
+      return;
     }
   }
+  // Four output columns per step, four independent accumulation chains (one chain per thread
+  // left the kernel latency-bound at 4 resident warps per SM).
+  using In = std::conditional_t<kInt, double, X>;
+  In in[kMaxBlock];
+#pragma unroll
+  for (int kk = 0; kk < kMaxBlock; ++kk)
+    if (kk < sz) in[kk] = In(x[(long long)(s + kk) * ld + row]);
+  unsigned long long big = 0;
+  for (int j = 0; j < sz; j += 4) {
+    double acc[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int kk = 0; kk < kMaxBlock; ++kk)
+      if (kk < sz) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj)
+          if (j + jj < sz) acc[jj] = fma(usd[(j + jj) * sz + kk], double(in[kk]), acc[jj]);
+      }
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj)
+      if (j + jj < sz) {
+        x[(long long)(s + j + jj) * ld + row] = X(acc[jj]);  // T: an exact integer
+        if constexpr (kInt) big = max(big, magnitude(std::int64_t(acc[jj])));
+      }
+  }
+  if constexpr (kInt) atomicMax(tbound, big);
 }
 
 // The row half of the GSC-Update (Jozsa et al., CR-MB-LLL) for diagonal block c at s (after the
@@ -342,6 +452,7 @@ __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) 
 
 void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
 bool block_device_enabled() { return g_device_enabled; }
+void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -364,7 +475,12 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure_device(ws.bstatus, std::size_t(m), device);
   ensure_device(ws.ident, std::size_t(m), device);
   ensure_device(ws.flags, kFlags, device);
-  if (t) ensure_device(ws.t0, mm, device);
+  if (t) {
+    ensure_device(ws.t0, mm, device);
+    ensure_device(ws.colsum, std::size_t(m), device);
+    ensure_device(ws.tbound, 1, device);
+  }
+  unsigned long long* tbound = t ? ws.tbound.data() : nullptr;
   if (ws.hflags.size() < kFlags) ws.hflags = Buffer<int>::pinned(kFlags);
   int* flags = ws.flags.data();
   int* hf = ws.hflags.data();
@@ -375,7 +491,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   MIMORX_CUDA_CHECK(
       cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
   if (t) {
-    identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(t, m);
+    identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(t, m, tbound,
+                                                               g_t_float64 ? 1ull : (1ull << 60));
     MIMORX_CUDA_CHECK_LAUNCH();
   }
   // float32 blocks see R rounded to float: the final float64 check allows that rounding (as
@@ -426,11 +543,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                           ws.mcol.data(), stream);
       const unsigned ct = unsigned((m + 63) / 64);
       subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
-          b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags);
+          b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags, nullptr, nullptr);
       MIMORX_CUDA_CHECK_LAUNCH();
       if (t) {
-        subtract_products_kernel<std::int64_t><<<dim3(ct, ct), 256, 0, s>>>(
-            t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(), flags);
+        abs_colsum_kernel<<<unsigned((m + 7) / 8), 256, 0, s>>>(ws.mult.data(), ws.mcol.data(), m,
+                                                                ws.colsum.data());
+        MIMORX_CUDA_CHECK_LAUNCH();
+        subtract_products_kernel<std::int64_t>
+            <<<dim3(ct, ct), 256, 0, s>>>(t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(),
+                                          flags, ws.colsum.data(), tbound);
         MIMORX_CUDA_CHECK_LAUNCH();
       }
     }
@@ -459,17 +580,17 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
       MIMORX_CUDA_CHECK_LAUNCH();
       apply_u_kernel<F><<<dim3(g.count, (n + 127) / 128), 128, 0, s>>>(
-          b, n, n, g.start, g.stride, sz, ws.u.data(), ident, flags);
+          b, n, n, g.start, g.stride, sz, ws.u.data(), ident, flags, nullptr);
       MIMORX_CUDA_CHECK_LAUNCH();
       if (t) {
         apply_u_kernel<std::int64_t><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-            t, m, m, g.start, g.stride, sz, ws.u.data(), ident, flags);
+            t, m, m, g.start, g.stride, sz, ws.u.data(), ident, flags, tbound);
         MIMORX_CUDA_CHECK_LAUNCH();
       }
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.
       apply_u_kernel<double><<<dim3(g.count, (m + 127) / 128), 128, 0, s>>>(
-          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), ident, flags);
+          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), ident, flags, nullptr);
       MIMORX_CUDA_CHECK_LAUNCH();
       gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident,
                                             ws.refl.data());

@@ -93,20 +93,30 @@ void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
 
 // float32 with T: where a reduced basis b is not in (float32 rounding of) in * T, write the
-// rounded float64 product over it and set its status to kStatusRecheck, for the host to check
-// the LLL conditions again (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m
-// per basis), b and t are strided; all device memory.
+// rounded float64 product over it and check its LLL conditions again in float64 on the device;
+// one that fails that check gets status kStatusRecheck, for the host to check and polish
+// (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m per basis), b and t are
+// strided; all device memory.
 constexpr std::int32_t kStatusRecheck = 100;
 // Packs the strided inputs b into `in` (device to device, on `stream`).
 void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
                       std::int64_t stride_b, void* stream, int device);
-// out (count x nm, packed) <- the bases src + idx[c] * stride (idx: device memory; count <= 2^31).
+// out (count x nm, packed) <- the matrices src + idx[c] * stride, and back (idx: device memory;
+// count <= 2^31).
 void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, float* out, void* stream, int device);
+void gather_bases_cuda(const std::int64_t* src, std::int64_t stride, const std::int64_t* idx,
+                       std::int64_t count, std::size_t nm, std::int64_t* out, void* stream,
+                       int device);
+void scatter_bases_cuda(const float* in, float* dst, std::int64_t stride, const std::int64_t* idx,
+                        std::int64_t count, std::size_t nm, void* stream, int device);
+void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t stride,
+                        const std::int64_t* idx, std::int64_t count, std::size_t nm, void* stream,
+                        int device);
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
-                                 std::int64_t stride_b, std::int64_t stride_t, void* stream,
-                                 int device);
+                                 std::int64_t stride_b, std::int64_t stride_t, double delta,
+                                 void* stream, int device);
 
 // buf holds at least n elements on `device` afterwards (workspaces that grow as needed).
 template <class T>
@@ -164,6 +174,8 @@ struct BlockLllWorkspace {
   Buffer<F> b_in, b0, blocks;
   Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
   Buffer<std::int64_t> t0, u;
+  Buffer<double> colsum;              // T's products: column sums of |M|
+  Buffer<unsigned long long> tbound;  // an upper bound of max |T| (device word)
   Buffer<std::int32_t> bstatus;
   Buffer<int> flags, hflags, mcol, ident;
 };
@@ -178,6 +190,9 @@ void unsort_transform_cuda(std::int64_t* t, int m, const std::int32_t* rank, voi
 // Test/benchmark knob: false makes LllPlan use the host-side CPU+GPU block method only.
 void set_block_device_enabled(bool enabled);
 bool block_device_enabled();
+// Test knob: false makes the GPU-resident block method update T in 128-bit integers only (its
+// float64 products, used where they are exact, must give the same T).
+void set_block_t_float64(bool enabled);
 #endif
 
 }  // namespace mimorx::lattice::detail

@@ -420,7 +420,8 @@ struct BlockWorker {
   detail::BlockLllWorkspace<F> device;
   Buffer<std::int32_t> rank;  // presort: the basis's ranks and keys (device)
   Buffer<double> keys;
-  std::vector<F> hb;  // the fallback's host copies, sized on first use
+  Buffer<std::int64_t> t;  // float32 checked without the caller's T: the worker's own T
+  std::vector<F> hb;       // the fallback's host copies, sized on first use
   std::vector<std::int64_t> ht;
 };
 #endif
@@ -543,6 +544,15 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t*
 // The device paths' host step for a basis the device rebuilt as B T (b_dev, t_dev; the float32
 // input in_dev): B' is checked again on the host and, where it fails, polished in float64 and
 // written back with its new T. Rare: only bases that drifted.
+// The host's part of the check of a rebuilt float32 basis hb (from its input hin and T ht): the
+// LLL conditions with the float32 tolerances, else a float64 polish of B T (hb and ht updated).
+LllStatus recheck_rebuilt_host(int n, int m, const float* hin, std::int64_t* ht, float* hb,
+                               double delta) {
+  if (recheck_float32(n, m, hb, delta) == LllStatus::reduced) return LllStatus::reduced;
+  std::vector<double> bt = times_transform(n, m, hin, ht);
+  return polish_in_float64(n, m, bt, ht, hb, delta);
+}
+
 LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t* t_dev,
                                  float* b_dev, double delta, const Stream& stream) {
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -557,8 +567,7 @@ LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t
   mimorx::detail::copy_bytes(ht.data(), Memory::host, t_dev, Memory::device,
                              mm * sizeof(std::int64_t), stream.handle());
   stream.synchronize();
-  std::vector<double> bt = times_transform(n, m, hin.data(), ht.data());
-  const LllStatus status = polish_in_float64(n, m, bt, ht.data(), hb.data(), delta);
+  const LllStatus status = recheck_rebuilt_host(n, m, hin.data(), ht.data(), hb.data(), delta);
   mimorx::detail::copy_bytes(b_dev, Memory::device, hb.data(), Memory::host, nm * sizeof(float),
                              stream.handle());
   mimorx::detail::copy_bytes(t_dev, Memory::device, ht.data(), Memory::host,
@@ -630,17 +639,13 @@ LllStatus rebuild_without_transform(int n, int m, const double* b_in, float* b, 
 }
 
 // The CPU paths' float32 epilogue: a reduced basis is checked against the input lattice (from B T
-// with T; by solving for T without, when solve_without_t) and rebuilt where it drifted, a
-// singular one is judged on the input (b_in: the float32 input, as doubles). The CUDA backend's
-// host-side block path does not solve for T: its O(m^3) float64 solve took 1 s at m = 1024
-// against 50 ms for the reduction (H100 host), and the backend's other paths without T are
-// unchecked too (docs/lll.md).
+// with T, by solving for T without) and rebuilt where it drifted, a singular one is judged on the
+// input (b_in: the float32 input, as doubles). check: LllConfig::lattice_check and the test knob.
 LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, float* b, double delta,
-                         LllStatus status, bool solve_without_t = true) {
-  if (t && status == LllStatus::reduced && detail::float32_rebuild())
-    return rebuild_from_transform(n, m, b_in, t, b, delta);
-  if (!t && solve_without_t && status == LllStatus::reduced && detail::float32_rebuild())
-    return rebuild_without_transform(n, m, b_in, b, delta);
+                         LllStatus status, bool check) {
+  if (check && status == LllStatus::reduced)
+    return t ? rebuild_from_transform(n, m, b_in, t, b, delta)
+             : rebuild_without_transform(n, m, b_in, b, delta);
   if (status == LllStatus::singular) return classify_float32_singular(n, m, b_in);
   return status;
 }
@@ -650,10 +655,10 @@ LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, floa
 // compared with B' on the device, and rebuilt there where it drifted; only then is B' copied
 // to the host and checked again. A "singular" basis is judged on its input.
 LllStatus finish_float32_device(int n, int m, const float* in, std::int64_t* t, float* b,
-                                double delta, LllStatus status, Buffer<double>& scratch,
+                                double delta, LllStatus status, bool check, Buffer<double>& scratch,
                                 const Stream& stream, int device) {
   if (status == LllStatus::singular) return classify_float32_singular_device(n, m, in, stream);
-  if (!t || status != LllStatus::reduced || !detail::float32_rebuild() ||
+  if (!t || status != LllStatus::reduced || !check ||
       !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device))
     return status;
   return recheck_rebuilt_device(n, m, in, t, b, delta, stream);
@@ -715,6 +720,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
   const int threads = threads_of(cfg_);
   std::vector<LllStatus> st(nb, LllStatus::reduced);
   const std::int64_t tstride = cfg_.transform ? transform.batch_stride : 0;
+  // float32: the check of the outputs against the input lattice (LllConfig::lattice_check).
+  const bool check = std::is_same_v<F, float> && cfg_.lattice_check && detail::float32_rebuild();
 
   if (mem == Memory::host) {
     for (std::int64_t k = 0; k < nb; ++k) {
@@ -749,7 +756,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           if (std::is_same_v<F, float>) b_in.assign(bk, bk + std::size_t(n) * m);
           st[k] = detail::all_swap_cpu<F>(n, m, bk, tk, cfg_.delta, max_iter, inner).status;
           if constexpr (std::is_same_v<F, float>)
-            st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k]);
+            st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k], check);
         } else {
           // The reference always computes in float64; a float basis is converted both ways.
           std::vector<double> bd(bk, bk + std::size_t(n) * m);
@@ -779,7 +786,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         st[k] =
             detail::block_lll<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, inner, reducer).status;
         if constexpr (std::is_same_v<F, float>)
-          st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k]);
+          st[k] = finish_float32(n, m, b_in.data(), tk, bk, cfg_.delta, st[k], check);
       }
     }
     if (cfg_.presort && tdata) {
@@ -792,58 +799,113 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
     if (method_ == LllMethod::all_swap) {
       if (dstatus_.size() < std::size_t(nb))
         dstatus_ = Buffer<std::int32_t>::device(nb, backend_.device());
-      // float32 with T: the inputs are kept for the rebuild of drifted bases (as on the CPU).
+      // float32 checked: the inputs are kept for the rebuild of drifted bases from B T (as on
+      // the CPU). Without the caller's T the kernel tracks one of its own (dtransform_, the batch
+      // in chunks of ~256 MB of T). It always fits: the plan admits only shapes whose float64
+      // kernel fits without T, and float32 with T needs less shared memory than that.
       constexpr bool f32 = std::is_same_v<F, float>;
-      const bool rebuild = f32 && cfg_.transform && detail::float32_rebuild();
-      const std::size_t nm = std::size_t(n) * m;
+      const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+      const bool own_t = check && !cfg_.transform;
+      const std::int64_t chunk =
+          own_t ? std::max<std::int64_t>(1, std::int64_t((std::size_t(256) << 20) / (mm * 8))) : nb;
       if constexpr (f32) {
-        if (rebuild) {
+        if (check) {
           detail::ensure_device(dinput_, nm * nb, backend_.device());
           detail::keep_inputs_cuda(basis.data, dinput_.data(), nb, n, m, basis.batch_stride,
                                    stream.handle(), backend_.device());
         }
-      }
-      detail::all_swap_cuda<F>(basis.data, cfg_.transform ? transform.data : nullptr,
-                               dstatus_.data(), nb, n, m, basis.batch_stride, tstride, cfg_.delta,
-                               max_iter, stream.handle(), backend_.device(), cfg_.presort);
-      if constexpr (f32) {
-        if (rebuild)
-          detail::rebuild_from_transform_cuda(dinput_.data(), basis.data, transform.data,
-                                              dstatus_.data(), nb, n, m, basis.batch_stride,
-                                              tstride, stream.handle(), backend_.device());
+        if (own_t) detail::ensure_device(dtransform_, mm * std::min(chunk, nb), backend_.device());
       }
       std::vector<std::int32_t> hs(nb);
-      mimorx::detail::copy_bytes(hs.data(), Memory::host, dstatus_.data(), Memory::device,
-                                 nb * sizeof(std::int32_t), stream.handle());
-      stream.synchronize();
+      // (generic: instantiated for float32 only)
+      auto recheck_on_host = [&](auto* bk0, std::int64_t k0, std::int64_t cnt, std::int64_t* tk,
+                                 std::int64_t ts, std::vector<std::int32_t>& hs) {
+        std::vector<std::int64_t> idx;  // within the chunk
+        for (std::int64_t k = k0; k < k0 + cnt; ++k)
+          if (hs[k] == detail::kStatusRecheck) idx.push_back(k - k0);
+        const std::int64_t nf = std::int64_t(idx.size());
+        if (nf == 0) return;
+        auto didx = Buffer<std::int64_t>::device(std::size_t(nf), backend_.device());
+        auto db = Buffer<float>::device(std::size_t(nf) * nm, backend_.device());
+        auto din = Buffer<float>::device(std::size_t(nf) * nm, backend_.device());
+        auto dt = Buffer<std::int64_t>::device(std::size_t(nf) * mm, backend_.device());
+        std::vector<float> hb(std::size_t(nf) * nm), hin(hb.size());
+        std::vector<std::int64_t> ht(std::size_t(nf) * mm);
+        mimorx::detail::copy_bytes(didx.data(), Memory::device, idx.data(), Memory::host,
+                                   std::size_t(nf) * sizeof(std::int64_t), stream.handle());
+        detail::gather_bases_cuda(bk0, basis.batch_stride, didx.data(), nf, nm, db.data(),
+                                  stream.handle(), backend_.device());
+        detail::gather_bases_cuda(dinput_.data() + k0 * nm, std::int64_t(nm), didx.data(), nf, nm,
+                                  din.data(), stream.handle(), backend_.device());
+        detail::gather_bases_cuda(tk, ts, didx.data(), nf, mm, dt.data(), stream.handle(),
+                                  backend_.device());
+        mimorx::detail::copy_bytes(hb.data(), Memory::host, db.data(), Memory::device,
+                                   hb.size() * sizeof(float), stream.handle());
+        mimorx::detail::copy_bytes(hin.data(), Memory::host, din.data(), Memory::device,
+                                   hin.size() * sizeof(float), stream.handle());
+        mimorx::detail::copy_bytes(ht.data(), Memory::host, dt.data(), Memory::device,
+                                   ht.size() * sizeof(std::int64_t), stream.handle());
+        stream.synchronize();
+#pragma omp parallel for num_threads(threads) schedule(dynamic) if (threads > 1 && nf > 1)
+        for (std::int64_t c = 0; c < nf; ++c)
+          hs[k0 + idx[c]] = std::int32_t(recheck_rebuilt_host(
+              n, m, hin.data() + c * nm, ht.data() + c * mm, hb.data() + c * nm, cfg_.delta));
+        mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
+                                   hb.size() * sizeof(float), stream.handle());
+        mimorx::detail::copy_bytes(dt.data(), Memory::device, ht.data(), Memory::host,
+                                   ht.size() * sizeof(std::int64_t), stream.handle());
+        detail::scatter_bases_cuda(db.data(), bk0, basis.batch_stride, didx.data(), nf, nm,
+                                   stream.handle(), backend_.device());
+        detail::scatter_bases_cuda(dt.data(), tk, ts, didx.data(), nf, mm, stream.handle(),
+                                   backend_.device());
+        stream.synchronize();
+      };
+      for (std::int64_t k0 = 0; k0 < nb; k0 += chunk) {
+        const std::int64_t cnt = std::min(chunk, nb - k0);
+        std::int64_t* tk = cfg_.transform ? transform.data + k0 * tstride
+                           : own_t        ? dtransform_.data()
+                                          : nullptr;
+        const std::int64_t ts = cfg_.transform ? tstride : own_t ? std::int64_t(mm) : 0;
+        detail::all_swap_cuda<F>(basis.matrix(k0), tk, dstatus_.data() + k0, cnt, n, m,
+                                 basis.batch_stride, ts, cfg_.delta, max_iter, stream.handle(),
+                                 backend_.device(), cfg_.presort);
+        if constexpr (f32) {
+          if (check && tk)
+            detail::rebuild_from_transform_cuda(dinput_.data() + k0 * nm, basis.matrix(k0), tk,
+                                                dstatus_.data() + k0, cnt, n, m, basis.batch_stride,
+                                                ts, cfg_.delta, stream.handle(), backend_.device());
+        }
+        mimorx::detail::copy_bytes(hs.data() + k0, Memory::host, dstatus_.data() + k0,
+                                   Memory::device, cnt * sizeof(std::int32_t), stream.handle());
+        stream.synchronize();
+        if constexpr (f32) {
+          // The rebuilt bases that failed the device's re-check (ill-conditioned inputs; most of
+          // a block-Toeplitz 64x64 batch): checked on the host and polished in float64, on the
+          // CPU threads, gathered and scattered in one copy each (before the next chunk reuses
+          // the plan's T).
+          if (check && tk) recheck_on_host(basis.matrix(k0), k0, cnt, tk, ts, hs);
+        }
+      }
       std::vector<std::int64_t> singular;
       for (std::int64_t k = 0; k < nb; ++k) {
         st[k] = LllStatus(hs[k]);
-        if constexpr (f32) {
-          // Rare (ill-conditioned inputs): a rebuilt basis is checked again on the host, and a
-          // float32 "singular" one is told apart from a precision failure (below).
-          if (st[k] == LllStatus::singular) singular.push_back(k);
-          if (hs[k] != detail::kStatusRecheck) continue;
-          st[k] = recheck_rebuilt_device(n, m, dinput_.data() + std::size_t(k) * nm,
-                                         transform.data + k * tstride, basis.matrix(k), cfg_.delta,
-                                         stream);
-        }
+        if (f32 && st[k] == LllStatus::singular) singular.push_back(k);
       }
       if constexpr (f32) {
-        // The "singular" bases, judged by their inputs where the plan kept them (T tracked):
-        // gathered on the device and copied in chunks, classified on the CPU threads. Not rare
-        // on block-Toeplitz bases (62 % of the 64x64 ones flagged in float32; one copy and sync
-        // per basis took 89 us per basis of the whole batch).
-        const float* src = rebuild ? dinput_.data() : basis.data;
-        const std::int64_t stride = rebuild ? std::int64_t(nm) : basis.batch_stride;
-        const std::int64_t chunk =
+        // The "singular" bases, judged by their inputs where the plan kept them (checked runs):
+        // gathered on the device and copied in chunks of ~64 MB, classified on the CPU threads.
+        // Not rare on block-Toeplitz bases (62 % of the 64x64 ones flagged in float32; one copy
+        // and sync per basis took 89 us per basis of the whole batch).
+        const float* src = check ? dinput_.data() : basis.data;
+        const std::int64_t stride = check ? std::int64_t(nm) : basis.batch_stride;
+        const std::int64_t chunk_bases =
             std::max<std::int64_t>(1, std::int64_t((std::size_t(64) << 20) / (nm * sizeof(float))));
         Buffer<std::int64_t> didx;
         Buffer<float> dpacked;
         std::vector<float> packed;
-        for (std::size_t c0 = 0; c0 < singular.size(); c0 += std::size_t(chunk)) {
+        for (std::size_t c0 = 0; c0 < singular.size(); c0 += std::size_t(chunk_bases)) {
           const std::int64_t cnt =
-              std::min<std::int64_t>(chunk, std::int64_t(singular.size() - c0));
+              std::min<std::int64_t>(chunk_bases, std::int64_t(singular.size() - c0));
           detail::ensure_device(didx, std::size_t(cnt), backend_.device());
           detail::ensure_device(dpacked, std::size_t(cnt) * nm, backend_.device());
           packed.resize(std::size_t(cnt) * nm);
@@ -888,8 +950,13 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
 #pragma omp for schedule(dynamic)
         for (std::int64_t k = 0; k < nb; ++k) {
           // The whole reduction on the GPU where its float64 Cholesky factor is good enough;
-          // otherwise (and when disabled) the host-side block method below.
-          std::int64_t* tk = cfg_.transform ? transform.data + k * tstride : nullptr;
+          // otherwise (and when disabled) the host-side block method below. float32 checked
+          // without the caller's T: both track one of their own, for the check against B T.
+          const bool own_t = check && !cfg_.transform;
+          if (own_t) detail::ensure_device(wk.t, std::size_t(m) * m, dev);
+          std::int64_t* tk = cfg_.transform ? transform.data + k * tstride
+                             : own_t        ? wk.t.data()
+                                            : nullptr;
           // Presort on the device: both paths below reduce the sorted basis (and keep it as
           // their float32 input); T goes back to the input order at the end.
           if (cfg_.presort) {
@@ -899,7 +966,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                          gr.stream.handle());
           }
           auto unsort = [&] {
-            if (!cfg_.presort || !tk) return;
+            if (!cfg_.presort || !cfg_.transform) return;
             detail::unsort_transform_cuda(tk, m, wk.rank.data(), gr.stream.handle());
             gr.stream.synchronize();
           };
@@ -910,7 +977,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
               st[k] = ds.status;
               if constexpr (std::is_same_v<F, float>)
                 st[k] = finish_float32_device(n, m, dws.b_in.data(), tk, basis.matrix(k),
-                                              cfg_.delta, st[k], dws.drift, gr.stream, dev);
+                                              cfg_.delta, st[k], check, dws.drift, gr.stream, dev);
               unsort();
               continue;
             }
@@ -918,7 +985,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           std::vector<F>& hb = wk.hb;
           std::vector<std::int64_t>& ht = wk.ht;
           hb.resize(std::size_t(n) * m);
-          ht.resize(cfg_.transform ? std::size_t(m) * m : 0);
+          ht.resize(tk ? std::size_t(m) * m : 0);
           mimorx::detail::copy_bytes(hb.data(), Memory::host, basis.matrix(k), Memory::device,
                                      hb.size() * sizeof(F), gr.stream.handle());
           gr.stream.synchronize();
@@ -929,10 +996,10 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                       .status;
           if constexpr (std::is_same_v<F, float>)
             st[k] = finish_float32(n, m, b_in.data(), ht.empty() ? nullptr : ht.data(), hb.data(),
-                                   cfg_.delta, st[k], false);
+                                   cfg_.delta, st[k], check);
           mimorx::detail::copy_bytes(basis.matrix(k), Memory::device, hb.data(), Memory::host,
                                      hb.size() * sizeof(F), gr.stream.handle());
-          if (!ht.empty())
+          if (cfg_.transform)
             mimorx::detail::copy_bytes(transform.data + k * tstride, Memory::device, ht.data(),
                                        Memory::host, ht.size() * sizeof(std::int64_t),
                                        gr.stream.handle());
@@ -966,7 +1033,7 @@ template void LllPlan::run_impl<double>(MatrixBatch<double>, MatrixBatch<std::in
                                         View<LllStatus>, const Stream&);
 
 LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, bool transform,
-                     LllMethod method) {
+                     LllMethod method, bool presort) {
   require(b.size() == std::size_t(n) * m, "basis",
           "has " + std::to_string(b.size()) +
               " entries, expected n*m = " + std::to_string(std::size_t(n) * m));
@@ -976,6 +1043,7 @@ LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, b
   c.delta = delta;
   c.transform = transform;
   c.method = method;
+  c.presort = presort;
   LllPlan plan(c, Backend::cpu());
   LllResult r;
   r.basis = b;

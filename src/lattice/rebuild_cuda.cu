@@ -3,8 +3,10 @@
 //   off the input lattice (the same repair as rebuild_from_transform in lll_plan.cpp, which the
 //   CPU paths use; docs/lll.md, seventh session). One thread block per basis: the largest
 //   |B T - B'| and |B T| over the basis by a block reduction; where the difference exceeds
-//   1e-6 max |B T| the block writes the rounded B T and marks the basis for the host's LLL
-//   re-check (kStatusRecheck).
+//   1e-6 max |B T| the block writes the rounded B T and marks the basis (kStatusRecheck). Most
+//   bases drift that far (float32 updates leave B' 1e-6..1e-5 from B T), so the LLL conditions
+//   of the rebuilt ones are checked again here too, in float64 (recheck_kernel); only a basis
+//   that fails that check goes to the host (check and float64 polish).
 // - the block method (one large basis): the same test with B T as a tiled product over the
 //   whole grid (one thread block per 32 x 32 tile) instead of one thread block per basis.
 #include <cuda_runtime.h>
@@ -53,6 +55,69 @@ __global__ void __launch_bounds__(kThreads)
   if (!drifted) return;
   for (int e = threadIdx.x; e < entries; e += kThreads) bk[e] = float(product(e));
   if (threadIdx.x == 0) status[k] = kStatusRecheck;
+}
+
+// The LLL conditions of a rebuilt basis (status kStatusRecheck) in float64 with the float32
+// tolerances of recheck_float32 in lll_plan.cpp (|mu_ij| <= 0.51, Lovasz with delta - 1e-3),
+// from a modified Gram-Schmidt QR of the basis in shared memory (its R is as accurate as
+// Householder's, Bjorck 1967; Q's orthogonality, which MGS loses, is not used). One thread
+// block per basis, one warp per column of the update. A basis that passes is reduced; one that
+// fails keeps kStatusRecheck for the host (lll_plan.cpp: the same check, then a float64 polish).
+__device__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    recheck_kernel(const float* b, std::int32_t* status, int n, int m, std::int64_t stride_b,
+                   double delta) {
+  const std::int64_t k = blockIdx.x;
+  if (status[k] != kStatusRecheck) return;  // uniform over the block
+  extern __shared__ double a[];             // the basis, n x m column-major
+  __shared__ double rpp_s, rnext_s;
+  __shared__ int bad;
+  const float* bk = b + k * stride_b;
+  for (int e = threadIdx.x; e < n * m; e += kThreads) a[e] = double(bk[e]);
+  if (threadIdx.x == 0) bad = 0;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  constexpr int kWarps = kThreads / 32;
+  const double dcheck = delta - 1e-3;
+  double prev_rpp = 0, prev_off = 0;  // r_{p-1,p-1}, r_{p-1,p} (read by thread 0 only)
+  __syncthreads();
+  for (int p = 0; p < m; ++p) {
+    const double* ap = a + std::size_t(p) * n;
+    if (warp == 0) {
+      double s = 0;
+      for (int i = lane; i < n; i += 32) s += ap[i] * ap[i];
+      s = warp_sum(s);
+      if (lane == 0) rpp_s = sqrt(s);
+    }
+    __syncthreads();
+    const double rpp = rpp_s;
+    if (threadIdx.x == 0) {
+      if (!(rpp > 0) || !isfinite(rpp)) bad = 1;
+      if (p > 0 && !(prev_off * prev_off + rpp * rpp >= dcheck * prev_rpp * prev_rpp)) bad = 1;
+    }
+    // r_pj = a_p . a_j / r_pp (a_p orthogonalised, not normalised); a_j -= (r_pj / r_pp) a_p.
+    for (int j = p + 1 + warp; j < m; j += kWarps) {
+      double* aj = a + std::size_t(j) * n;
+      double s = 0;
+      for (int i = lane; i < n; i += 32) s += ap[i] * aj[i];
+      s = warp_sum(s);
+      const double rpj = s / rpp;
+      if (lane == 0) {
+        if (!(fabs(rpj) <= 0.51 * rpp)) bad = 1;
+        if (j == p + 1) rnext_s = rpj;
+      }
+      const double c = rpj / rpp;
+      for (int i = lane; i < n; i += 32) aj[i] -= c * ap[i];
+    }
+    __syncthreads();
+    if (bad) break;  // uniform: written before the barrier
+    prev_rpp = rpp;
+    prev_off = rnext_s;
+  }
+  if (threadIdx.x == 0 && !bad) status[k] = std::int32_t(LllStatus::reduced);
 }
 
 // The block method's product: one 32 x 32 tile of B T per thread block (256 threads, four
@@ -142,31 +207,69 @@ void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int 
 }
 
 namespace {
-__global__ void gather_kernel(const float* src, std::int64_t stride, const std::int64_t* idx,
-                              std::size_t nm, float* out) {
-  const float* from = src + idx[blockIdx.x] * stride;
-  float* to = out + blockIdx.x * nm;
-  for (std::size_t i = threadIdx.x; i < nm; i += blockDim.x) to[i] = from[i];
+// Matrix c of the packed array <-> matrix idx[c] of the strided one.
+template <class T, bool kGather>
+__global__ void move_kernel(T* strided, std::int64_t stride, const std::int64_t* idx,
+                            std::size_t nm, T* packed) {
+  T* s = strided + idx[blockIdx.x] * stride;
+  T* p = packed + blockIdx.x * nm;
+  for (std::size_t i = threadIdx.x; i < nm; i += blockDim.x) {
+    if constexpr (kGather) {
+      p[i] = s[i];
+    } else {
+      s[i] = p[i];
+    }
+  }
+}
+
+template <class T, bool kGather>
+void move_bases(T* strided, std::int64_t stride, const std::int64_t* idx, std::int64_t count,
+                std::size_t nm, T* packed, void* stream, int device) {
+  if (count == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  move_kernel<T, kGather><<<unsigned(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      strided, stride, idx, nm, packed);
+  MIMORX_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
 
 void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, float* out, void* stream, int device) {
-  if (count == 0) return;
-  MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  gather_kernel<<<unsigned(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(src, stride,
-                                                                                     idx, nm, out);
-  MIMORX_CUDA_CHECK_LAUNCH();
+  move_bases<float, true>(const_cast<float*>(src), stride, idx, count, nm, out, stream, device);
+}
+void gather_bases_cuda(const std::int64_t* src, std::int64_t stride, const std::int64_t* idx,
+                       std::int64_t count, std::size_t nm, std::int64_t* out, void* stream,
+                       int device) {
+  move_bases<std::int64_t, true>(const_cast<std::int64_t*>(src), stride, idx, count, nm, out,
+                                 stream, device);
+}
+void scatter_bases_cuda(const float* in, float* dst, std::int64_t stride, const std::int64_t* idx,
+                        std::int64_t count, std::size_t nm, void* stream, int device) {
+  move_bases<float, false>(dst, stride, idx, count, nm, const_cast<float*>(in), stream, device);
+}
+void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t stride,
+                        const std::int64_t* idx, std::int64_t count, std::size_t nm, void* stream,
+                        int device) {
+  move_bases<std::int64_t, false>(dst, stride, idx, count, nm, const_cast<std::int64_t*>(in),
+                                  stream, device);
 }
 
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
-                                 std::int64_t stride_b, std::int64_t stride_t, void* stream,
-                                 int device) {
+                                 std::int64_t stride_b, std::int64_t stride_t, double delta,
+                                 void* stream, int device) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  rebuild_kernel<<<unsigned(batch), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
-      in, b, t, status, n, m, stride_b, stride_t);
+  const auto s = mimorx::detail::as_stream(stream);
+  rebuild_kernel<<<unsigned(batch), kThreads, 0, s>>>(in, b, t, status, n, m, stride_b, stride_t);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  // The basis in float64 fits: the plan admits shapes whose float64 all-swap kernel fits, which
+  // holds two n x m float64 copies.
+  const std::size_t smem = std::size_t(n) * m * sizeof(double);
+  if (smem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  recheck_kernel<<<unsigned(batch), kThreads, smem, s>>>(b, status, n, m, stride_b, delta);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

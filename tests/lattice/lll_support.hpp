@@ -96,10 +96,11 @@ struct IllConditionedResult {
 };
 // transform = false: the plan runs without T, and T is solved for here (T = B^-1 B' by a
 // full-pivoting LU in float64, rounded), a basis counting as on the lattice when that T is
-// unimodular (exact determinant) and B T matches B' as above.
+// unimodular (exact determinant) and B T matches B' as above. lattice_check: LllConfig's.
 inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice::LllMethod method,
                                                     Backend backend, double noise = 1e-2,
-                                                    bool transform = true) {
+                                                    bool transform = true,
+                                                    bool lattice_check = true) {
   std::mt19937_64 g(seed);
   std::normal_distribution<double> nd;
   const int n = 16, batch = 8;
@@ -108,6 +109,7 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
   cfg.n = cfg.m = n;
   cfg.method = method;
   cfg.transform = transform;
+  cfg.lattice_check = lattice_check;
   cfg.block = method == lattice::LllMethod::block ? 8 : 0;
   lattice::LllPlan plan(cfg, backend);
   std::vector<float> bf;

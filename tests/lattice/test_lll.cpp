@@ -318,10 +318,10 @@ TEST(LllPlanCpuErrors, StatusOrException) {
 TEST(LllPlanCpu, Float32WithoutTransformStaysOnTheLattice) {
   const std::uint64_t seed = test::fresh_seed();
   for (LllMethod method : {LllMethod::all_swap, LllMethod::block}) {
-    lattice::detail::set_float32_rebuild(false);
-    const auto off = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false);
-    lattice::detail::set_float32_rebuild(true);
-    const auto on = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false);
+    // Off through the public switch (LllConfig::lattice_check).
+    const auto off =
+        test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false, false);
+    const auto on = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, false, true);
     std::printf(
         "[ ill-cond ] %s, no T: without the check %d of %d reduced bases off the lattice, with it "
         "%d of %d\n",

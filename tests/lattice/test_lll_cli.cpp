@@ -130,6 +130,21 @@ TEST(LllCli, KeepOrderTurnsThePresortOff) {
   EXPECT_NE(sorted.out, kept.out);
 }
 
+// --no-lattice-check (LllConfig::lattice_check = false) is accepted and still gives a reduced
+// basis on a well-conditioned input (the check against B T is what it skips; the plan tests
+// show what that costs on ill-conditioned ones).
+TEST(LllCli, NoLatticeCheckStillReduces) {
+  std::mt19937_64 g(test::fresh_seed());
+  TextBasis b;
+  b.n = b.m = 12;
+  b.b = test::integer_basis(g, 12, 12, 1 << 10);
+  const auto file = temp_file(to_text({b}));
+  const auto r =
+      test::run_cli("lll -d 0.75 --precision float --no-lattice-check --check " + file + " 2>&1");
+  std::remove(file.c_str());
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
 TEST(LllCli, ClearErrors) {
   struct Case {
     std::string text, args, expect;

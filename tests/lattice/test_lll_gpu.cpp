@@ -332,6 +332,49 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
 }
 
 #if MIMORX_HAS_CUDA
+// float32 without the caller's T on the GPU (all-swap kernel, block method device-resident and
+// host-side): the plan tracks T itself and checks B' against B T (LllConfig::lattice_check), so
+// every basis reported reduced is on the input lattice by the test's own oracle (T solved for by
+// a full-pivoting LU, exact determinant); with the check off some are not.
+TEST(LllGpu, Float32WithoutTransformStaysOnTheLattice) {
+  MIMORX_REQUIRE_GPU();
+  const std::uint64_t seed = test::fresh_seed();
+  struct Path {
+    LllMethod method;
+    bool device_resident;
+    const char* name;
+  };
+  for (const Path& p : {Path{LllMethod::all_swap, true, "all-swap"},
+                        Path{LllMethod::block, true, "block, device-resident enabled"},
+                        Path{LllMethod::block, false, "block, host-side"}}) {
+    lattice::detail::set_block_device_enabled(p.device_resident);
+    int off_total = 0, on_off = 0, on_reduced = 0;
+    for (int rep = 0; rep < 4; ++rep) {
+      const auto off =
+          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2, false, false);
+      const auto on =
+          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2, false, true);
+      const auto hard =
+          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-3, false, true);
+      off_total += off.off_lattice;
+      on_off += on.off_lattice + hard.off_lattice;
+      on_reduced += on.reduced;
+    }
+    std::printf(
+        "[ ill-cond ] gpu %s, no T: check off %d bases off the lattice, check on %d (%d reduced "
+        "at noise 1e-2)\n",
+        p.name, off_total, on_off, on_reduced);
+    EXPECT_EQ(on_off, 0) << p.name;
+    EXPECT_GT(on_reduced, 0) << p.name;
+    // The host-side path rounds more (every pass through the host), the device-resident one
+    // and the kernel less: the inputs must show the check is needed on at least one of them.
+    if (!p.device_resident) {
+      EXPECT_GT(off_total, 0) << p.name << ": the inputs did not need it";
+    }
+  }
+  lattice::detail::set_block_device_enabled(true);
+}
+
 // The block method on the GPU (device-resident and host-side paths) with T on the same
 // ill-conditioned float32 inputs: every basis reported reduced is B T (float32 rounding). The
 // device-resident path compares B' with B T on the device (next test), the host-side path on
@@ -359,6 +402,133 @@ TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
                 device_path ? "device-resident enabled" : "host-side", off_total);
   }
   lattice::detail::set_block_device_enabled(true);
+}
+
+// The GPU-resident block method updates T in float64 where every partial sum stays below 2^53
+// (a running bound of |T| times the multipliers' column sums) and in 128-bit integers
+// otherwise: both give the same B' and T, bit for bit (float32 and float64 bases, with and
+// without presort, 160x128 and 200x200).
+TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  auto run = [](int n, int m, const std::vector<double>& in, bool dbl, bool presort,
+                std::vector<std::int64_t>& t) {
+    LllConfig cfg;
+    cfg.n = n;
+    cfg.m = m;
+    cfg.method = LllMethod::block;
+    cfg.block = 16;
+    cfg.transform = true;
+    cfg.presort = presort;
+    LllPlan plan(cfg, Backend::cuda());
+    auto dt = Buffer<std::int64_t>::device(std::size_t(m) * m);
+    LllStatus st = LllStatus::not_converged;
+    std::vector<double> out(in.size());
+    if (dbl) {
+      auto db = Buffer<double>::device(in.size());
+      db.copy_from_host(in.data(), in.size());
+      plan.run(MatrixBatch<double>::over(db, 1, n, m), MatrixBatch<std::int64_t>::over(dt, 1, m, m),
+               View<LllStatus>(&st, 1, Memory::host));
+      db.copy_to_host(out.data(), out.size());
+    } else {
+      std::vector<float> f(in.begin(), in.end());
+      auto db = Buffer<float>::device(f.size());
+      db.copy_from_host(f.data(), f.size());
+      plan.run(MatrixBatch<float>::over(db, 1, n, m), MatrixBatch<std::int64_t>::over(dt, 1, m, m),
+               View<LllStatus>(&st, 1, Memory::host));
+      db.copy_to_host(f.data(), f.size());
+      out.assign(f.begin(), f.end());
+    }
+    t.resize(std::size_t(m) * m);
+    dt.copy_to_host(t.data(), t.size());
+    EXPECT_EQ(st, LllStatus::reduced);
+    return out;
+  };
+  for (const auto& [n, m] : std::vector<std::pair<int, int>>{{160, 128}, {200, 200}}) {
+    const auto in = test::gaussian_basis(g, n, m);
+    for (bool dbl : {false, true})
+      for (bool presort : {true, false}) {
+        std::vector<std::int64_t> t_fast, t_wide;
+        lattice::detail::set_block_t_float64(true);
+        const auto fast = run(n, m, in, dbl, presort, t_fast);
+        lattice::detail::set_block_t_float64(false);
+        const auto wide = run(n, m, in, dbl, presort, t_wide);
+        lattice::detail::set_block_t_float64(true);
+        EXPECT_EQ(fast, wide) << n << "x" << m << (dbl ? " double" : " float");
+        EXPECT_EQ(t_fast, t_wide) << n << "x" << m << (dbl ? " double" : " float");
+        const auto tr = lattice::check_transform(n, m, in.data(), fast.data(), t_fast.data(),
+                                                 dbl ? 1e-9 : 1e-4);
+        EXPECT_TRUE(tr.ok()) << tr.message;
+      }
+  }
+}
+
+// The all-swap lattice check's device re-check (rebuild_cuda.cu): bases that drifted from B T
+// are rebuilt (here T = I, so the rebuilt basis is the input) and their LLL conditions checked
+// in float64 on the device. Reduced ones pass (status reduced); one that is not size-reduced
+// (|mu| = 0.6) or breaks Lovasz (|b_1*|^2 = 1/4 |b_0*|^2) keeps kStatusRecheck for the host.
+// Shapes 4x4 (hand-made) and 40x24 (a reference-reduced Gaussian basis, which also spans
+// several warps' rows and columns, and the same with its two last columns swapped).
+TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  auto run = [](int n, int m, const std::vector<std::vector<double>>& bases) {
+    const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+    const std::int64_t batch = std::int64_t(bases.size());
+    std::vector<float> in, drifted;
+    std::vector<std::int64_t> t;
+    for (const auto& b : bases) {
+      std::vector<float> f(b.begin(), b.end());
+      in.insert(in.end(), f.begin(), f.end());
+      f[0] += 1e-3f * (std::abs(f[0]) + 1);  // far beyond float32 rounding: rebuilt
+      drifted.insert(drifted.end(), f.begin(), f.end());
+      for (std::size_t e = 0; e < mm; ++e) t.push_back(e % (m + 1) == 0 ? 1 : 0);
+    }
+    auto din = Buffer<float>::device(in.size());
+    auto db = Buffer<float>::device(in.size());
+    auto dt = Buffer<std::int64_t>::device(t.size());
+    auto ds = Buffer<std::int32_t>::device(std::size_t(batch));
+    din.copy_from_host(in.data(), in.size());
+    db.copy_from_host(drifted.data(), drifted.size());
+    dt.copy_from_host(t.data(), t.size());
+    std::vector<std::int32_t> st(std::size_t(batch), std::int32_t(LllStatus::reduced));
+    ds.copy_from_host(st.data(), st.size());
+    lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(), batch,
+                                                 n, m, std::int64_t(nm), std::int64_t(mm), 0.75,
+                                                 nullptr, 0);
+    ds.copy_to_host(st.data(), st.size());
+    std::vector<float> out(in.size());
+    db.copy_to_host(out.data(), out.size());
+    EXPECT_EQ(out, in) << "the rebuilt bases are B T = B";
+    return st;
+  };
+  const std::int32_t ok = std::int32_t(LllStatus::reduced), host = lattice::detail::kStatusRecheck;
+  const std::vector<double> identity = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  auto not_size_reduced = identity;
+  not_size_reduced[4] = 0.6;  // b_1 = 0.6 e_0 + e_1
+  auto lovasz = identity;
+  lovasz[0] = 2;  // |b_0| = 2, |b_1| = 1
+  EXPECT_EQ(run(4, 4, {identity, not_size_reduced, lovasz}),
+            (std::vector<std::int32_t>{ok, host, host}));
+  const int n = 40, m = 24;
+  auto b = test::gaussian_basis(g, n, m);
+  lll_reference(n, m, b.data(), nullptr, 0.75);
+  auto swapped = b;
+  for (int i = 0; i < n; ++i)
+    std::swap(swapped[std::size_t(m - 2) * n + i], swapped[std::size_t(m - 1) * n + i]);
+  // The swap leaves the size reduction of column m-1 against m-2 intact only by chance;
+  // either condition failing sends it to the host. Its Lovasz condition fails unless the two
+  // projected lengths were within sqrt(1/0.75) of each other: then skip that case.
+  Eigen::MatrixXd a(n, m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < n; ++i) a(i, j) = swapped[std::size_t(j) * n + i];
+  const Eigen::MatrixXd r = a.householderQr().matrixQR().triangularView<Eigen::Upper>();
+  const double l0 = r(m - 2, m - 2) * r(m - 2, m - 2);
+  const double l1 = r(m - 2, m - 1) * r(m - 2, m - 1) + r(m - 1, m - 1) * r(m - 1, m - 1);
+  const bool swap_breaks = l1 < 0.749 * l0 || std::abs(r(m - 2, m - 1) / r(m - 2, m - 2)) > 0.51;
+  const auto st = run(n, m, {b, swapped});
+  EXPECT_EQ(st[0], ok);
+  EXPECT_EQ(st[1], swap_breaks ? host : ok);
 }
 
 // The device-resident block method's lattice check: B' = B T rounded to float32 passes, and so

@@ -27,8 +27,8 @@
 // A float basis is reduced in float32 arithmetic, a double basis in float64. The vectors are put
 // in order of increasing length first (LllConfig::presort), the permutation included in T.
 // float32 outputs are checked against the input lattice and repaired where float32 rounding
-// moved them off it: against B T when T is tracked (CPU and CUDA), by solving for T on the CPU
-// backend without T; the CUDA backend without T does not check (docs/lll.md).
+// moved them off it (LllConfig::lattice_check): against B T, with the caller's T or, without
+// it, by solving for T on the CPU and by tracking T internally on CUDA (docs/lll.md).
 // Nothing unreduced is ever reported as reduced: every basis ends with a fresh Gram-Schmidt
 // recomputation and a Lovasz check in the working precision; a failure is reported as
 // LllStatus::precision_loss (or thrown as NumericalError when no status view is given).
@@ -70,6 +70,13 @@ struct LllConfig {
   // markedly shorter ones (Gaussian bases, delta 0.75: orthogonality defect 0.26x at m = 32,
   // 0.12x at m = 64; docs/lll.md). false keeps the input order (the textbook and the paper).
   bool presort = true;
+  // float32: check that every reduced B' is still a basis of the input lattice (B' = B T with T
+  // integer and unimodular) and rebuild it from B T in float64 where float32 rounding moved it
+  // off. Without the caller's T the CPU solves for T (float64 LU) and CUDA tracks T internally
+  // (m x m int64 per basis, batches in chunks of ~256 MB; slower: docs/lll.md, BENCHMARKS.md).
+  // false skips the check (faster; a float32 result on an ill-conditioned input may then sit
+  // off the lattice while passing the LLL conditions). No effect in float64.
+  bool lattice_check = true;
 };
 
 // A plan for batches of bases of one shape. run() reduces `basis` in place.
@@ -105,9 +112,10 @@ class LllPlan {
   Backend backend_;
   LllMethod method_;
   int block_ = 0;
-  Buffer<std::int32_t> dstatus_;  // per-basis status on the device (CUDA all-swap), reused
-  Buffer<float> dinput_;          // CUDA all-swap, float32 with T: the inputs, for the rebuild
-  struct BlockWorkers;            // CUDA block method: per-worker streams and workspaces
+  Buffer<std::int32_t> dstatus_;     // per-basis status on the device (CUDA all-swap), reused
+  Buffer<float> dinput_;             // CUDA all-swap, float32 checked: the inputs, for the rebuild
+  Buffer<std::int64_t> dtransform_;  // CUDA all-swap, float32 checked without the caller's T
+  struct BlockWorkers;               // CUDA block method: per-worker streams and workspaces
   std::unique_ptr<BlockWorkers> workers_;
 };
 
@@ -140,7 +148,9 @@ struct LllResult {
   std::vector<std::int64_t> transform;  // m x m when requested
   LllStatus status = LllStatus::reduced;
 };
+// presort: LllConfig::presort (false keeps the textbook's input order).
 LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta = 0.75,
-                     bool transform = true, LllMethod method = LllMethod::sequential);
+                     bool transform = true, LllMethod method = LllMethod::sequential,
+                     bool presort = true);
 
 }  // namespace mimorx::lattice
