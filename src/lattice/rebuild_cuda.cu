@@ -21,28 +21,28 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// The product is kept in shared memory as float (what a rebuild writes), so a drifted basis is
+// written without computing B T a second time.
 __global__ void __launch_bounds__(kThreads)
     rebuild_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status, int n,
                    int m, std::int64_t stride_b, std::int64_t stride_t) {
   const std::int64_t k = blockIdx.x;
   if (status[k] != std::int32_t(LllStatus::reduced)) return;  // uniform over the block
+  extern __shared__ float bt[];                               // n x m
   const float* bin = in + k * std::int64_t(n) * m;
   float* bk = b + k * stride_b;
   const std::int64_t* tk = t + k * stride_t;
   const int entries = n * m;
   // Entry e = (row e % n, column e / n) of B T, summed in float64 in a fixed order.
-  auto product = [&](int e) {
+  double diff = 0, scale = 0;
+  for (int e = threadIdx.x; e < entries; e += kThreads) {
     const int i = e % n, j = e / n;
     const std::int64_t* tj = tk + std::int64_t(j) * m;
     double s = 0;
     for (int q = 0; q < m; ++q) s = fma(double(bin[std::int64_t(q) * n + i]), double(tj[q]), s);
-    return s;
-  };
-  double diff = 0, scale = 0;
-  for (int e = threadIdx.x; e < entries; e += kThreads) {
-    const double s = product(e);
     diff = fmax(diff, fabs(s - double(bk[e])));
     scale = fmax(scale, fabs(s));
+    bt[e] = float(s);
   }
   using Reduce = cub::BlockReduce<double, kThreads>;
   __shared__ typename Reduce::TempStorage tmp;
@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) drifted = dmax > 1e-6 * smax;
   __syncthreads();
   if (!drifted) return;
-  for (int e = threadIdx.x; e < entries; e += kThreads) bk[e] = float(product(e));
+  for (int e = threadIdx.x; e < entries; e += kThreads) bk[e] = bt[e];  // own entries: no barrier
   if (threadIdx.x == 0) status[k] = kStatusRecheck;
 }
 
@@ -261,10 +261,15 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  rebuild_kernel<<<unsigned(batch), kThreads, 0, s>>>(in, b, t, status, n, m, stride_b, stride_t);
+  // The basis in float32 and in float64 fits: the plan admits shapes whose float64 all-swap
+  // kernel fits, which holds two n x m float64 copies.
+  const std::size_t fsmem = std::size_t(n) * m * sizeof(float);
+  if (fsmem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
+        rebuild_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(fsmem)));
+  rebuild_kernel<<<unsigned(batch), kThreads, fsmem, s>>>(in, b, t, status, n, m, stride_b,
+                                                          stride_t);
   MIMORX_CUDA_CHECK_LAUNCH();
-  // The basis in float64 fits: the plan admits shapes whose float64 all-swap kernel fits, which
-  // holds two n x m float64 copies.
   const std::size_t smem = std::size_t(n) * m * sizeof(double);
   if (smem > 48 * 1024)
     MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel,
