@@ -23,7 +23,8 @@ constexpr int kThreads = 256;
 
 // The product is kept in shared memory as float (what a rebuild writes), so a drifted basis is
 // written without computing B T a second time.
-__global__ void __launch_bounds__(kThreads)
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
     rebuild_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status, int n,
                    int m, std::int64_t stride_b, std::int64_t stride_t) {
   const std::int64_t k = blockIdx.x;
@@ -35,7 +36,7 @@ __global__ void __launch_bounds__(kThreads)
   const int entries = n * m;
   // Entry e = (row e % n, column e / n) of B T, summed in float64 in a fixed order.
   double diff = 0, scale = 0;
-  for (int e = threadIdx.x; e < entries; e += kThreads) {
+  for (int e = threadIdx.x; e < entries; e += kBlock) {
     const int i = e % n, j = e / n;
     const std::int64_t* tj = tk + std::int64_t(j) * m;
     double s = 0;
@@ -44,7 +45,7 @@ __global__ void __launch_bounds__(kThreads)
     scale = fmax(scale, fabs(s));
     bt[e] = float(s);
   }
-  using Reduce = cub::BlockReduce<double, kThreads>;
+  using Reduce = cub::BlockReduce<double, kBlock>;
   __shared__ typename Reduce::TempStorage tmp;
   __shared__ bool drifted;
   const double dmax = Reduce(tmp).Reduce(diff, [](double a, double c) { return fmax(a, c); });
@@ -53,7 +54,7 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) drifted = dmax > 1e-6 * smax;
   __syncthreads();
   if (!drifted) return;
-  for (int e = threadIdx.x; e < entries; e += kThreads) bk[e] = bt[e];  // own entries: no barrier
+  for (int e = threadIdx.x; e < entries; e += kBlock) bk[e] = bt[e];  // own entries: no barrier
   if (threadIdx.x == 0) status[k] = kStatusRecheck;
 }
 
@@ -68,7 +69,8 @@ __device__ double warp_sum(double v) {
   return v;
 }
 
-__global__ void __launch_bounds__(kThreads)
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
     recheck_kernel(const float* b, std::int32_t* status, int n, int m, std::int64_t stride_b,
                    double delta) {
   const std::int64_t k = blockIdx.x;
@@ -77,10 +79,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ double rpp_s, rnext_s;
   __shared__ int bad;
   const float* bk = b + k * stride_b;
-  for (int e = threadIdx.x; e < n * m; e += kThreads) a[e] = double(bk[e]);
+  for (int e = threadIdx.x; e < n * m; e += kBlock) a[e] = double(bk[e]);
   if (threadIdx.x == 0) bad = 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  constexpr int kWarps = kThreads / 32;
+  constexpr int kWarps = kBlock / 32;
   const double dcheck = delta - 1e-3;
   double prev_rpp = 0, prev_off = 0;  // r_{p-1,p-1}, r_{p-1,p} (read by thread 0 only)
   __syncthreads();
@@ -254,6 +256,29 @@ void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t 
                                   stream, device);
 }
 
+namespace {
+// The basis in float32 and in float64 fits in shared memory: the plan admits shapes whose
+// float64 all-swap kernel fits, which holds two n x m float64 copies.
+template <int kBlock>
+void rebuild_and_recheck(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
+                         std::int64_t batch, int n, int m, std::int64_t stride_b,
+                         std::int64_t stride_t, double delta, cudaStream_t s) {
+  const std::size_t fsmem = std::size_t(n) * m * sizeof(float);
+  if (fsmem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
+        rebuild_kernel<kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(fsmem)));
+  rebuild_kernel<kBlock>
+      <<<unsigned(batch), kBlock, fsmem, s>>>(in, b, t, status, n, m, stride_b, stride_t);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  const std::size_t smem = std::size_t(n) * m * sizeof(double);
+  if (smem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel<kBlock>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  recheck_kernel<kBlock><<<unsigned(batch), kBlock, smem, s>>>(b, status, n, m, stride_b, delta);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,
@@ -261,21 +286,17 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  // The basis in float32 and in float64 fits: the plan admits shapes whose float64 all-swap
-  // kernel fits, which holds two n x m float64 copies.
-  const std::size_t fsmem = std::size_t(n) * m * sizeof(float);
-  if (fsmem > 48 * 1024)
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
-        rebuild_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(fsmem)));
-  rebuild_kernel<<<unsigned(batch), kThreads, fsmem, s>>>(in, b, t, status, n, m, stride_b,
-                                                          stride_t);
-  MIMORX_CUDA_CHECK_LAUNCH();
-  const std::size_t smem = std::size_t(n) * m * sizeof(double);
-  if (smem > 48 * 1024)
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  recheck_kernel<<<unsigned(batch), kThreads, smem, s>>>(b, status, n, m, stride_b, delta);
-  MIMORX_CUDA_CHECK_LAUNCH();
+  // One block per basis, as many threads as the basis has use for: one warp for up to 128
+  // entries (8x8: a 256-thread block left 3/4 of its threads idle and paid block-wide
+  // reductions), 128 threads up to 1024, 256 above.
+  const int entries = n * m;
+  if (entries <= 128) {
+    rebuild_and_recheck<32>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
+  } else if (entries <= 1024) {
+    rebuild_and_recheck<128>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
+  } else {
+    rebuild_and_recheck<kThreads>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
+  }
 }
 
 }  // namespace mimorx::lattice::detail
