@@ -336,6 +336,29 @@ TEST(LllPlanCpu, Float32WithoutTransformStaysOnTheLattice) {
 
 // ---- Presort (LllConfig::presort) ----
 
+// lll_reduce's presort switch: false is the textbook reference on the basis as given (B' and T
+// bit for bit); true is the reference on the length-sorted basis, T taken back to the input.
+TEST(LllPresort, ConvenienceEntryHasTheSwitch) {
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 12, m = 10;
+  const auto b = test::gaussian_basis(g, n, m);
+  auto ref = b;
+  std::vector<std::int64_t> tref(std::size_t(m) * m);
+  lll_reference(n, m, ref.data(), tref.data(), 0.75);
+  const auto kept = lll_reduce(n, m, b, 0.75, true, LllMethod::sequential, false);
+  EXPECT_EQ(kept.basis, ref);
+  EXPECT_EQ(kept.transform, tref);
+  auto sorted = b;
+  std::vector<std::int32_t> rank(m);
+  lattice::detail::presort_columns(n, m, sorted.data(), rank.data());
+  std::vector<std::int64_t> tsorted(std::size_t(m) * m);
+  lll_reference(n, m, sorted.data(), tsorted.data(), 0.75);
+  lattice::detail::unsort_transform(m, tsorted.data(), rank.data());
+  const auto presorted = lll_reduce(n, m, b, 0.75, true, LllMethod::sequential, true);
+  EXPECT_EQ(presorted.basis, sorted);
+  EXPECT_EQ(presorted.transform, tsorted);
+}
+
 // Squared lengths 9, 1, 4, 1, 9, 2: shortest first, equal lengths in input order.
 TEST(LllPresort, OrderByLengthTiesInInputOrder) {
   const int n = 4, m = 6;
