@@ -77,10 +77,10 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n\n", dev.name.c_str());
   std::printf(
       "| kind | n | batch | method | us/basis (kernel) | us/basis (kernel, input order) | "
-      "us/basis (generic kernel) | us/basis (kernel with T) | us/basis (plan.run, lattice check, "
-      "default) | us/basis (plan.run, no check) | reduced | mean orth. defect | geo. mean "
-      "orth. defect | geo. mean, input order |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "us/basis (generic kernel) | us/basis (kernel with T) | us/basis (check kernels: B T, "
+      "rebuild, re-check) | us/basis (plan.run, lattice check, default) | us/basis (plan.run, no "
+      "check) | reduced | mean orth. defect | geo. mean orth. defect | geo. mean, input order |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
       // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
       // The fixed-shape kernel (default for square 4..64) with presort (the default), without
       // it (input order), the generic kernel with presort, and the fixed-shape kernel tracking T
       // (what the plan's lattice check runs), interleaved.
-      std::vector<double> ms[4];
+      std::vector<double> ms[4], check_ms;
       std::vector<float> kept(total);
       auto tbuf = Buffer<std::int64_t>::device(std::size_t(count) * n * n);
       for (int rep = 0; rep < 6; ++rep) {
@@ -112,6 +112,16 @@ int main(int argc, char** argv) {
               lattice::detail::default_max_iter(n), s.handle(), 0, variant != 1);
           timer.stop();
           if (rep > 0) ms[variant].push_back(timer.elapsed_ms());
+          if (variant == 3) {
+            // The lattice check's two kernels after the kernel with T: B T against B', the
+            // rebuild where it drifted and the float64 re-check (src holds the inputs packed).
+            timer.start();
+            lattice::detail::rebuild_from_transform_cuda(
+                src.data(), work.data(), tbuf.data(), status.data(), count, n, n,
+                std::int64_t(n) * n, std::int64_t(n) * n, 0.75, s.handle(), 0);
+            timer.stop();
+            if (rep > 0) check_ms.push_back(timer.elapsed_ms());
+          }
           if (rep == 0 && variant == 1) {
             s.synchronize();  // the copy below does not wait for the kernel on stream s
             work.copy_to_host(kept.data(), total);
@@ -123,6 +133,7 @@ int main(int argc, char** argv) {
       const double kept_us = median(ms[1]) * 1000.0 / count;
       const double generic_us = median(ms[2]) * 1000.0 / count;
       const double with_t_us = median(ms[3]) * 1000.0 / count;
+      const double check_us = median(check_ms) * 1000.0 / count;
       tbuf = Buffer<std::int64_t>();
       const auto v_kept = verify(kept, n, count, 256);
       // Through the plan (validation, status copy-back) with wall clock: without the lattice
@@ -160,9 +171,9 @@ int main(int argc, char** argv) {
             kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
       std::printf(
-          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d/%d (status "
-          "%d/%d) | %.4g | %.4g | %.4g |\n",
-          kind.c_str(), n, count, kernel_us, kept_us, generic_us, with_t_us, plan_us,
+          "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d/%d "
+          "(status %d/%d) | %.4g | %.4g | %.4g |\n",
+          kind.c_str(), n, count, kernel_us, kept_us, generic_us, with_t_us, check_us, plan_us,
           plan_nocheck_us, v.reduced, v.checked, ok_status, count, v.mean_defect, v.geo_defect,
           v_kept.geo_defect);
       std::fflush(stdout);
@@ -179,6 +190,7 @@ int main(int argc, char** argv) {
                             {"us_per_basis_kernel_input_order", kept_us},
                             {"us_per_basis_generic_kernel", generic_us},
                             {"us_per_basis_kernel_with_t", with_t_us},
+                            {"us_per_basis_check_kernels", check_us},
                             {"us_per_basis_plan", plan_us},
                             {"us_per_basis_plan_no_lattice_check", plan_nocheck_us},
                             {"verified_reduced", v.reduced},
