@@ -92,12 +92,7 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 void set_all_swap_generic_only(bool generic_only);
 std::uint64_t all_swap_phase_total(bool reset);
 
-// float32 with T: where a reduced basis b is not in (float32 rounding of) in * T, write the
-// rounded float64 product over it and check its LLL conditions again in float64 on the device;
-// one that fails that check gets status kStatusRecheck, for the host to check and polish
-// (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m per basis), b and t are
-// strided; all device memory.
-constexpr std::int32_t kStatusRecheck = 100;
+constexpr std::int32_t kStatusRecheck = 100;  // rebuild_from_transform_cuda's host handoff
 // Packs the strided inputs b into `in` (device to device, on `stream`).
 void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
                       std::int64_t stride_b, void* stream, int device);
@@ -113,6 +108,11 @@ void scatter_bases_cuda(const float* in, float* dst, std::int64_t stride, const 
 void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t stride,
                         const std::int64_t* idx, std::int64_t count, std::size_t nm, void* stream,
                         int device);
+// float32 with T: where a reduced basis b is not in (float32 rounding of) in * T, write the
+// rounded float64 product over it and check its LLL conditions again in float64 on the device;
+// one that fails that check gets status kStatusRecheck, for the host to check and polish
+// (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m per basis), b and t are
+// strided; all device memory.
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,

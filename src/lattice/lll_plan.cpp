@@ -541,9 +541,6 @@ LllStatus rebuild_from_transform(int n, int m, const double* b_in, std::int64_t*
 }
 
 #if MIMORX_HAS_CUDA
-// The device paths' host step for a basis the device rebuilt as B T (b_dev, t_dev; the float32
-// input in_dev): B' is checked again on the host and, where it fails, polished in float64 and
-// written back with its new T. Rare: only bases that drifted.
 // The host's part of the check of a rebuilt float32 basis hb (from its input hin and T ht): the
 // LLL conditions with the float32 tolerances, else a float64 polish of B T (hb and ht updated).
 LllStatus recheck_rebuilt_host(int n, int m, const float* hin, std::int64_t* ht, float* hb,
@@ -553,6 +550,9 @@ LllStatus recheck_rebuilt_host(int n, int m, const float* hin, std::int64_t* ht,
   return polish_in_float64(n, m, bt, ht, hb, delta);
 }
 
+// The GPU-resident block method's host step for a basis the device rebuilt as B T (b_dev, t_dev;
+// the float32 input in_dev): B' is checked again on the host and, where it fails, polished in
+// float64 and written back with its new T. Rare: only bases that drifted.
 LllStatus recheck_rebuilt_device(int n, int m, const float* in_dev, std::int64_t* t_dev,
                                  float* b_dev, double delta, const Stream& stream) {
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -817,9 +817,10 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         if (own_t) detail::ensure_device(dtransform_, mm * std::min(chunk, nb), backend_.device());
       }
       std::vector<std::int32_t> hs(nb);
-      // (generic: instantiated for float32 only)
+      // The rebuilt bases of one chunk that failed the device's re-check, checked on the host
+      // (generic in bk0 so that it is instantiated for float32 only).
       auto recheck_on_host = [&](auto* bk0, std::int64_t k0, std::int64_t cnt, std::int64_t* tk,
-                                 std::int64_t ts, std::vector<std::int32_t>& hs) {
+                                 std::int64_t ts) {
         std::vector<std::int64_t> idx;  // within the chunk
         for (std::int64_t k = k0; k < k0 + cnt; ++k)
           if (hs[k] == detail::kStatusRecheck) idx.push_back(k - k0);
@@ -883,7 +884,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           // a block-Toeplitz 64x64 batch): checked on the host and polished in float64, on the
           // CPU threads, gathered and scattered in one copy each (before the next chunk reuses
           // the plan's T).
-          if (check && tk) recheck_on_host(basis.matrix(k0), k0, cnt, tk, ts, hs);
+          if (check && tk) recheck_on_host(basis.matrix(k0), k0, cnt, tk, ts);
         }
       }
       std::vector<std::int64_t> singular;

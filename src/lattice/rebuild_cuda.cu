@@ -209,51 +209,45 @@ void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int 
 }
 
 namespace {
-// Matrix c of the packed array <-> matrix idx[c] of the strided one.
+// Gather: matrix c of the packed dst <- matrix idx[c] of the strided src; scatter: matrix idx[c]
+// of the strided dst <- matrix c of the packed src.
 template <class T, bool kGather>
-__global__ void move_kernel(T* strided, std::int64_t stride, const std::int64_t* idx,
-                            std::size_t nm, T* packed) {
-  T* s = strided + idx[blockIdx.x] * stride;
-  T* p = packed + blockIdx.x * nm;
-  for (std::size_t i = threadIdx.x; i < nm; i += blockDim.x) {
-    if constexpr (kGather) {
-      p[i] = s[i];
-    } else {
-      s[i] = p[i];
-    }
-  }
+__global__ void move_kernel(const T* src, T* dst, std::int64_t stride, const std::int64_t* idx,
+                            std::size_t nm) {
+  const std::int64_t strided = idx[blockIdx.x] * stride, packed = blockIdx.x * std::int64_t(nm);
+  const T* from = src + (kGather ? strided : packed);
+  T* to = dst + (kGather ? packed : strided);
+  for (std::size_t i = threadIdx.x; i < nm; i += blockDim.x) to[i] = from[i];
 }
 
 template <class T, bool kGather>
-void move_bases(T* strided, std::int64_t stride, const std::int64_t* idx, std::int64_t count,
-                std::size_t nm, T* packed, void* stream, int device) {
+void move_bases(const T* src, T* dst, std::int64_t stride, const std::int64_t* idx,
+                std::int64_t count, std::size_t nm, void* stream, int device) {
   if (count == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   move_kernel<T, kGather><<<unsigned(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
-      strided, stride, idx, nm, packed);
+      src, dst, stride, idx, nm);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
 
 void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, float* out, void* stream, int device) {
-  move_bases<float, true>(const_cast<float*>(src), stride, idx, count, nm, out, stream, device);
+  move_bases<float, true>(src, out, stride, idx, count, nm, stream, device);
 }
 void gather_bases_cuda(const std::int64_t* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, std::int64_t* out, void* stream,
                        int device) {
-  move_bases<std::int64_t, true>(const_cast<std::int64_t*>(src), stride, idx, count, nm, out,
-                                 stream, device);
+  move_bases<std::int64_t, true>(src, out, stride, idx, count, nm, stream, device);
 }
 void scatter_bases_cuda(const float* in, float* dst, std::int64_t stride, const std::int64_t* idx,
                         std::int64_t count, std::size_t nm, void* stream, int device) {
-  move_bases<float, false>(dst, stride, idx, count, nm, const_cast<float*>(in), stream, device);
+  move_bases<float, false>(in, dst, stride, idx, count, nm, stream, device);
 }
 void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t stride,
                         const std::int64_t* idx, std::int64_t count, std::size_t nm, void* stream,
                         int device) {
-  move_bases<std::int64_t, false>(dst, stride, idx, count, nm, const_cast<std::int64_t*>(in),
-                                  stream, device);
+  move_bases<std::int64_t, false>(in, dst, stride, idx, count, nm, stream, device);
 }
 
 namespace {
