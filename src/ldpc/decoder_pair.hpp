@@ -120,7 +120,9 @@ MIMORX_HD int variable(const PairEdge& e, int r, int z) {
 
 // Per row: the values the second pass needs. With a = |q_j| (<= 127) the message magnitude is
 //   max(sm2 + 32 (m1 - a), sm1) = -min(32 a - (sm2 + 32 m1), -sm1)
-// which is sm2 for a == m1 and sm1 for a > m1 (sm1 <= sm2 <= 31 < 32); every term fits a lane.
+// which is sm2 for a == m1 and sm1 for a > m1: then a >= m2 > m1 or m2 == m1, and scale() never
+// widens a gap (sm2 - sm1 <= m2 - m1: alpha16 <= 16, or an offset), so sm2 + 32 (m1 - a) <= sm1.
+// Every term fits a lane (32 a <= 4064).
 struct RowMins {
   u32 neg_sm2_m1;  // -(sm2 + 32 m1)
   u32 neg_sm1;     // -sm1
@@ -147,13 +149,24 @@ MIMORX_HD u32 new_message(u32 q, u32 a, const RowMins& rm) {
   const u32 keep = ~(sign_mask(q) ^ rm.total_mask);  // 0xffff where the message is >= 0
   return sub(neg_mag ^ keep, keep);                  // negate neg_mag in those lanes
 }
+// First pass of edge j on widened lanes: q_j = sat(L_v - R_j).
+MIMORX_HD u32 edge_q(u32 app_v, u32 msg_j) { return clamp127(sub(app_v, msg_j)); }
+// Second pass of edge j on widened lanes: the new message R'_j and the APP sat(q_j + R'_j).
+struct EdgeOut {
+  u32 app;
+  u32 msg;
+};
+MIMORX_HD EdgeOut edge_out(u32 q, const RowMins& rm) {
+  // |q_j| again (3 instructions) rather than a register array of magnitudes
+  const u32 rn = new_message(q, magnitude(q), rm);
+  return EdgeOut{clamp127(add(q, rn)), rn};
+}
 // Second pass of edge j: the new message, the APP q_j + R_j saturated, both stored.
 template <class Word>
 MIMORX_HD void finish_edge(Word* app_v, Word* msg_j, u32 q, const RowMins& rm) {
-  // |q_j| again (3 instructions) rather than a register array of magnitudes
-  const u32 rn = new_message(q, magnitude(q), rm);
-  *app_v = Word(narrow(clamp127(add(q, rn))));
-  *msg_j = Word(narrow(rn));
+  const EdgeOut o = edge_out(q, rm);
+  *app_v = Word(narrow(o.app));
+  *msg_j = Word(narrow(o.msg));
 }
 
 // One row r of one layer for a codeword pair: app holds int8 pairs per variable, msg the int8
@@ -172,7 +185,7 @@ MIMORX_HD void row_update_fixed(Word* app, Word* msg, int mstride, const PairEdg
   for (int j = 0; j < DEG; ++j) {
     const int vj = variable(e[j], r, z);
     if constexpr (kKeepAddresses) v[j] = vj;
-    q[j] = clamp127(sub(widen(app[vj]), widen(msg[j * mstride])));
+    q[j] = edge_q(widen(app[vj]), widen(msg[j * mstride]));
     scan.add(q[j]);
   }
   const RowMins rm = row_mins(scan.m1, scan.m2, scan.sign_xor, sc);
@@ -196,7 +209,7 @@ MIMORX_HD void row_update_inplace(Word* app, Word* msg, int mstride, const PairE
   RowScan scan;
   for (int j = 0; j < deg; ++j) {
     const int v = variable(e[j], r, z);
-    const u32 q = clamp127(sub(widen(app[v]), widen(msg[j * mstride])));
+    const u32 q = edge_q(widen(app[v]), widen(msg[j * mstride]));
     app[v] = Word(narrow(q));
     scan.add(q);
   }
