@@ -22,6 +22,7 @@
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
+#include "lattice/mma_f64.cuh"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -92,23 +93,18 @@ __device__ unsigned long long magnitude(std::int64_t v) {
   return v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
 }
 
-template <class X, class Acc>
-__device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows, int m,
-                                       const double* mult, int* flags, unsigned long long* tbound) {
-  constexpr bool kInt = std::is_same_v<X, std::int64_t>;
-  constexpr bool kWide = std::is_same_v<Acc, __int128>;
-  using MT = std::conditional_t<kWide, std::int64_t, double>;
-  const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  __shared__ X xa[16][65];
-  __shared__ MT xm[16][65];
-  Acc acc[4][4] = {};
-  const int kend = min(m, J0 + 64);  // M(j, k) = 0 for j >= k
-  // The next slab is loaded into registers while this one is multiplied (the loop waited for
-  // each slab's loads: the longest tiles have 64 slabs).
+// The slabs of one 64 x 64 output tile, 16 deep: A = the snapshot (rows I0.., [k][row], the
+// row-major order of the loads) and M (columns J0.., [column][k]); M(j, k) = 0 for j >= k, so
+// the k range ends at the tile's last column. The next slab is loaded into registers while this
+// one is multiplied (the longest tiles have 64 slabs). Loads: thread e reads A(I0 + e % 64,
+// k0 + e / 64) (along the rows) and M(k0 + e % 16, J0 + e / 16) (along k).
+template <class X>
+struct ProductSlabs {
+  static constexpr int kLdA = 64 + 4, kLdM = 16 + 4;  // half-warp fragment loads on 16 banks
   X ra[4];
   double rq[4];
-  auto fetch = [&](int k0) {
+  __device__ void fetch(const X* a, long long ld, int rows, int m, const double* mult, int I0,
+                        int J0, int k0) {
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
       const int e = threadIdx.x + 256 * p;
@@ -117,43 +113,100 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
       const int jj = e % 16, cc = e / 16;
       rq[p] = J0 + cc < m && k0 + jj < m ? mult[(long long)(J0 + cc) * m + k0 + jj] : 0.0;
     }
-  };
-  fetch(0);
+  }
+};
+
+// The float64 form (B, and T where every partial sum stays below 2^53, so exact in any order):
+// 8 warps of 32 x 16 outputs on the float64 tensor cores (mma_f64.cuh). The FMA loop it replaced
+// (4 x 4 outputs per thread) was bound by its shared-memory loads: 249 us for the four B
+// products of a 1024 x 1024 reduction on the H200.
+template <class X>
+__device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows, int m,
+                                       const double* mult, unsigned long long* tbound) {
+  constexpr bool kInt = std::is_same_v<X, std::int64_t>;
+  using Slabs = ProductSlabs<X>;
+  const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wr = warp % 2, wc = warp / 2;
+  __shared__ double xa[16 * Slabs::kLdA];
+  __shared__ double xm[64 * Slabs::kLdM];
+  double acc[4][2][2] = {};
+  const int kend = min(m, J0 + 64);
+  Slabs sl;
+  sl.fetch(a, ld, rows, m, mult, I0, J0, 0);
   for (int k0 = 0; k0 < kend; k0 += 16) {
     bool nz = false;
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
       const int e = threadIdx.x + 256 * p;
-      xa[e / 64][e % 64] = ra[p];
-      const double q = rq[p];
-      if constexpr (kWide) {
-        if (!(fabs(q) < 4.0e18)) flags[kOverflow] = 1;
-        xm[e % 16][e / 16] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
-      } else {
-        xm[e % 16][e / 16] = q;
+      xa[(e / 64) * Slabs::kLdA + e % 64] = double(sl.ra[p]);
+      xm[(e / 16) * Slabs::kLdM + e % 16] = sl.rq[p];
+      nz |= sl.rq[p] != 0;
+    }
+    if (k0 + 16 < kend) sl.fetch(a, ld, rows, m, mult, I0, J0, k0 + 16);
+    if (!__syncthreads_or(nz)) continue;
+    warp_mma<16, 4, 2, 1, Slabs::kLdA, Slabs::kLdM, 1>(xa + 32 * wr, xm + 16 * wc * Slabs::kLdM,
+                                                       acc, lane);
+    __syncthreads();
+  }
+  unsigned long long big = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = I0 + 32 * wr + 8 * i + lane / 4;
+        const int k = J0 + 16 * wc + 8 * j + 2 * (lane % 4) + h;
+        if (r >= rows || k >= m) continue;
+        X& dst = c[(long long)k * ld + r];
+        if constexpr (kInt) {
+          dst = std::int64_t(double(dst) - acc[i][j][h]);  // exact: every term below 2^53
+          big = max(big, magnitude(dst));
+        } else {
+          dst = X(double(dst) - acc[i][j][h]);
+        }
       }
+  if constexpr (kInt) raise_bound(tbound, big);
+}
+
+// T's product in 128-bit integers (when the float64 bound does not hold), overflow flagged.
+__device__ void subtract_products_tile_wide(std::int64_t* c, const std::int64_t* a, long long ld,
+                                            int rows, int m, const double* mult, int* flags,
+                                            unsigned long long* tbound) {
+  using Slabs = ProductSlabs<std::int64_t>;
+  const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  __shared__ std::int64_t xa[16][65];
+  __shared__ std::int64_t xm[16][65];
+  __int128 acc[4][4] = {};
+  const int kend = min(m, J0 + 64);
+  Slabs sl;
+  sl.fetch(a, ld, rows, m, mult, I0, J0, 0);
+  for (int k0 = 0; k0 < kend; k0 += 16) {
+    bool nz = false;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int e = threadIdx.x + 256 * p;
+      xa[e / 64][e % 64] = sl.ra[p];
+      const double q = sl.rq[p];
+      if (!(fabs(q) < 4.0e18)) flags[kOverflow] = 1;
+      xm[e % 16][e / 16] = fabs(q) < 4.0e18 ? std::int64_t(q) : 0;
       nz |= q != 0;
     }
-    if (k0 + 16 < kend) fetch(k0 + 16);
+    if (k0 + 16 < kend) sl.fetch(a, ld, rows, m, mult, I0, J0, k0 + 16);
     if (!__syncthreads_or(nz)) continue;
 #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
-      Acc av[4], mv[4];
+      __int128 av[4], mv[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        av[i] = Acc(xa[kk][tx + 16 * i]);
-        mv[i] = Acc(xm[kk][ty + 16 * i]);
+        av[i] = xa[kk][tx + 16 * i];
+        mv[i] = xm[kk][ty + 16 * i];
       }
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if constexpr (kWide) {
-            acc[i][j] += av[i] * mv[j];
-          } else {
-            acc[i][j] = fma(av[i], mv[j], acc[i][j]);
-          }
-        }
+        for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * mv[j];
     }
     __syncthreads();
   }
@@ -164,20 +217,13 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
     for (int j = 0; j < 4; ++j) {
       const int r = I0 + tx + 16 * i, k = J0 + ty + 16 * j;
       if (r >= rows || k >= m) continue;
-      X& dst = c[(long long)k * ld + r];
-      if constexpr (kWide) {
-        const __int128 v = (__int128)dst - acc[i][j];
-        if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
-        dst = std::int64_t(v);
-        big = max(big, magnitude(dst));
-      } else if constexpr (kInt) {
-        dst = std::int64_t(double(dst) - acc[i][j]);  // exact: every term below 2^53
-        big = max(big, magnitude(dst));
-      } else {
-        dst = X(double(dst) - acc[i][j]);
-      }
+      std::int64_t& dst = c[(long long)k * ld + r];
+      const __int128 v = (__int128)dst - acc[i][j];
+      if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) flags[kOverflow] = 1;
+      dst = std::int64_t(v);
+      big = max(big, magnitude(dst));
     }
-  if constexpr (kInt) raise_bound(tbound, big);
+  raise_bound(tbound, big);
 }
 
 template <class X>
@@ -202,12 +248,12 @@ __global__ void __launch_bounds__(256)
         double(*tbound) * (1.0 + __longlong_as_double(static_cast<long long>(cmax)));
     __syncthreads();  // cmax read by all before any thread leaves
     if (bound < kExact) {
-      subtract_products_tile<X, double>(c, a, ld, rows, m, mult, flags, tbound);
+      subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound);
     } else {
-      subtract_products_tile<X, __int128>(c, a, ld, rows, m, mult, flags, tbound);
+      subtract_products_tile_wide(c, a, ld, rows, m, mult, flags, tbound);
     }
   } else {
-    subtract_products_tile<X, double>(c, a, ld, rows, m, mult, flags, tbound);
+    subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound);
   }
 }
 

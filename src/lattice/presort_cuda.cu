@@ -16,20 +16,53 @@ namespace {
 constexpr int kThreads = 256;
 constexpr std::size_t kTileBytes = 32 * 1024;  // shared memory of one permutation tile
 
-// One thread per column, summing its entries in order (as the host).
+// One warp per column: the lanes load 32 entries at a time (coalesced) and square them, lane 0
+// adds the squares in order: the operations of presort_key (lll_math.hpp) in its order, so the
+// keys equal the host's bit for bit. (One thread per column read the matrix uncoalesced and kept
+// 4 SMs busy at m = 1024: 135 us on the H200, for what takes a few.)
+constexpr int kKeyWarps = 8;
 template <class F>
-__global__ void presort_keys_kernel(const F* b, int n, int m, double* keys) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < m) keys[j] = presort_key(b + std::size_t(j) * n, n);
+__global__ void __launch_bounds__(32 * kKeyWarps)
+    presort_keys_kernel(const F* b, int n, int m, double* keys) {
+  __shared__ double sq[kKeyWarps][32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int j = blockIdx.x * kKeyWarps + warp;
+  if (j >= m) return;  // the whole warp
+  const F* col = b + std::size_t(j) * n;
+  double s = 0;
+  F next = lane < n ? col[lane] : F(0);
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    const double x = double(next);
+    if (i0 + 32 + lane < n) next = col[i0 + 32 + lane];  // in flight during the sum below
+    sq[warp][lane] = __dmul_rn(x, x);
+    __syncwarp();
+    if (lane == 0) {
+      const int h = min(32, n - i0);
+      for (int k = 0; k < h; ++k) s = __dadd_rn(s, sq[warp][k]);
+    }
+    __syncwarp();
+  }
+  if (lane == 0) keys[j] = s == s ? s : HUGE_VAL;
 }
 
-__global__ void presort_rank_kernel(const double* keys, int m, std::int32_t* rank) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= m) return;
-  const double kj = keys[j];
+// rank[j] = the number of columns that go before column j. A block ranks 32 columns (one per
+// lane); its warps split the keys compared against and add their counts.
+constexpr int kRankWarps = 8;
+__global__ void __launch_bounds__(32 * kRankWarps)
+    presort_rank_kernel(const double* keys, int m, std::int32_t* rank) {
+  __shared__ int part[kRankWarps][32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int j = blockIdx.x * 32 + lane;
+  const double kj = j < m ? keys[j] : 0.0;
   int r = 0;
-  for (int k = 0; k < m; ++k) r += presort_before(keys[k], k, kj, j);
-  rank[j] = r;
+  for (int k = warp; k < m; k += kRankWarps) r += presort_before(keys[k], k, kj, j);
+  part[warp][lane] = r;
+  __syncthreads();
+  if (warp == 0 && j < m) {
+    int total = 0;
+    for (int w = 0; w < kRankWarps; ++w) total += part[w][lane];
+    rank[j] = total;
+  }
 }
 
 // Rows [r0, r0 + rows) of all m columns through shared memory; column j goes to rank[j].
@@ -65,10 +98,10 @@ template <class F>
 void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream) {
   if (m < 1) return;
   const auto s = mimorx::detail::as_stream(stream);
-  const unsigned grid = unsigned((m + kThreads - 1) / kThreads);
-  presort_keys_kernel<F><<<grid, kThreads, 0, s>>>(b, n, m, keys);
+  presort_keys_kernel<F>
+      <<<unsigned((m + kKeyWarps - 1) / kKeyWarps), 32 * kKeyWarps, 0, s>>>(b, n, m, keys);
   MIMORX_CUDA_CHECK_LAUNCH();
-  presort_rank_kernel<<<grid, kThreads, 0, s>>>(keys, m, rank);
+  presort_rank_kernel<<<unsigned((m + 31) / 32), 32 * kRankWarps, 0, s>>>(keys, m, rank);
   MIMORX_CUDA_CHECK_LAUNCH();
   const int rows = int(std::max<std::size_t>(1, kTileBytes / (sizeof(F) * std::size_t(m))));
   const std::size_t smem = sizeof(F) * std::size_t(m) * std::min(rows, n);

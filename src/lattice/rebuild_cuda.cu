@@ -8,13 +8,15 @@
 //   of the rebuilt ones are checked again here too, in float64 (recheck_kernel); only a basis
 //   that fails that check goes to the host (check and float64 polish).
 // - the block method (one large basis): the same test with B T as a tiled product over the
-//   whole grid (one thread block per 32 x 32 tile) instead of one thread block per basis.
+//   whole grid (one thread block per 64 x 64 tile, on the tensor cores) instead of one thread
+//   block per basis.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
 
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
+#include "lattice/mma_f64.cuh"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -122,48 +124,73 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0 && !bad) status[k] = std::int32_t(LllStatus::reduced);
 }
 
-// The block method's product: one 32 x 32 tile of B T per thread block (256 threads, four
-// columns each), B and T staged through shared memory 32 deep, summed in float64. Writes B T
-// (n x m doubles) and the largest |B T - B'| and |B T| (non-negative doubles as ordered bits,
-// atomicMax).
-constexpr int kTile = 32;
+// The block method's product on the float64 tensor cores (mma_f64.cuh): one 64 x 64 tile of
+// B T per thread block of four warps (32 x 32 each), B and T staged through shared memory 16
+// deep in float64 (T exact: the plan's bound keeps |T| below 2^53). Writes B T (n x m doubles)
+// and the largest |B T - B'| and |B T| (non-negative doubles as ordered bits, atomicMax).
+// (The FMA loop it replaced, 32 x 32 tiles of 256 threads, took 263 us at 1024 x 1024 on the
+// H200, bound by its shared-memory loads.)
+constexpr int kProdTile = 64;
+constexpr int kProdSlab = 16;
+constexpr int kProdLdA = kProdTile + 4;  // B slab: [k][row]
+constexpr int kProdLdT = kProdSlab + 4;  // T slab: [column][k]
+constexpr int kProdThreads = 128;
+constexpr int kProdPer = kProdTile * kProdSlab / kProdThreads;
 
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kProdThreads)
     product_kernel(const float* in, const std::int64_t* t, const float* b, int n, int m, double* bt,
                    unsigned long long* maxima) {
-  __shared__ double sa[kTile][kTile + 1], st[kTile][kTile + 1];
-  const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;  // ty 0..7
-  const int row0 = blockIdx.x * kTile, col0 = blockIdx.y * kTile;
-  double acc[4] = {0, 0, 0, 0};
-  for (int k0 = 0; k0 < m; k0 += kTile) {
-    for (int s = 0; s < 4; ++s) {
-      const int kk = ty + 8 * s, i = row0 + tx, q = k0 + kk, j = col0 + kk;
-      sa[kk][tx] = i < n && q < m ? double(in[std::size_t(q) * n + i]) : 0.0;
-      // st[q - k0][c] = T(q, col0 + c): read along q (coalesced), c = kk here
-      st[tx][kk] = k0 + tx < m && j < m ? double(t[std::size_t(j) * m + k0 + tx]) : 0.0;
+  __shared__ double sa[kProdSlab * kProdLdA], st[kProdTile * kProdLdT];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wr = warp % 2, wc = warp / 2;
+  const int row0 = blockIdx.x * kProdTile, col0 = blockIdx.y * kProdTile;
+  double acc[4][4][2] = {};
+  float ra[kProdPer];
+  std::int64_t rt[kProdPer];
+  auto fetch = [&](int k0) {
+#pragma unroll
+    for (int p = 0; p < kProdPer; ++p) {
+      const int e = threadIdx.x + kProdThreads * p;
+      const int i = e % kProdTile, kk = e / kProdTile;  // B(row0 + i, k0 + kk), along rows
+      ra[p] = row0 + i < n && k0 + kk < m ? in[std::size_t(k0 + kk) * n + row0 + i] : 0.f;
+      const int q = e % kProdSlab, c = e / kProdSlab;  // T(k0 + q, col0 + c), along k
+      rt[p] = k0 + q < m && col0 + c < m ? t[std::size_t(col0 + c) * m + k0 + q] : 0;
+    }
+  };
+  fetch(0);
+  for (int k0 = 0; k0 < m; k0 += kProdSlab) {
+#pragma unroll
+    for (int p = 0; p < kProdPer; ++p) {
+      const int e = threadIdx.x + kProdThreads * p;
+      sa[(e / kProdTile) * kProdLdA + e % kProdTile] = double(ra[p]);
+      st[(e / kProdSlab) * kProdLdT + e % kProdSlab] = double(rt[p]);
     }
     __syncthreads();
-#pragma unroll 8
-    for (int kk = 0; kk < kTile; ++kk) {
-      const double a = sa[kk][tx];
-      for (int s = 0; s < 4; ++s) acc[s] = fma(a, st[kk][ty + 8 * s], acc[s]);
-    }
+    if (k0 + kProdSlab < m) fetch(k0 + kProdSlab);
+    warp_mma<kProdSlab, 4, 4, 1, kProdLdA, kProdLdT, 1>(sa + 32 * wr, st + 32 * wc * kProdLdT, acc,
+                                                        lane);
     __syncthreads();
   }
   double diff = 0, scale = 0;
-  for (int s = 0; s < 4; ++s) {
-    const int i = row0 + tx, j = col0 + ty + 8 * s;
-    if (i >= n || j >= m) continue;
-    const std::size_t e = std::size_t(j) * n + i;
-    bt[e] = acc[s];
-    diff = fmax(diff, fabs(acc[s] - double(b[e])));
-    scale = fmax(scale, fabs(acc[s]));
-  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + 32 * wr + 8 * i + lane / 4;
+        const int c = col0 + 32 * wc + 8 * j + 2 * (lane % 4) + h;
+        if (r >= n || c >= m) continue;
+        const std::size_t e = std::size_t(c) * n + r;
+        bt[e] = acc[i][j][h];
+        diff = fmax(diff, fabs(acc[i][j][h] - double(b[e])));
+        scale = fmax(scale, fabs(acc[i][j][h]));
+      }
   for (int o = 16; o > 0; o >>= 1) {
     diff = fmax(diff, __shfl_xor_sync(0xffffffffu, diff, o));
     scale = fmax(scale, __shfl_xor_sync(0xffffffffu, scale, o));
   }
-  if (tx == 0) {
+  if (lane == 0) {
     atomicMax(&maxima[0], static_cast<unsigned long long>(__double_as_longlong(diff)));
     atomicMax(&maxima[1], static_cast<unsigned long long>(__double_as_longlong(scale)));
   }
@@ -185,8 +212,9 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
   double* bt = scratch.data();
   auto* maxima = reinterpret_cast<unsigned long long*>(bt + nm);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(maxima, 0, 2 * sizeof(unsigned long long), s));
-  const dim3 grid(unsigned((n + kTile - 1) / kTile), unsigned((m + kTile - 1) / kTile));
-  product_kernel<<<grid, 256, 0, s>>>(in, t, b, n, m, bt, maxima);
+  const dim3 grid(unsigned((n + kProdTile - 1) / kProdTile),
+                  unsigned((m + kProdTile - 1) / kProdTile));
+  product_kernel<<<grid, kProdThreads, 0, s>>>(in, t, b, n, m, bt, maxima);
   MIMORX_CUDA_CHECK_LAUNCH();
   double h[2];
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(h, maxima, sizeof(h), cudaMemcpyDeviceToHost, s));

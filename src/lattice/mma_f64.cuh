@@ -1,0 +1,45 @@
+#pragma once
+// float64 matrix products on the tensor cores (sm_80 and later): mma.m8n8k4.f64 does 256
+// multiply-adds per warp instruction, twice the FMA pipe's float64 rate, and needs 8
+// shared-memory loads per 16 of them where a register-tiled FMA loop needs about one per two
+// (the kernels that used FMA loops were bound by those loads). Used by the Gram matrix
+// (gram_cholesky_cuda.cu), the lattice check's product B T (rebuild_cuda.cu) and the block
+// method's products with the size-reduction multipliers (block_lll_cuda.cu). Each product term
+// is rounded once and the sums in an order fixed by the code, so results are deterministic; the
+// order differs from a sequential loop's, so float64 sums may differ from one in the last bits
+// (integer-valued sums below 2^53 are exact in any order).
+#include <cuda_runtime.h>
+
+namespace mimorx::lattice::detail {
+
+// C (8 x 8) += A (8 x 4) B (4 x 8). Fragments (PTX ISA, m8n8k4 .f64): lane l holds A(l / 4, l % 4),
+// B(l % 4, l / 4) and C(l / 4, 2 (l % 4) + t) in c0 (t = 0) and c1 (t = 1).
+__device__ __forceinline__ void mma_f64(double& c0, double& c1, double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+               : "+d"(c0), "+d"(c1)
+               : "d"(a), "d"(b));
+}
+
+// A warp's (8 NI) x (8 NJ) block of C += A B over k in [0, KS) (KS a multiple of 4), operands in
+// shared memory at A(r, k) = sa[r * AR + k * AK], B(k, c) = sb[c * BC + k * BK];
+// acc[i][j][t] = C(8 i + lane / 4, 8 j + 2 (lane % 4) + t). Choose the strides so that the
+// fragment loads of a half-warp (r or c in 0..3, k in 0..3) hit distinct banks.
+template <int KS, int NI, int NJ, int AR, int AK, int BC, int BK>
+__device__ __forceinline__ void warp_mma(const double* sa, const double* sb,
+                                         double (&acc)[NI][NJ][2], int lane) {
+#pragma unroll
+  for (int k4 = 0; k4 < KS; k4 += 4) {
+    const int k = k4 + lane % 4, q = lane / 4;
+    double a[NI], b[NJ];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) a[i] = sa[(8 * i + q) * AR + k * AK];
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) b[j] = sb[(8 * j + q) * BC + k * BK];
+#pragma unroll
+    for (int i = 0; i < NI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) mma_f64(acc[i][j][0], acc[i][j][1], a[i], b[j]);
+  }
+}
+
+}  // namespace mimorx::lattice::detail
