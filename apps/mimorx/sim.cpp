@@ -71,14 +71,14 @@ void run_coded_sim(const SimOptions& o) {
   c.seed = o.seed;
   c.tbs = o.tbs;
   c.code_rate = o.rate;
-  c.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
-  mimorx::require(!(o.int8 && c.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
+  c.decoder.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
+  mimorx::require(!(o.int8 && c.decoder.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
                   "bp has no integer form; use --decoder nms or oms with --int8");
-  c.max_iters = o.iters;
-  c.alpha = o.alpha;
-  c.alpha_last = o.alpha_last;
-  c.quantized = o.int8;
-  c.beta = o.beta;
+  c.decoder.max_iters = o.iters;
+  c.decoder.alpha = o.alpha;
+  c.decoder.alpha_last = o.alpha_last;
+  c.decoder.quantized = o.int8;
+  c.decoder.beta = o.beta;
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
   const auto snrs = mimorx::sim::parse_snr_list(o.snr);
@@ -102,7 +102,7 @@ void run_coded_sim(const SimOptions& o) {
             "decoder={}{} iters={} blocks/point={} seed={} (i.i.d. Rayleigh per vector, SNR = "
             "Es/N0)\n",
             c.shape.nt, c.shape.nr, mimorx::to_string(c.shape.mod), c.detector, backend.name(),
-            c.tbs, l.g, l.rate, o.decoder, params.empty() ? "" : " " + params, c.max_iters,
+            c.tbs, l.g, l.rate, o.decoder, params.empty() ? "" : " " + params, c.decoder.max_iters,
             c.blocks, c.seed);
         fmt::print("{:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9} {:>8}\n", "snr_db",
                    "ebn0_db", "ber", "bler", "bit_errors", "bits", "blk_err", "blocks", "time_s");
@@ -121,7 +121,7 @@ void run_coded_sim(const SimOptions& o) {
                         {"alpha_last", o.alpha_last},
                         {"beta", o.beta},
                         {"int8", o.int8},
-                        {"iters", c.max_iters},
+                        {"iters", c.decoder.max_iters},
                         {"channel", "rayleigh, one realisation per received vector"},
                         {"snr_definition",
                          "Es/N0, Es=1 per transmit antenna, N0 per receive antenna; "

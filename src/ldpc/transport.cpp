@@ -21,12 +21,7 @@ struct TransportPlan::Impl {
   Impl(const TransportConfig& c, Backend b, const Segmentation& s)
       : cfg(c), backend(b), seg(s), encoder(s.bg, s.zc, b), decoder(decoder_config(c, s), b) {}
   static DecoderConfig decoder_config(const TransportConfig& c, const Segmentation& s) {
-    DecoderConfig d{s.bg, s.zc, c.algo, c.max_iters};
-    d.alpha = c.alpha;
-    d.alpha_last = c.alpha_last;
-    d.beta = c.beta;
-    d.quantized = c.quantized;
-    return d;
+    return DecoderConfig{s.bg, s.zc}.with(c.decoder);
   }
   int qm() const { return bits_per_symbol(cfg.mod); }
   RateMatchConfig rm(int r, int rv) const {

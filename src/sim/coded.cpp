@@ -25,12 +25,7 @@ ldpc::TransportConfig transport_config(const CodedConfig& c) {
   tc.code_rate = c.code_rate;
   tc.mod = c.shape.mod;
   tc.layers = 1;
-  tc.algo = c.algo;
-  tc.max_iters = c.max_iters;
-  tc.alpha = c.alpha;
-  tc.alpha_last = c.alpha_last;
-  tc.beta = c.beta;
-  tc.quantized = c.quantized;
+  tc.decoder = c.decoder;
   const std::int64_t per_vector = std::int64_t(c.shape.nt) * bits_per_symbol(c.shape.mod);
   const std::int64_t g0 = ldpc::TransportPlan(tc, Backend::cpu()).g();
   tc.g = (g0 + per_vector - 1) / per_vector * per_vector;

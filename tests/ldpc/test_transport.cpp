@@ -73,7 +73,7 @@ TEST(Transport, CorruptedBlockFailsCrc) {
 
 TEST(Transport, HarqCombiningAcrossRvs) {
   std::mt19937_64 rng(test::fresh_seed());
-  TransportPlan plan({.tbs = 2000, .code_rate = 0.9, .max_iters = 20}, Backend::cpu());
+  TransportPlan plan({.tbs = 2000, .code_rate = 0.9, .decoder = {.max_iters = 20}}, Backend::cpu());
   std::vector<std::uint8_t> tb(2000), out(2000);
   for (auto& b : tb) b = rng() & 1;
   std::vector<float> harq(plan.harq_size(), 0.f);
@@ -110,7 +110,7 @@ TEST(Transport, BadInput) {
   EXPECT_THROW(TransportPlan({.tbs = 1000, .layers = 5}, Backend::cpu()), InvalidArgument);
   // The decoder settings reach the decoder (its validation names the field).
   try {
-    TransportPlan({.tbs = 1000, .alpha_last = 1.5f}, Backend::cpu());
+    TransportPlan({.tbs = 1000, .decoder = {.alpha_last = 1.5f}}, Backend::cpu());
     ADD_FAILURE() << "alpha_last 1.5 accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("alpha_last"), std::string::npos) << e.what();

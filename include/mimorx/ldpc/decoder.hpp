@@ -53,6 +53,18 @@ enum class LayerOrder : int { extension_first = 0, natural = 1 };
 // "extension-first" or "natural"; anything else throws InvalidArgument naming `argument`.
 LayerOrder parse_layer_order(const std::string& name, const std::string& argument = "layer-order");
 
+// The decoder choices that layers above the decoder (the transport chain, the link simulator)
+// pass down to it: one struct, copied as a whole, rather than the same fields repeated in every
+// configuration on the way. The fields mean what DecoderConfig's of the same names mean.
+struct DecoderSettings {
+  DecoderAlgo algo = DecoderAlgo::nms;
+  int max_iters = 10;
+  float alpha = 0.75f;     // nms factor
+  float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant alpha
+  float beta = 0.5f;       // oms offset
+  bool quantized = false;  // integer path (6-bit channel LLRs, 8-bit messages; nms, oms)
+};
+
 struct DecoderConfig {
   BaseGraph bg;
   int z;
@@ -97,6 +109,17 @@ struct DecoderConfig {
   // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
   // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
   bool check_input = true;
+
+  // The fields of `s` set here; the others keep their values.
+  DecoderConfig& with(const DecoderSettings& s) {
+    algo = s.algo;
+    max_iters = s.max_iters;
+    alpha = s.alpha;
+    alpha_last = s.alpha_last;
+    beta = s.beta;
+    quantized = s.quantized;
+    return *this;
+  }
 };
 
 // A CUDA plan owns a workspace (C2V records when they do not fit in shared memory, the NaN

@@ -33,13 +33,7 @@ struct TransportConfig {
   std::int64_t tbs_lbrm = 0;  // TBS_LBRM; 0 = tbs
   // Coded bits G; 0 derives G = smallest multiple of layers x Qm >= B' / code_rate.
   std::int64_t g = 0;
-  // Decoder settings (the receiver side).
-  DecoderAlgo algo = DecoderAlgo::nms;
-  int max_iters = 10;
-  float alpha = 0.75f;     // nms factor (DecoderConfig::alpha)
-  float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant
-  float beta = 0.5f;       // oms offset
-  bool quantized = false;  // the decoder's integer path (DecoderConfig::quantized; nms, oms)
+  DecoderSettings decoder{};  // the receiver side's decoder (DecoderConfig::with)
 };
 
 struct TransportDecodeResult {

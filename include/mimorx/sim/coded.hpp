@@ -27,14 +27,9 @@ struct CodedConfig {
   detect::MimoShape shape{2, 2, Modulation::qam16};
   std::string detector = "mmse";  // must give LLRs: zf, mmse, ml, nway:N, kbest:K
   std::uint64_t seed = 1;
-  int tbs = 1024;          // information bits per transport block (TS 38.214 sizes)
-  double code_rate = 0.5;  // target rate R (selects the base graph and G)
-  ldpc::DecoderAlgo algo = ldpc::DecoderAlgo::nms;
-  int max_iters = 10;
-  float alpha = 0.75f;                // nms factor
-  float alpha_last = 0.f;             // nms per-iteration ramp to this factor (0 = constant alpha)
-  float beta = 0.5f;                  // oms offset
-  bool quantized = false;             // integer decoder path (6-bit LLRs, 8-bit messages)
+  int tbs = 1024;                     // information bits per transport block (TS 38.214 sizes)
+  double code_rate = 0.5;             // target rate R (selects the base graph and G)
+  ldpc::DecoderSettings decoder{};    // LDPC decoder: algorithm, iterations, alpha, ...
   std::int64_t blocks = 1000;         // transport blocks per SNR point
   std::int64_t batch_blocks = 0;      // blocks per detector call; 0 = automatic
   std::int64_t min_block_errors = 0;  // stop a point early after this many (0 = never)
