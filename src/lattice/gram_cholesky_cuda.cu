@@ -30,12 +30,38 @@ constexpr int kSlab = 32;        // k entries staged per step (a trailing update
 constexpr int kPanel = 32;       // Cholesky block size (one warp factors it)
 constexpr int kPanelCols = 128;  // block-row columns solved per thread block
 
+// Programmatic dependent launch (sm_90): the factorisation is a chain of 64 small kernels per
+// 1024 columns, each too short to hide its own launch. A kernel of the chain lets the next one
+// launch at once (launch_dependents) and waits for the previous one's results before touching
+// memory (wait: returns when the previous grid has completed and its writes are visible; a no-op
+// for a kernel launched without the attribute).
+__device__ __forceinline__ void chain_wait_and_release() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+}
+
+template <class... Params, class... Args>
+void launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s,
+                    Args... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  MIMORX_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, Params(args)...));
+}
+
 // Trailing update of the upper triangle: C(I0 + i, J0 + j) -= sum over k in [k_begin, k_end) of
 // X(k, I0 + i) X(k, J0 + j), X(k, c) = x[(c + col_off) * ld + k]; C(r, c) = c_out[(c + col_off) *
 // ldc + r + col_off].
 __global__ void __launch_bounds__(256)
     syrk_update_kernel(const double* x, long long ld, int k_begin, int k_end, int cols, int col_off,
                        double* c_out, long long ldc) {
+  chain_wait_and_release();
   const int I0 = blockIdx.y * kTile, J0 = blockIdx.x * kTile;
   if (J0 + kTile <= I0) return;  // tile strictly below the diagonal
   __shared__ double xa[kSlab][kTile + 1];
@@ -121,6 +147,7 @@ constexpr int kGramPer = kGramSlab * kGramTile / 32;  // slab entries per lane a
 template <class T>
 __global__ void __launch_bounds__(32 * kGramWarps)
     gram_mma_kernel(const T* x, int n, int m, double* c_out) {
+  chain_wait_and_release();
   const int I0 = blockIdx.y * kGramTile, J0 = blockIdx.x * kGramTile;
   if (J0 < I0) return;  // tile below the diagonal
   // Per warp: its A and B slabs; after the products, its 32 x 32 partial sums.
@@ -185,6 +212,7 @@ __global__ void __launch_bounds__(32 * kGramWarps)
 // end. A pivot that is not positive and finite sets *fail.
 __global__ void __launch_bounds__(kPanelCols)
     chol_panel_kernel(double* g, int m, int p, double* diag, int* fail) {
+  chain_wait_and_release();
   __shared__ double d[kPanel][kPanel + 1];  // d[i][k] = R(p + i, p + k), upper
   __shared__ double inv[kPanel];
   __shared__ double row[2][kPanel];             // row j of the factor, for the update
@@ -289,11 +317,12 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
   for (int p = 0; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
-    chol_panel_kernel<<<blocks, kPanelCols, 0, s>>>(r, m, p, diag, fail);
+    launch_chained(chol_panel_kernel, dim3(blocks), dim3(kPanelCols), s, r, m, p, diag, fail);
     MIMORX_CUDA_CHECK_LAUNCH();
     if (rest > 0) {
       const int t = (rest + kTile - 1) / kTile;
-      syrk_update_kernel<<<dim3(t, t), 256, 0, s>>>(r, m, p, p + nb, rest, p + nb, r, m);
+      launch_chained(syrk_update_kernel, dim3(t, t), dim3(256), s, r, (long long)m, p, p + nb, rest,
+                     p + nb, r, (long long)m);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
   }
