@@ -36,12 +36,16 @@ constexpr int kPanelCols = 128;  // block-row columns solved per thread block
 // memory (wait: returns when the previous grid has completed and its writes are visible; a no-op
 // for a kernel launched without the attribute).
 __device__ __forceinline__ void chain_wait_and_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;");
+#endif
 }
 
+// `chained`: launch with programmatic stream serialization (only where the kernels wait, see
+// chain_supported), else an ordinary launch.
 template <class... Params, class... Args>
-void launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s,
+void launch_chained(bool chained, void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s,
                     Args... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
@@ -51,7 +55,7 @@ void launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = chained ? 1 : 0;
   MIMORX_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, Params(args)...));
 }
 
@@ -279,6 +283,17 @@ __global__ void __launch_bounds__(kPanelCols)
     if (lane < nb) g[(long long)(c0 + cc) * m + p + lane] = x[lane][cc];
 }
 
+// Whether the chain's kernels were compiled with griddepcontrol (PTX for sm_90 or newer; a build
+// for an older architecture may run on a newer GPU through its PTX): only then may a kernel of
+// the chain be launched before its predecessor has completed.
+bool chain_supported() {
+  static const bool ok = [] {
+    cudaFuncAttributes a{};
+    return cudaFuncGetAttributes(&a, chol_panel_kernel) == cudaSuccess && a.ptxVersion >= 90;
+  }();
+  return ok;
+}
+
 // out[j] = a(j, j) of a column-major m x m matrix.
 __global__ void diagonal_kernel(const double* a, int m, double* out) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -310,6 +325,7 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
                            double* norm2, void* stream) {
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(r, 0, std::size_t(m) * m * sizeof(double), s));
+  const bool chained = chain_supported();
   const int gtiles = (m + kGramTile - 1) / kGramTile;
   gram_mma_kernel<F><<<dim3(gtiles, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r);
   MIMORX_CUDA_CHECK_LAUNCH();
@@ -317,12 +333,13 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
   for (int p = 0; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
-    launch_chained(chol_panel_kernel, dim3(blocks), dim3(kPanelCols), s, r, m, p, diag, fail);
+    launch_chained(chained, chol_panel_kernel, dim3(blocks), dim3(kPanelCols), s, r, m, p, diag,
+                   fail);
     MIMORX_CUDA_CHECK_LAUNCH();
     if (rest > 0) {
       const int t = (rest + kTile - 1) / kTile;
-      launch_chained(syrk_update_kernel, dim3(t, t), dim3(256), s, r, (long long)m, p, p + nb, rest,
-                     p + nb, r, (long long)m);
+      launch_chained(chained, syrk_update_kernel, dim3(t, t), dim3(256), s, r, (long long)m, p,
+                     p + nb, rest, p + nb, r, (long long)m);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
   }

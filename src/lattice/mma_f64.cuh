@@ -14,10 +14,24 @@ namespace mimorx::lattice::detail {
 
 // C (8 x 8) += A (8 x 4) B (4 x 8). Fragments (PTX ISA, m8n8k4 .f64): lane l holds A(l / 4, l % 4),
 // B(l % 4, l / 4) and C(l / 4, 2 (l % 4) + t) in c0 (t = 0) and c1 (t = 1).
+// Before sm_80 (no float64 tensor cores) the same fragments are multiplied with shuffles and FMAs,
+// so that builds for older architectures (MIMORX_CUDA_ARCHS) still work, slowly.
 __device__ __forceinline__ void mma_f64(double& c0, double& c1, double a, double b) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
                : "+d"(c0), "+d"(c1)
                : "d"(a), "d"(b));
+#else
+  const int lane = threadIdx.x % 32, r = lane / 4, c = 2 * (lane % 4);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const double ar = __shfl_sync(0xffffffffu, a, 4 * r + k);
+    const double b0 = __shfl_sync(0xffffffffu, b, 4 * c + k);
+    const double b1 = __shfl_sync(0xffffffffu, b, 4 * (c + 1) + k);
+    c0 = fma(ar, b0, c0);
+    c1 = fma(ar, b1, c1);
+  }
+#endif
 }
 
 // A warp's (8 NI) x (8 NJ) block of C += A B over k in [0, KS) (KS a multiple of 4), operands in
