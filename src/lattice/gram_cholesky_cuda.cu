@@ -286,12 +286,13 @@ __global__ void __launch_bounds__(kPanelCols)
 // Whether the chain's kernels were compiled with griddepcontrol (PTX for sm_90 or newer; a build
 // for an older architecture may run on a newer GPU through its PTX): only then may a kernel of
 // the chain be launched before its predecessor has completed.
+bool g_chaining = true;  // set_chained_factorisation
 bool chain_supported() {
   static const bool ok = [] {
     cudaFuncAttributes a{};
     return cudaFuncGetAttributes(&a, chol_panel_kernel) == cudaSuccess && a.ptxVersion >= 90;
   }();
-  return ok;
+  return ok && g_chaining;
 }
 
 // out[j] = a(j, j) of a column-major m x m matrix.
@@ -310,6 +311,8 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag) {
 }
 
 }  // namespace
+
+void set_chained_factorisation(bool enabled) { g_chaining = enabled; }
 
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
   diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out);
