@@ -89,6 +89,20 @@ __device__ void raise_bound(unsigned long long* bound, unsigned long long v) {
   if (threadIdx.x % 32 == 0) atomicMax(bound, v);
 }
 
+// The largest of the block's non-negative values v (0 from threads without one), returned to
+// every thread; non-negative doubles order as their bits. Called by the whole block: the last
+// barrier lets it be called again.
+__device__ double block_max_nonneg(double v) {
+  __shared__ unsigned long long best;
+  if (threadIdx.x == 0) best = 0;
+  __syncthreads();
+  atomicMax(&best, static_cast<unsigned long long>(__double_as_longlong(v)));
+  __syncthreads();
+  const double r = __longlong_as_double(static_cast<long long>(best));
+  __syncthreads();
+  return r;
+}
+
 __device__ unsigned long long magnitude(std::int64_t v) {
   return v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
 }
@@ -155,8 +169,7 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
     for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = I0 + 32 * wr + 8 * i + lane / 4;
-        const int k = J0 + 16 * wc + 8 * j + 2 * (lane % 4) + h;
+        const int r = I0 + 32 * wr + acc_row(i, lane), k = J0 + 16 * wc + acc_col(j, h, lane);
         if (r >= rows || k >= m) continue;
         X& dst = c[(long long)k * ld + r];
         if constexpr (kInt) {
@@ -236,18 +249,10 @@ __global__ void __launch_bounds__(256)
   if (!__syncthreads_or(has)) return;
   if constexpr (std::is_same_v<X, std::int64_t>) {
     // float64 is exact when |T0| (<= tbound) times (1 + the tile's largest column sum of |M|)
-    // stays below 2^53 (non-negative doubles order as their bits).
-    __shared__ unsigned long long cmax;
-    if (threadIdx.x == 0) cmax = 0;
-    __syncthreads();
-    if (threadIdx.x < 64 && J0 + int(threadIdx.x) < m)
-      atomicMax(&cmax,
-                static_cast<unsigned long long>(__double_as_longlong(colsum[J0 + threadIdx.x])));
-    __syncthreads();
-    const double bound =
-        double(*tbound) * (1.0 + __longlong_as_double(static_cast<long long>(cmax)));
-    __syncthreads();  // cmax read by all before any thread leaves
-    if (bound < kExact) {
+    // stays below 2^53.
+    const double cmax = block_max_nonneg(
+        threadIdx.x < 64 && J0 + int(threadIdx.x) < m ? colsum[J0 + threadIdx.x] : 0.0);
+    if (double(*tbound) * (1.0 + cmax) < kExact) {
       subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound);
     } else {
       subtract_products_tile_wide(c, a, ld, rows, m, mult, flags, tbound);
@@ -301,16 +306,13 @@ __global__ void __launch_bounds__(128)
   double* usd = reinterpret_cast<double*>(us_raw);
   bool wide = false;
   if constexpr (kInt) {
-    __shared__ unsigned long long cmax;
-    if (threadIdx.x == 0) cmax = 0;
-    __syncthreads();
+    double colmax = 0;  // the largest column sum of |U_c| among this thread's columns
     for (int j = threadIdx.x; j < sz; j += blockDim.x) {
       double sum = 0;
       for (int kk = 0; kk < sz; ++kk) sum += fabs(double(uc[j * sz + kk]));
-      atomicMax(&cmax, static_cast<unsigned long long>(__double_as_longlong(sum)));
+      colmax = fmax(colmax, sum);
     }
-    __syncthreads();
-    wide = !(double(*tbound) * __longlong_as_double(static_cast<long long>(cmax)) < kExact);
+    wide = !(double(*tbound) * block_max_nonneg(colmax) < kExact);
   }
   for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
     if (wide) {

@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(32 * kGramWarps)
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int t = 0; t < 2; ++t)
-        part[(8 * j + 2 * (lane % 4) + t) * kGramTile + 8 * i + lane / 4] = acc[i][j][t];
+        part[acc_col(j, t, lane) * kGramTile + acc_row(i, lane)] = acc[i][j][t];
   __syncthreads();
   for (int e = threadIdx.x; e < kGramTile * kGramTile; e += 32 * kGramWarps) {
     const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;

@@ -34,9 +34,16 @@ __device__ __forceinline__ void mma_f64(double& c0, double& c1, double a, double
 #endif
 }
 
+// Where acc[i][j][t] of warp_mma lies in the warp's block: row acc_row(i, lane), column
+// acc_col(j, t, lane) (the C fragment above, tile (i, j)).
+__device__ __forceinline__ int acc_row(int i, int lane) { return 8 * i + lane / 4; }
+__device__ __forceinline__ int acc_col(int j, int t, int lane) {
+  return 8 * j + 2 * (lane % 4) + t;
+}
+
 // A warp's (8 NI) x (8 NJ) block of C += A B over k in [0, KS) (KS a multiple of 4), operands in
 // shared memory at A(r, k) = sa[r * AR + k * AK], B(k, c) = sb[c * BC + k * BK];
-// acc[i][j][t] = C(8 i + lane / 4, 8 j + 2 (lane % 4) + t). Choose the strides so that the
+// acc[i][j][t] = C(acc_row(i, lane), acc_col(j, t, lane)). Choose the strides so that the
 // fragment loads of a half-warp (r or c in 0..3, k in 0..3) hit distinct banks.
 template <int KS, int NI, int NJ, int AR, int AK, int BC, int BK>
 __device__ __forceinline__ void warp_mma(const double* sa, const double* sb,

@@ -178,8 +178,7 @@ __global__ void __launch_bounds__(kProdThreads)
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = row0 + 32 * wr + 8 * i + lane / 4;
-        const int c = col0 + 32 * wc + 8 * j + 2 * (lane % 4) + h;
+        const int r = row0 + 32 * wr + acc_row(i, lane), c = col0 + 32 * wc + acc_col(j, h, lane);
         if (r >= n || c >= m) continue;
         const std::size_t e = std::size_t(c) * n + r;
         bt[e] = acc[i][j][h];
