@@ -267,6 +267,14 @@ LllStats clll_reference(int n, int m, std::complex<double>* b, std::complex<doub
 // CR-AS-LLL on the CPU (Algorithm 1 of Jozsa et al.): the same phases as the CUDA kernel.
 namespace detail {
 
+// float32 reductions keep T within int32, as the CUDA kernel does (lll_cuda.cu: an entry of
+// 2^31 or more leaves no bit of a float32 entry of B' = B T; the reduction ends in
+// precision_loss), so that both backends return the same status.
+template <class F>
+bool t_in_range(std::int64_t v) {
+  return sizeof(F) == 8 || v == std::int64_t(std::int32_t(v));
+}
+
 template <class F>
 LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long max_iter,
                       int threads) {
@@ -350,7 +358,8 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
             const std::int64_t* tj = t + std::size_t(j) * m;
             for (int i = 0; i < m; ++i) {
               std::int64_t p = 0, s = 0;
-              if (__builtin_mul_overflow(qi, tj[i], &p) || __builtin_sub_overflow(tk[i], p, &s)) {
+              if (__builtin_mul_overflow(qi, tj[i], &p) || __builtin_sub_overflow(tk[i], p, &s) ||
+                  !t_in_range<F>(s)) {
 #pragma omp atomic write
                 overflow = true;
               }
@@ -389,7 +398,7 @@ LllStats all_swap_cpu(int n, int m, F* b, std::int64_t* t, double delta_d, long 
               for (int i = 0; i < m; ++i) {
                 std::int64_t p = 0, s2 = 0;
                 if (__builtin_mul_overflow(qi, tj[i], &p) ||
-                    __builtin_sub_overflow(tk[i], p, &s2)) {
+                    __builtin_sub_overflow(tk[i], p, &s2) || !t_in_range<F>(s2)) {
 #pragma omp atomic write
                   overflow = true;
                 }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
@@ -39,6 +40,8 @@ __device__ __forceinline__ F group_sum(F v, int tx_width) {
 // time, so that every loop along a vector unrolls into independent loads and FMAs, and the
 // Gram-Schmidt keeps each group's columns in registers (qr_fixed). NC = 0: any n x m, shape
 // from the launch. Both compute the same numbers in the same order (tested bit for bit).
+constexpr int kCounters = 5;  // Basis::ctr
+
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 struct Basis {
   static constexpr bool kFixed = NC > 0;
@@ -46,10 +49,19 @@ struct Basis {
   int n, m, tx, ty, Tx, Ty, tid, nth;
   F* B;
   F* Q;  // generic: the n x m work copy of B; fixed: two pivot vectors of NC entries
-  F* R;  // column-major m x m: R(i, j) = R[j * m + i]
-  long long* T;
+  // Column-major: R(i, j) = R[j * m + i] (generic); the fixed shape packs the upper triangle
+  // and the subdiagonal (a swap moves r(k, k) below the diagonal of column k - 1 until the
+  // Givens rotation clears it): R(i, j) = R[j (j + 3) / 2 + i], i <= j + 1. At 64x64 that is
+  // 8.6 KB instead of 16, so with T a fifth block fits on an SM.
+  F* R;
+  // T in int32 for float32 bases: an entry of 2^31 or more means B' = B T has lost every bit of
+  // a float32 entry to cancellation, so such a reduction ends in precision_loss anyway; half the
+  // shared memory of int64 lets a 64x64 block share an SM with one more (4 instead of 3).
+  using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
+  TT* T;
   int* flag;  // per-pair swap decisions
-  int* ctr;   // [0] singular, [1] big multiplier, [2] swaps of the phase, [3] violations
+  int* ctr;   // [0] singular, [1] big multiplier, [2] swaps of the phase, [3] violations,
+              // [4] T left the range of TT
 
   __device__ int rows() const {
     if constexpr (kFixed) return NC;
@@ -67,7 +79,11 @@ struct Basis {
     if constexpr (kFixed) return TYC;
     return Ty;
   }
-  __device__ F& r(int i, int j) const { return R[j * cols() + i]; }
+  static constexpr int kPackedR = NC * (NC + 3) / 2;
+  __device__ F& r(int i, int j) const {
+    if constexpr (kFixed) return R[j * (j + 3) / 2 + i];
+    return R[j * cols() + i];
+  }
 
   // f(i) for the entries i = tx, tx + lanes, ... < len of a vector (len = n or m; both NC
   // in the fixed shape, where the loop unrolls).
@@ -95,7 +111,7 @@ struct Basis {
     constexpr int kCols = (NC + TYC - 1) / TYC;  // columns per group
     F* orig = reinterpret_cast<F*>(flag);
     F q[kCols][kPer];
-    for (int i = tid; i < NC * NC; i += TXC * TYC) R[i] = F(0);
+    for (int i = tid; i < kPackedR; i += TXC * TYC) R[i] = F(0);
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const int k = ty + c * TYC;
@@ -200,6 +216,26 @@ struct Basis {
     return false;
   }
 
+  // T(:, k) -= q T(:, j), the lanes' share of it. int32 T: the products in 64 bits, and any
+  // result outside int32 (or |q| >= 2^31) raises ctr[4]; the kernel then ends in precision_loss.
+  __device__ __forceinline__ void sub_column(int k, int j, F q) const {
+    const int mc = cols();
+    if constexpr (sizeof(TT) == 4) {
+      const bool fits = fabs(q) < F(2147483648.0);
+      const int qi = fits ? int(q) : 0;
+      bool out = !fits;
+      along(mc, [&](int i) {
+        const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
+        out |= v != (long long)(int)v;
+        T[k * mc + i] = int(v);
+      });
+      if (out) ctr[4] = 1;
+    } else {
+      const long long qi = (long long)q;
+      along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
+    }
+  }
+
   // SimpleSizeReduce of every column (Alg. 2, lines "size reduction"): column j is unchanged
   // during step j, so all k > j proceed in parallel.
   __device__ void size_reduce() const {
@@ -215,10 +251,7 @@ struct Basis {
           if (tx == 0 && fabs(q) > big_quotient<F>()) ctr[1] = 1;
           for (int i = tx; i <= j; i += lx) r(i, k) -= q * r(i, j);
           along(nr, [&](int i) { B[k * nr + i] -= q * B[j * nr + i]; });
-          if (kT) {
-            const long long qi = (long long)q;
-            along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
-          }
+          if (kT) sub_column(k, j, q);
         }
       }
       __syncthreads();
@@ -244,10 +277,7 @@ struct Basis {
         if (tx == 0 && fabs(q) > big_quotient<F>()) ctr[1] = 1;
         for (int i = tx; i < k; i += lx) r(i, k) -= q * r(i, k - 1);
         along(nr, [&](int i) { B[k * nr + i] -= q * B[(k - 1) * nr + i]; });
-        if (kT) {
-          const long long qi = (long long)q;
-          along(mc, [&](int i) { T[k * mc + i] -= qi * T[(k - 1) * mc + i]; });
-        }
+        if (kT) sub_column(k, k - 1, q);
       }
       __syncwarp();
       bool sw = false;
@@ -262,7 +292,7 @@ struct Basis {
         });
         if (kT) {
           along(mc, [&](int i) {
-            const long long a = T[(k - 1) * mc + i];
+            const TT a = T[(k - 1) * mc + i];
             T[(k - 1) * mc + i] = T[k * mc + i];
             T[k * mc + i] = a;
           });
@@ -300,7 +330,7 @@ struct Basis {
   // LllConfig::presort: the columns of B put in presort order (lll_math.hpp, the same keys and
   // ties as presort_columns on the host); rank[j] receives the new position of column j. The
   // keys (m doubles as hi/lo words: the Q region may be only 4-byte aligned) go to the Q
-  // region, then the copy of B to Q (generic: n x m) or R (fixed shape: square, m x m).
+  // region; the basis is permuted through Q (generic: n x m) or registers (fixed shape).
   __device__ void presort(int* rank) const {
     const int nr = rows(), mc = cols();
     int* kw = reinterpret_cast<int*>(Q);
@@ -318,10 +348,26 @@ struct Basis {
       rank[j] = r;
     }
     __syncthreads();
-    F* copy = kFixed ? R : Q;
-    for (int i = tid; i < nr * mc; i += nth) copy[i] = B[i];
-    __syncthreads();
-    for (int i = tid; i < nr * mc; i += nth) B[rank[i / nr] * nr + i % nr] = copy[i];
+    if constexpr (kFixed) {
+      // Through registers: the packed R is smaller than the basis.
+      constexpr int kPer = (NC * NC + TXC * TYC - 1) / (TXC * TYC);
+      F v[kPer];
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const int i = tid + e * TXC * TYC;
+        if (i < NC * NC) v[e] = B[i];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const int i = tid + e * TXC * TYC;
+        if (i < NC * NC) B[rank[i / NC] * NC + i % NC] = v[e];
+      }
+    } else {
+      for (int i = tid; i < nr * mc; i += nth) Q[i] = B[i];
+      __syncthreads();
+      for (int i = tid; i < nr * mc; i += nth) B[rank[i / nr] * nr + i % nr] = Q[i];
+    }
     __syncthreads();
   }
 
@@ -375,8 +421,18 @@ bool uses_fixed_kernel(int n, int m) {
          std::find(std::begin(kFixedSizes), std::end(kFixedSizes), n) != std::end(kFixedSizes);
 }
 
+// Blocks per SM the compiler must leave room for (0: its choice). 64x64: 5 of float32 (with T
+// too: its 42 KB of shared memory allow 5) and 3 of float64 without T, as the shared memory
+// allows; the register counts would cap them at 4 and 2.
+template <class F, bool kT, int NC>
+constexpr int min_blocks() {
+  if (NC != 64) return 0;
+  if (sizeof(F) == 4) return 5;
+  return kT ? 0 : 3;
+}
+
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
-__global__ void __launch_bounds__(NC ? TXC* TYC : 512)
+__global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>()))
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
                     F delta, long max_iter, int full_every, bool presort) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -389,11 +445,12 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
   w.Ty = blockDim.y;
   w.tid = w.ty * w.Tx + w.tx;
   w.nth = w.Tx * w.Ty;
-  w.T = reinterpret_cast<long long*>(smem);
-  w.B = reinterpret_cast<F*>(smem + (kT ? sizeof(long long) * m * m : 0));
+  using TT = typename decltype(w)::TT;
+  w.T = reinterpret_cast<TT*>(smem);
+  w.B = reinterpret_cast<F*>(smem + (kT ? sizeof(TT) * m * m : 0));
   w.Q = w.B + n * m;
   w.R = w.Q + (NC ? 2 * NC : n * m);
-  w.flag = reinterpret_cast<int*>(w.R + m * m);
+  w.flag = reinterpret_cast<int*>(w.R + (NC ? decltype(w)::kPackedR : m * m));
   w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));  // flag doubles as m floats in qr()
 
   F* gB = gb + blockIdx.x * sb;
@@ -406,7 +463,7 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
   if (kT)
     for (int i = w.tid; i < m * m; i += w.nth)
       w.T[i] = (sorted ? w.flag[i % m] : i % m) == i / m ? 1 : 0;
-  if (w.tid < 4) w.ctr[w.tid] = 0;
+  if (w.tid < kCounters) w.ctr[w.tid] = 0;
   __syncthreads();
 
   int status = int(LllStatus::not_converged);
@@ -420,8 +477,12 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
       // (kFullReductionEvery unless a benchmark sets it); the swap phases reduce the tested pairs
       // themselves.
       if (iter % full_every == 0) w.size_reduce();
-      const int big = w.ctr[1];
-      __syncthreads();
+      const int big = w.ctr[1], out_of_range = w.ctr[4];
+      __syncthreads();  // read before this iteration's updates can write them
+      if (kT && out_of_range) {
+        status = int(LllStatus::precision_loss);
+        break;
+      }
       if (big) {
         // An imprecise multiplier was rounded: recompute R from B and reduce again.
         if (w.tid == 0) w.ctr[1] = 0;
@@ -454,10 +515,11 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512)
     }
   }
   __syncthreads();
+  if (kT && w.ctr[4]) status = int(LllStatus::precision_loss);  // in the final size reduction
   for (int i = w.tid; i < n * m; i += w.nth) gB[i] = w.B[i];
   if (kT) {
     long long* gT = gt + blockIdx.x * st;
-    for (int i = w.tid; i < m * m; i += w.nth) gT[i] = w.T[i];
+    for (int i = w.tid; i < m * m; i += w.nth) gT[i] = (long long)w.T[i];
   }
   if (w.tid == 0) {
     gstatus[blockIdx.x] = status;
@@ -538,12 +600,14 @@ std::uint64_t all_swap_phase_total(bool reset) {
 }
 
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
-  // T (int64), B, the work copy Q (generic) or two pivot vectors (fixed shape), R, the flag /
-  // input-norm region (m values of F) and 4 counters.
+  // T (int64 for float64, int32 for float32), B, the work copy Q (generic) or two pivot vectors
+  // (fixed shape), R, the flag / input-norm region (m values of F) and the counters.
   const std::size_t f = dbl ? 8 : 4;
-  const std::size_t q = uses_fixed_kernel(n, m) ? 2 * std::size_t(n) : std::size_t(n) * m;
-  return (transform ? std::size_t(8) * m * m : 0) +
-         f * (std::size_t(n) * m + q + std::size_t(m) * m) + f * std::size_t(m) + 4 * 4;
+  const bool fixed = uses_fixed_kernel(n, m);
+  const std::size_t q = fixed ? 2 * std::size_t(n) : std::size_t(n) * m;
+  const std::size_t r = fixed ? std::size_t(m) * (m + 3) / 2 : std::size_t(m) * m;
+  return (transform ? f * m * m : 0) + f * (std::size_t(n) * m + q + r) + f * std::size_t(m) +
+         4 * kCounters;
 }
 
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {

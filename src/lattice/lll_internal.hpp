@@ -68,6 +68,9 @@ LllStats se_lll_double(int n, int m, double* b, double* t, double delta);
 // a test can show its inputs need it. On by default; not thread-safe with running plans.
 void set_float32_rebuild(bool enabled);
 bool float32_rebuild();
+// Test knob: the CUDA all-swap path polishes the bases that fail the device's re-check on the
+// device first (polish_float64_cuda); off, they all go to the host as before. On by default.
+void set_device_polish(bool enabled);
 
 #if MIMORX_HAS_CUDA
 // CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
@@ -117,6 +120,25 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,
                                  void* stream, int device);
+// The device's form of polish_in_float64 (lll_plan.cpp) for float32 bases whose rebuilt B' failed
+// the re-check, packed (in, b: n x m; t: m x m; status kStatusRecheck each): B T in float64,
+// reduced further by the float64 all-swap kernel with its own T2; where that reduces and T T2
+// fits int64, T becomes T T2, B' the float32 rounding of the result, and the float64 re-check
+// decides (reduced, or kStatusRecheck with the new B' and T for the host). Bases it cannot take
+// keep their B' and T and get kStatusHost. polish_fits_cuda: the float64 kernel with T fits.
+struct PolishWorkspace {
+  Buffer<double> bt;
+  Buffer<std::int64_t> t2, tn;
+  Buffer<std::int32_t> st2;
+};
+constexpr std::int32_t kStatusHost = 101;
+bool polish_fits_cuda(int n, int m, int device);
+void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_t* status,
+                         std::int64_t count, int n, int m, double delta, PolishWorkspace& ws,
+                         void* stream, int device);
+// Test and benchmark knob: square 8/16/32/64 bases through the one-pass kernel of
+// rebuild_cuda.cu (default) or through the two general kernels (product and rebuild, re-check).
+void set_square_check_kernel(bool enabled);
 
 // buf holds at least n elements on `device` afterwards (workspaces that grow as needed).
 template <class T>

@@ -31,9 +31,11 @@ namespace detail {
 
 namespace {
 std::atomic<bool> g_float32_rebuild{true};
+std::atomic<bool> g_device_polish{true};
 }  // namespace
 void set_float32_rebuild(bool enabled) { g_float32_rebuild = enabled; }
 bool float32_rebuild() { return g_float32_rebuild; }
+void set_device_polish(bool enabled) { g_device_polish = enabled; }
 
 namespace {
 
@@ -691,6 +693,19 @@ struct LllPlan::BlockWorkers {
 #endif
 };
 
+// CUDA all-swap, float32 checked: the bases that failed the device's re-check, packed
+// (indices, B', input, T, status), and the device polish's workspace; kept so that a run does
+// not allocate and free them.
+struct LllPlan::FailedBases {
+#if MIMORX_HAS_CUDA
+  Buffer<std::int64_t> idx;
+  Buffer<float> b, in;
+  Buffer<std::int64_t> t;
+  Buffer<std::int32_t> status;
+  detail::PolishWorkspace polish;
+#endif
+};
+
 LllPlan::~LllPlan() = default;
 LllPlan::LllPlan(LllPlan&&) noexcept = default;
 LllPlan& LllPlan::operator=(LllPlan&&) noexcept = default;
@@ -826,10 +841,16 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           if (hs[k] == detail::kStatusRecheck) idx.push_back(k - k0);
         const std::int64_t nf = std::int64_t(idx.size());
         if (nf == 0) return;
-        auto didx = Buffer<std::int64_t>::device(std::size_t(nf), backend_.device());
-        auto db = Buffer<float>::device(std::size_t(nf) * nm, backend_.device());
-        auto din = Buffer<float>::device(std::size_t(nf) * nm, backend_.device());
-        auto dt = Buffer<std::int64_t>::device(std::size_t(nf) * mm, backend_.device());
+        if (!failed_) failed_ = std::make_unique<FailedBases>();
+        auto& didx = failed_->idx;
+        auto& db = failed_->b;
+        auto& din = failed_->in;
+        auto& dt = failed_->t;
+        const int dev = backend_.device();
+        detail::ensure_device(didx, std::size_t(nf), dev);
+        detail::ensure_device(db, std::size_t(nf) * nm, dev);
+        detail::ensure_device(din, std::size_t(nf) * nm, dev);
+        detail::ensure_device(dt, std::size_t(nf) * mm, dev);
         std::vector<float> hb(std::size_t(nf) * nm), hin(hb.size());
         std::vector<std::int64_t> ht(std::size_t(nf) * mm);
         mimorx::detail::copy_bytes(didx.data(), Memory::device, idx.data(), Memory::host,
@@ -840,6 +861,22 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                   din.data(), stream.handle(), backend_.device());
         detail::gather_bases_cuda(tk, ts, didx.data(), nf, mm, dt.data(), stream.handle(),
                                   backend_.device());
+        // First the float64 polish on the device (a handful of bases per batch of thousands:
+        // one copy and the host's float64 reduction cost more than the whole checked batch);
+        // what it leaves goes to the host as before.
+        std::vector<std::int32_t> pst(std::size_t(nf), detail::kStatusHost);
+        if (detail::g_device_polish && detail::polish_fits_cuda(n, m, dev)) {
+          std::fill(pst.begin(), pst.end(), detail::kStatusRecheck);
+          detail::ensure_device(failed_->status, std::size_t(nf), dev);
+          mimorx::detail::copy_bytes(failed_->status.data(), Memory::device, pst.data(),
+                                     Memory::host, pst.size() * sizeof(std::int32_t),
+                                     stream.handle());
+          detail::polish_float64_cuda(din.data(), db.data(), dt.data(), failed_->status.data(), nf,
+                                      n, m, cfg_.delta, failed_->polish, stream.handle(), dev);
+          mimorx::detail::copy_bytes(pst.data(), Memory::host, failed_->status.data(),
+                                     Memory::device, pst.size() * sizeof(std::int32_t),
+                                     stream.handle());
+        }
         mimorx::detail::copy_bytes(hb.data(), Memory::host, db.data(), Memory::device,
                                    hb.size() * sizeof(float), stream.handle());
         mimorx::detail::copy_bytes(hin.data(), Memory::host, din.data(), Memory::device,
@@ -849,8 +886,11 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         stream.synchronize();
 #pragma omp parallel for num_threads(threads) schedule(dynamic) if (threads > 1 && nf > 1)
         for (std::int64_t c = 0; c < nf; ++c)
-          hs[k0 + idx[c]] = std::int32_t(recheck_rebuilt_host(
-              n, m, hin.data() + c * nm, ht.data() + c * mm, hb.data() + c * nm, cfg_.delta));
+          hs[k0 + idx[c]] =
+              pst[c] == std::int32_t(LllStatus::reduced)
+                  ? pst[c]
+                  : std::int32_t(recheck_rebuilt_host(n, m, hin.data() + c * nm, ht.data() + c * mm,
+                                                      hb.data() + c * nm, cfg_.delta));
         mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
                                    hb.size() * sizeof(float), stream.handle());
         mimorx::detail::copy_bytes(dt.data(), Memory::device, ht.data(), Memory::host,

@@ -12,6 +12,7 @@
 //   block per basis.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cub/block/block_reduce.cuh>
 
 #include "core/cuda_check.hpp"
@@ -123,6 +124,155 @@ __global__ void __launch_bounds__(kBlock)
   }
   if (threadIdx.x == 0 && !bad) status[k] = std::int32_t(LllStatus::reduced);
 }
+
+// Square bases of the fixed-shape sizes (8..64): the two kernels above in one, with the basis in
+// registers instead of shared memory. Thread (lane tx, group ty) of TXC x NC/2 owns rows
+// tx, tx + TXC, ... of columns ty and ty + NC/2: it sums those entries of B T (the same fused
+// multiply-adds in the same order as rebuild_kernel, so the same bits), and, where the basis
+// drifted, keeps their float32 roundings as float64 for the re-check, a modified Gram-Schmidt
+// whose pivot column goes through shared memory (as the all-swap kernel's qr_fixed). The
+// LLL conditions are tested as recheck_kernel does. Shared memory: the input (float32) and T
+// (int32: the float32 all-swap kernel keeps T in int32, lll_cuda.cu); at 64x64 34 KB instead
+// of the two kernels' 16 KB and 32 KB, and one pass over the basis instead of three.
+template <int TXC>
+__device__ __forceinline__ double group_sum_d(double v) {
+  for (int o = TXC / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, TXC);
+  return v;
+}
+
+template <int NC, int TXC>
+__global__ void __launch_bounds__(TXC* NC / 2)
+    check_square_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
+                        std::int64_t stride_b, std::int64_t stride_t, double delta) {
+  constexpr int kGroups = NC / 2, kBlock = TXC * kGroups, kPer = NC / TXC, kCols = 2;
+  constexpr int kLdT = NC + 1;  // groups of a warp read different columns at the same q
+  static_assert(kBlock % 32 == 0 && NC % TXC == 0, "whole warps, whole columns");
+  const std::int64_t k = blockIdx.x;
+  if (status[k] != std::int32_t(LllStatus::reduced)) return;  // uniform over the block
+  __shared__ float bin[NC * NC];
+  __shared__ int tcol[NC * kLdT];
+  __shared__ double piv[2][NC];  // the pivot column of step p in piv[p & 1]
+  __shared__ double roff[2];     // r(p - 1, p) for step p in roff[p & 1]
+  __shared__ int bad[2];         // a failed condition of step p in bad[p & 1]
+  __shared__ int wide;           // an entry of T outside int32
+  const int tid = threadIdx.x, tx = tid % TXC, ty = tid / TXC;
+  const float* bk_in = in + k * NC * NC;
+  float* bk = b + k * stride_b;
+  const std::int64_t* tk = t + k * stride_t;
+  if (tid == 0) {
+    wide = 0;
+    bad[0] = bad[1] = 0;
+  }
+  __syncthreads();
+  for (int e = tid; e < NC * NC; e += kBlock) {
+    bin[e] = bk_in[e];
+    const std::int64_t v = tk[e];
+    if (v != std::int64_t(int(v))) wide = 1;
+    tcol[(e / NC) * kLdT + e % NC] = int(v);
+  }
+  __syncthreads();
+  if (wide) {  // not produced by the float32 kernel; the check cannot vouch for the basis
+    if (tid == 0) status[k] = std::int32_t(LllStatus::precision_loss);
+    return;
+  }
+  double a[kCols][kPer];
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) a[c][e] = 0;
+  for (int q = 0; q < NC; ++q) {
+    double bv[kPer];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) bv[e] = double(bin[q * NC + tx + e * TXC]);
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const double tv = double(tcol[(ty + c * kGroups) * kLdT + q]);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) a[c][e] = fma(bv[e], tv, a[c][e]);
+    }
+  }
+  double diff = 0, scale = 0;
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const double s = a[c][e];
+      diff = fmax(diff, fabs(s - double(bk[(ty + c * kGroups) * NC + tx + e * TXC])));
+      scale = fmax(scale, fabs(s));
+    }
+  using Reduce = cub::BlockReduce<double, kBlock>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ bool drifted;
+  const double dmax = Reduce(tmp).Reduce(diff, [](double x, double y) { return fmax(x, y); });
+  __syncthreads();  // tmp is reused
+  const double smax = Reduce(tmp).Reduce(scale, [](double x, double y) { return fmax(x, y); });
+  if (tid == 0) drifted = dmax > 1e-6 * smax;
+  __syncthreads();
+  if (!drifted) return;
+    // The rounded product replaces B'; the re-check runs on exactly what was written.
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const float r = float(a[c][e]);
+      bk[(ty + c * kGroups) * NC + tx + e * TXC] = r;
+      a[c][e] = double(r);
+      if (ty == 0 && c == 0) piv[0][tx + e * TXC] = a[c][e];
+    }
+  __syncthreads();
+  const double dcheck = delta - 1e-3;
+  double prev_rpp = 0;
+  int failed = 0;
+  for (int p = 0; p < NC; ++p) {
+    double v[kPer];
+    double nrm = 0;
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      v[e] = piv[p & 1][tx + e * TXC];
+      nrm = fma(v[e], v[e], nrm);
+    }
+    nrm = group_sum_d<TXC>(nrm);
+    const double rpp = sqrt(nrm);
+    if (tid == 0) {
+      if (!(rpp > 0) || !isfinite(rpp)) bad[p & 1] = 1;
+      if (p > 0) {
+        const double off = roff[p & 1];
+        if (!(off * off + rpp * rpp >= dcheck * prev_rpp * prev_rpp)) bad[p & 1] = 1;
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      if (c * kGroups + kGroups - 1 <= p) continue;  // uniform: no group's slot c is after p
+      const int j = ty + c * kGroups;
+      double dot = 0;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) dot = fma(v[e], a[c][e], dot);
+      dot = group_sum_d<TXC>(dot);  // every lane of the warp takes part
+      if (j > p) {
+        const double rpj = dot / rpp;
+        if (tx == 0) {
+          if (!(fabs(rpj) <= 0.51 * rpp)) bad[p & 1] = 1;
+          if (j == p + 1) roff[(p + 1) & 1] = rpj;
+        }
+        const double f = rpj / rpp;
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) a[c][e] -= f * v[e];
+        if (j == p + 1)
+#pragma unroll
+          for (int e = 0; e < kPer; ++e) piv[(p + 1) & 1][tx + e * TXC] = a[c][e];
+      }
+    }
+    prev_rpp = rpp;
+    __syncthreads();
+    // Written before the barrier; the slot is written again only in step p + 2, after the
+    // barrier of step p + 1 that every thread reaches after reading it here.
+    failed = bad[p & 1];
+    if (failed) break;
+  }
+  if (tid == 0) status[k] = failed ? kStatusRecheck : std::int32_t(LllStatus::reduced);
+}
+
+bool g_square_check = true;  // test and benchmark knob: set_square_check_kernel
 
 // The block method's product on the float64 tensor cores (mma_f64.cuh): one 64 x 64 tile of
 // B T per thread block of four warps (32 x 32 each), B and T staged through shared memory 16
@@ -310,6 +460,24 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
   // One block per basis, as many threads as the basis has use for: one warp for up to 128
   // entries (8x8: a 256-thread block left 3/4 of its threads idle and paid block-wide
   // reductions), 128 threads up to 1024, 256 above.
+  if (n == m && g_square_check) {
+    auto square = [&](auto kernel, int threads) {
+      kernel<<<unsigned(batch), threads, 0, s>>>(in, b, t, status, stride_b, stride_t, delta);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    };
+    switch (n) {
+      case 8:
+        return square(check_square_kernel<8, 8>, 32);
+      case 16:
+        return square(check_square_kernel<16, 4>, 32);
+      case 32:
+        return square(check_square_kernel<32, 8>, 128);
+      case 64:
+        return square(check_square_kernel<64, 8>, 256);
+      default:
+        break;
+    }
+  }
   const int entries = n * m;
   if (entries <= 128) {
     rebuild_and_recheck<32>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
@@ -319,5 +487,96 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
     rebuild_and_recheck<kThreads>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
   }
 }
+
+namespace {
+// B T in float64 for packed bases (the polish's start): one block per basis.
+__global__ void times_transform_kernel(const float* in, const std::int64_t* t, double* bt, int n,
+                                       int m) {
+  const std::int64_t k = blockIdx.x, nm = std::int64_t(n) * m, mm = std::int64_t(m) * m;
+  const float* ink = in + k * nm;
+  const std::int64_t* tk = t + k * mm;
+  for (int e = threadIdx.x; e < n * m; e += blockDim.x) {
+    const int i = e % n, j = e / n;
+    double s = 0;
+    for (int q = 0; q < m; ++q) s = fma(double(ink[q * n + i]), double(tk[j * m + q]), s);
+    bt[k * nm + e] = s;
+  }
+}
+
+// After the float64 reduction (B2 = B T T2 in bt, its T2 and status): where it reduced and
+// T T2 fits int64 (summed in 128 bits), T <- T T2 and B' <- float32(B2), status kept
+// (kStatusRecheck, for the re-check); otherwise nothing changes and the basis goes to the host.
+__global__ void compose_kernel(const double* bt, const std::int64_t* t2, const std::int32_t* st2,
+                               std::int64_t* tn, std::int64_t* t, float* b, std::int32_t* status,
+                               int n, int m) {
+  const std::int64_t k = blockIdx.x, nm = std::int64_t(n) * m, mm = std::int64_t(m) * m;
+  if (st2[k] != std::int32_t(LllStatus::reduced)) {  // uniform over the block
+    if (threadIdx.x == 0) status[k] = kStatusHost;
+    return;
+  }
+  std::int64_t* tk = t + k * mm;
+  const std::int64_t* t2k = t2 + k * mm;
+  std::int64_t* tnk = tn + k * mm;
+  bool over = false;
+  for (int e = threadIdx.x; e < m * m; e += blockDim.x) {
+    const int i = e % m, j = e / m;
+    __int128 v = 0;
+    for (int q = 0; q < m; ++q) v += (__int128)tk[q * m + i] * (__int128)t2k[j * m + q];
+    over |= v > (__int128)INT64_MAX || v < -(__int128)INT64_MAX;
+    tnk[e] = std::int64_t(v);
+  }
+  if (__syncthreads_or(over)) {  // every product read T before anyone writes it
+    if (threadIdx.x == 0) status[k] = kStatusHost;
+    return;
+  }
+  for (int e = threadIdx.x; e < m * m; e += blockDim.x) tk[e] = tnk[e];
+  for (int e = threadIdx.x; e < n * m; e += blockDim.x) b[k * nm + e] = float(bt[k * nm + e]);
+}
+
+template <int kBlock>
+void recheck_only(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
+                  double delta, cudaStream_t s) {
+  const std::size_t smem = std::size_t(n) * m * sizeof(double);
+  if (smem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel<kBlock>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  recheck_kernel<kBlock>
+      <<<unsigned(batch), kBlock, smem, s>>>(b, status, n, m, std::int64_t(n) * m, delta);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+bool polish_fits_cuda(int n, int m, int device) {
+  return all_swap_cuda_fits(n, m, true, true, device);
+}
+
+void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_t* status,
+                         std::int64_t count, int n, int m, double delta, PolishWorkspace& ws,
+                         void* stream, int device) {
+  if (count == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const auto s = mimorx::detail::as_stream(stream);
+  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+  ensure_device(ws.bt, nm * count, device);
+  ensure_device(ws.t2, mm * count, device);
+  ensure_device(ws.tn, mm * count, device);
+  ensure_device(ws.st2, std::size_t(count), device);
+  times_transform_kernel<<<unsigned(count), kThreads, 0, s>>>(in, t, ws.bt.data(), n, m);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  all_swap_cuda<double>(ws.bt.data(), ws.t2.data(), ws.st2.data(), count, n, m, std::int64_t(nm),
+                        std::int64_t(mm), delta, default_max_iter(m), stream, device, false);
+  compose_kernel<<<unsigned(count), kThreads, 0, s>>>(ws.bt.data(), ws.t2.data(), ws.st2.data(),
+                                                      ws.tn.data(), t, b, status, n, m);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  if (nm <= 128) {
+    recheck_only<32>(b, status, count, n, m, delta, s);
+  } else if (nm <= 1024) {
+    recheck_only<128>(b, status, count, n, m, delta, s);
+  } else {
+    recheck_only<kThreads>(b, status, count, n, m, delta, s);
+  }
+}
+
+void set_square_check_kernel(bool enabled) { g_square_check = enabled; }
 
 }  // namespace mimorx::lattice::detail

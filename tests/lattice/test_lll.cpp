@@ -644,6 +644,42 @@ TEST(LllPlanCpuErrors, HugeDynamicRangeAllMethods) {
   }
 }
 
+// float32 all-swap keeps T within int32 (as the CUDA kernel, which holds it in int32 shared
+// memory): a reduction that needs an entry of 2^31 or more ends in precision_loss; float64 and
+// the float64 reference reduce the same basis.
+TEST(LllPlanCpuErrors, Float32TransformBeyondInt32IsPrecisionLoss) {
+  const int n = 4;
+  std::vector<double> b0(n * n, 0.0);
+  for (int i = 0; i < n; ++i) b0[std::size_t(i) * n + i] = 1;
+  // b_1 = 3e9 e_0 + 1e4 e_1: exact in float32, multiplier 3e9, and its part orthogonal to b_0
+  // above float32's dependence threshold (1e-6 of its length), so not flagged singular first.
+  b0[std::size_t(n)] = 3e9;
+  b0[std::size_t(n) + 1] = 1e4;
+  for (auto method : {LllMethod::all_swap, LllMethod::sequential}) {
+    for (bool dbl : {false, true}) {
+      LllConfig cfg{n, n};
+      cfg.method = method;
+      cfg.transform = true;
+      std::vector<std::int64_t> t(n * n);
+      LllStatus st = LllStatus::not_converged;
+      LllPlan plan(cfg, Backend::cpu());
+      const auto tb = MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host);
+      if (dbl) {
+        auto b = b0;
+        plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host), tb,
+                 View<LllStatus>(&st, 1, Memory::host));
+      } else {
+        std::vector<float> b(b0.begin(), b0.end());
+        plan.run(MatrixBatch<float>(b.data(), 1, n, n, Memory::host), tb,
+                 View<LllStatus>(&st, 1, Memory::host));
+      }
+      const bool expect_reduced = dbl || method == LllMethod::sequential;
+      EXPECT_EQ(st, expect_reduced ? LllStatus::reduced : LllStatus::precision_loss)
+          << to_string(method) << " float64 " << dbl << ": " << to_string(st);
+    }
+  }
+}
+
 TEST(LllPlanCpuErrors, Float32NeverReportsAnUnreducedBasisAsReduced) {
   // Banded block-Toeplitz bases grow ill-conditioned with n: float32 must either reduce them
   // (verified) or say so (status), never return an unreduced basis marked reduced.

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "lattice/lll_internal.hpp"
@@ -311,7 +314,11 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
     const auto off =
         test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
     lattice::detail::set_float32_rebuild(true);
+    // The bases that fail the device's re-check: polished on the device (default) or all on
+    // the host (odd repetitions).
+    lattice::detail::set_device_polish(rep % 2 == 0);
     const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
+    lattice::detail::set_device_polish(true);
     std::printf(
         "[ ill-cond ] gpu all-swap: without the rebuild %d of %d reduced bases off B T, "
         "with it %d of %d (largest |T| %.0f)\n",
@@ -472,7 +479,9 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
 TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  auto run = [](int n, int m, const std::vector<std::vector<double>>& bases) {
+  // Every case through the one-pass kernel of square 8..64 bases and through the two general
+  // kernels (the knob; other shapes take the general kernels either way).
+  auto run = [](int n, int m, const std::vector<std::vector<double>>& bases, bool square) {
     const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
     const std::int64_t batch = std::int64_t(bases.size());
     std::vector<float> in, drifted;
@@ -493,33 +502,21 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
     dt.copy_from_host(t.data(), t.size());
     std::vector<std::int32_t> st(std::size_t(batch), std::int32_t(LllStatus::reduced));
     ds.copy_from_host(st.data(), st.size());
+    lattice::detail::set_square_check_kernel(square);
     lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(), batch,
                                                  n, m, std::int64_t(nm), std::int64_t(mm), 0.75,
                                                  nullptr, 0);
+    lattice::detail::set_square_check_kernel(true);
     ds.copy_to_host(st.data(), st.size());
     std::vector<float> out(in.size());
     db.copy_to_host(out.data(), out.size());
-    EXPECT_EQ(out, in) << "the rebuilt bases are B T = B";
+    EXPECT_EQ(out, in) << "the rebuilt bases are B T = B (" << n << "x" << m << ")";
     return st;
   };
   const std::int32_t ok = std::int32_t(LllStatus::reduced), host = lattice::detail::kStatusRecheck;
-  const std::vector<double> identity = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  auto not_size_reduced = identity;
-  not_size_reduced[4] = 0.6;  // b_1 = 0.6 e_0 + e_1
-  auto lovasz = identity;
-  lovasz[0] = 2;  // |b_0| = 2, |b_1| = 1
-  EXPECT_EQ(run(4, 4, {identity, not_size_reduced, lovasz}),
-            (std::vector<std::int32_t>{ok, host, host}));
-  const int n = 40, m = 24;
-  auto b = test::gaussian_basis(g, n, m);
-  lll_reference(n, m, b.data(), nullptr, 0.75);
-  auto swapped = b;
-  for (int i = 0; i < n; ++i)
-    std::swap(swapped[std::size_t(m - 2) * n + i], swapped[std::size_t(m - 1) * n + i]);
-  // The swap breaks a Lovasz or size condition of the pairs it touches unless the lengths
-  // happen to allow it: the expected verdict comes from the host's criteria (float64 Householder
-  // R of the float32-rounded basis, |mu| <= 0.51, Lovasz with 0.749) over every pair.
-  auto passes = [&](const std::vector<double>& bd) {
+  // The host's criteria (float64 Householder R of the float32-rounded basis, |mu| <= 0.51,
+  // Lovasz with 0.749) over every pair.
+  auto passes = [](int n, int m, const std::vector<double>& bd) {
     Eigen::MatrixXd a(n, m);
     for (int j = 0; j < m; ++j)
       for (int i = 0; i < n; ++i) a(i, j) = double(float(bd[std::size_t(j) * n + i]));
@@ -533,11 +530,241 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
     }
     return true;
   };
-  ASSERT_TRUE(passes(b));
-  const bool swap_breaks = !passes(swapped);
-  const auto st = run(n, m, {b, swapped});
-  EXPECT_EQ(st[0], ok);
-  EXPECT_EQ(st[1], swap_breaks ? host : ok);
+  for (bool square : {true, false}) {
+    for (int n : {4, 8}) {  // 4: the general kernels either way
+      std::vector<double> identity(std::size_t(n) * n, 0.0);
+      for (int i = 0; i < n; ++i) identity[std::size_t(i) * n + i] = 1;
+      auto not_size_reduced = identity;
+      not_size_reduced[std::size_t(n)] = 0.6;  // b_1 = 0.6 e_0 + e_1
+      auto lovasz = identity;
+      lovasz[0] = 2;  // |b_0| = 2, |b_1| = 1
+      EXPECT_EQ(run(n, n, {identity, not_size_reduced, lovasz}, square),
+                (std::vector<std::int32_t>{ok, host, host}))
+          << n << "x" << n << " square kernel " << square;
+    }
+    // A reference-reduced basis with and without its last two columns swapped: the swap breaks
+    // a Lovasz or size condition of the pairs it touches unless the lengths happen to allow it.
+    for (auto [n, m] :
+         {std::pair{40, 24}, std::pair{16, 16}, std::pair{32, 32}, std::pair{64, 64}}) {
+      auto b = test::gaussian_basis(g, n, m);
+      lll_reference(n, m, b.data(), nullptr, 0.75);
+      auto swapped = b;
+      for (int i = 0; i < n; ++i)
+        std::swap(swapped[std::size_t(m - 2) * n + i], swapped[std::size_t(m - 1) * n + i]);
+      ASSERT_TRUE(passes(n, m, b));
+      const bool swap_breaks = !passes(n, m, swapped);
+      const auto st = run(n, m, {b, swapped}, square);
+      EXPECT_EQ(st[0], ok) << n << "x" << m << " square kernel " << square;
+      EXPECT_EQ(st[1], swap_breaks ? host : ok) << n << "x" << m << " square kernel " << square;
+    }
+  }
+}
+
+// The lattice check of square 8..64 float32 batches (one-pass kernel, rebuild_cuda.cu) gives
+// the same B' bits and statuses as the two general kernels, on all-swap outputs of Gaussian and
+// near-dependent bases (most drift and are rebuilt, some near-dependent ones fail the re-check
+// and go to the host).
+TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  std::normal_distribution<double> nd;
+  for (int n : {8, 16, 32, 64}) {
+    const int batch = n <= 16 ? 256 : 64;
+    const std::size_t nn = std::size_t(n) * n;
+    std::vector<float> in;
+    for (int k = 0; k < batch; ++k) {
+      auto b = test::gaussian_basis(g, n, n);
+      if (k % 2) {  // the last column the sum of the others plus 1e-2 noise
+        for (int i = 0; i < n; ++i) {
+          double s = 0;
+          for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
+          b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
+        }
+      }
+      in.insert(in.end(), b.begin(), b.end());
+    }
+    auto din = Buffer<float>::device(in.size());
+    auto db = Buffer<float>::device(in.size());
+    auto dt = Buffer<std::int64_t>::device(nn * batch);
+    auto ds = Buffer<std::int32_t>::device(std::size_t(batch));
+    din.copy_from_host(in.data(), in.size());
+    db.copy_from_host(in.data(), in.size());
+    lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, n,
+                                          std::int64_t(nn), std::int64_t(nn), 0.75,
+                                          lattice::detail::default_max_iter(n), nullptr, 0, true);
+    std::vector<float> reduced(in.size());
+    std::vector<std::int32_t> st0(batch);
+    db.copy_to_host(reduced.data(), reduced.size());
+    ds.copy_to_host(st0.data(), st0.size());
+    std::vector<float> out[2];
+    std::vector<std::int32_t> st[2];
+    for (int square : {1, 0}) {
+      db.copy_from_host(reduced.data(), reduced.size());
+      ds.copy_from_host(st0.data(), st0.size());
+      lattice::detail::set_square_check_kernel(square);
+      lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(),
+                                                   batch, n, n, std::int64_t(nn), std::int64_t(nn),
+                                                   0.75, nullptr, 0);
+      out[square].resize(in.size());
+      st[square].resize(batch);
+      db.copy_to_host(out[square].data(), in.size());
+      ds.copy_to_host(st[square].data(), batch);
+    }
+    lattice::detail::set_square_check_kernel(true);
+    int rebuilt = 0, handed = 0, was_reduced = 0;
+    for (int k = 0; k < batch; ++k) {
+      was_reduced += st0[k] == std::int32_t(LllStatus::reduced);
+      rebuilt += !std::equal(out[1].begin() + k * nn, out[1].begin() + (k + 1) * nn,
+                             reduced.begin() + k * nn);
+      handed += st[1][k] == lattice::detail::kStatusRecheck;
+    }
+    std::printf(
+        "[ square check ] %dx%d: %d of %d reduced by the kernel, %d rebuilt, %d to the host\n", n,
+        n, was_reduced, batch, rebuilt, handed);
+    EXPECT_EQ(out[1], out[0]) << n << "x" << n;
+    EXPECT_EQ(st[1], st[0]) << n << "x" << n;
+    EXPECT_GT(rebuilt, 0) << n << "x" << n << ": nothing drifted, the check was not exercised";
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// The device's float64 polish (polish_float64_cuda) of the float32 bases whose rebuilt B' fails
+// the re-check: near-dependent bases through the all-swap kernel with T and the lattice check,
+// the failures packed and polished; every one it reports reduced passes the float32 criteria,
+// is B T for its new T (unimodular), and the ones it leaves for the host are untouched.
+TEST(LllGpu, DevicePolishOfBasesThatFailTheRecheck) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  std::normal_distribution<double> nd;
+  int polished = 0, failures = 0;
+  for (int round = 0; round < 8 && polished < 3; ++round) {
+    for (int n : {16, 32, 64}) {
+      const int batch = 128;
+      const std::size_t nn = std::size_t(n) * n;
+      std::vector<float> in;
+      for (int k = 0; k < batch; ++k) {
+        auto b = test::gaussian_basis(g, n, n);
+        for (int i = 0; i < n; ++i) {  // the last column the sum of the others plus noise
+          double s = 0;
+          for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
+          b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
+        }
+        in.insert(in.end(), b.begin(), b.end());
+      }
+      auto din = Buffer<float>::device(in.size());
+      auto db = Buffer<float>::device(in.size());
+      auto dt = Buffer<std::int64_t>::device(nn * batch);
+      auto ds = Buffer<std::int32_t>::device(std::size_t(batch));
+      din.copy_from_host(in.data(), in.size());
+      db.copy_from_host(in.data(), in.size());
+      lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, n,
+                                            std::int64_t(nn), std::int64_t(nn), 0.75,
+                                            lattice::detail::default_max_iter(n), nullptr, 0, true);
+      lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(),
+                                                   batch, n, n, std::int64_t(nn), std::int64_t(nn),
+                                                   0.75, nullptr, 0);
+      std::vector<std::int32_t> st(batch);
+      std::vector<float> hb(in.size());
+      std::vector<std::int64_t> ht(nn * batch);
+      ds.copy_to_host(st.data(), st.size());
+      db.copy_to_host(hb.data(), hb.size());
+      dt.copy_to_host(ht.data(), ht.size());
+      // Pack the failures as the plan does.
+      std::vector<int> idx;
+      std::vector<float> pin, pb;
+      std::vector<std::int64_t> pt;
+      for (int k = 0; k < batch; ++k) {
+        if (st[k] != lattice::detail::kStatusRecheck) continue;
+        idx.push_back(k);
+        pin.insert(pin.end(), in.begin() + k * nn, in.begin() + (k + 1) * nn);
+        pb.insert(pb.end(), hb.begin() + k * nn, hb.begin() + (k + 1) * nn);
+        pt.insert(pt.end(), ht.begin() + k * nn, ht.begin() + (k + 1) * nn);
+      }
+      const int nf = int(idx.size());
+      failures += nf;
+      if (nf == 0) continue;
+      ASSERT_TRUE(lattice::detail::polish_fits_cuda(n, n, 0));
+      auto qin = Buffer<float>::device(pin.size());
+      auto qb = Buffer<float>::device(pb.size());
+      auto qt = Buffer<std::int64_t>::device(pt.size());
+      auto qs = Buffer<std::int32_t>::device(std::size_t(nf));
+      qin.copy_from_host(pin.data(), pin.size());
+      qb.copy_from_host(pb.data(), pb.size());
+      qt.copy_from_host(pt.data(), pt.size());
+      std::vector<std::int32_t> ps(nf, lattice::detail::kStatusRecheck);
+      qs.copy_from_host(ps.data(), ps.size());
+      lattice::detail::PolishWorkspace ws;
+      lattice::detail::polish_float64_cuda(qin.data(), qb.data(), qt.data(), qs.data(), nf, n, n,
+                                           0.75, ws, nullptr, 0);
+      std::vector<float> ob(pb.size());
+      std::vector<std::int64_t> ot(pt.size());
+      qs.copy_to_host(ps.data(), ps.size());
+      qb.copy_to_host(ob.data(), ob.size());
+      qt.copy_to_host(ot.data(), ot.size());
+      for (int c = 0; c < nf; ++c) {
+        const auto b_of = [&](const std::vector<float>& v) {
+          return std::vector<float>(v.begin() + c * nn, v.begin() + (c + 1) * nn);
+        };
+        const auto t_of = [&](const std::vector<std::int64_t>& v) {
+          return std::vector<std::int64_t>(v.begin() + c * nn, v.begin() + (c + 1) * nn);
+        };
+        const std::vector<float> bin = b_of(pin);
+        const std::vector<double> b0(bin.begin(), bin.end());
+        if (ps[c] == std::int32_t(LllStatus::reduced)) {
+          ++polished;
+          const auto tc = t_of(ot);
+          test::expect_reduced(n, n, b0, b_of(ob), &tc, 0.75, true, "device polish");
+        } else if (ps[c] == lattice::detail::kStatusHost) {
+          EXPECT_EQ(b_of(ob), b_of(pb)) << "a basis left for the host keeps its B'";
+          EXPECT_EQ(t_of(ot), t_of(pt)) << "a basis left for the host keeps its T";
+        } else {
+          EXPECT_EQ(ps[c], lattice::detail::kStatusRecheck) << "status " << ps[c];
+        }
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  std::printf("[ polish   ] %d bases failed the device re-check, %d polished to reduced\n",
+              failures, polished);
+  EXPECT_GT(polished, 0) << "no basis was polished on the device";
+}
+
+// float32 keeps T in int32 (lll_cuda.cu, and the CPU all-swap alike): a reduction that needs an
+// entry of 2^31 or more ends in precision_loss; float64 reduces the same basis.
+TEST(LllGpu, Float32TransformBeyondInt32IsPrecisionLoss) {
+  MIMORX_REQUIRE_GPU();
+  const int n = 4;
+  std::vector<double> b0(n * n, 0.0);
+  for (int i = 0; i < n; ++i) b0[std::size_t(i) * n + i] = 1;
+  // b_1 = 3e9 e_0 + 1e4 e_1: exact in float32, multiplier 3e9, and its part orthogonal to b_0
+  // above float32's dependence threshold (1e-6 of its length), so not flagged singular first.
+  b0[std::size_t(n)] = 3e9;
+  b0[std::size_t(n) + 1] = 1e4;
+  for (bool transform : {false, true}) {
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::all_swap;
+    cfg.transform = transform;
+    for (bool dbl : {false, true}) {
+      LllStatus st = LllStatus::not_converged;
+      auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+      auto t =
+          transform ? MatrixBatch<std::int64_t>::over(dt, 1, n, n) : MatrixBatch<std::int64_t>();
+      if (dbl) {
+        auto db = Buffer<double>::device(b0.size());
+        db.copy_from_host(b0.data(), b0.size());
+        LllPlan(cfg, Backend::cuda())
+            .run(MatrixBatch<double>::over(db, 1, n, n), t, View<LllStatus>(&st, 1, Memory::host));
+      } else {
+        std::vector<float> f(b0.begin(), b0.end());
+        auto db = Buffer<float>::device(f.size());
+        db.copy_from_host(f.data(), f.size());
+        LllPlan(cfg, Backend::cuda())
+            .run(MatrixBatch<float>::over(db, 1, n, n), t, View<LllStatus>(&st, 1, Memory::host));
+      }
+      EXPECT_EQ(st, dbl ? LllStatus::reduced : LllStatus::precision_loss)
+          << "float64 " << dbl << " transform " << transform << ": " << to_string(st);
+    }
+  }
 }
 
 // The device-resident block method's lattice check: B' = B T rounded to float32 passes, and so

@@ -116,7 +116,9 @@ class LllPlan {
   Buffer<std::int32_t> dstatus_;     // per-basis status on the device (CUDA all-swap), reused
   Buffer<float> dinput_;             // CUDA all-swap, float32 checked: the inputs, for the rebuild
   Buffer<std::int64_t> dtransform_;  // CUDA all-swap, float32 checked without the caller's T
-  struct BlockWorkers;               // CUDA block method: per-worker streams and workspaces
+  struct FailedBases;  // CUDA all-swap, float32 checked: bases that failed the device re-check
+  std::unique_ptr<FailedBases> failed_;
+  struct BlockWorkers;  // CUDA block method: per-worker streams and workspaces
   std::unique_ptr<BlockWorkers> workers_;
 };
 
