@@ -40,7 +40,7 @@ __device__ __forceinline__ F group_sum(F v, int tx_width) {
 // time, so that every loop along a vector unrolls into independent loads and FMAs, and the
 // Gram-Schmidt keeps each group's columns in registers (qr_fixed). NC = 0: any n x m, shape
 // from the launch. Both compute the same numbers in the same order (tested bit for bit).
-constexpr int kCounters = 5;  // Basis::ctr
+constexpr int kCounters = 6;  // Basis::ctr
 
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 struct Basis {
@@ -60,8 +60,8 @@ struct Basis {
   using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
   TT* T;
   int* flag;  // per-pair swap decisions
-  int* ctr;   // [0] singular, [1] big multiplier, [2] swaps of the phase, [3] violations,
-              // [4] T left the range of TT
+  int* ctr;   // [0] and [5] singular, [1] big multiplier, [2] swaps of the phase,
+              // [3] violations, [4] T left the range of TT
 
   __device__ int rows() const {
     if constexpr (kFixed) return NC;
@@ -80,6 +80,11 @@ struct Basis {
     return Ty;
   }
   static constexpr int kPackedR = NC * (NC + 3) / 2;
+  // The dependence flag of QR step j, one slot per parity: thread 0 may set step j + 1's before
+  // a slower thread has read step j's after the barrier between them (racecheck saw that with
+  // one slot: such a thread left qr() a step early and met a different barrier).
+  __device__ int& dependent(int j) const { return ctr[(j & 1) ? 5 : 0]; }
+
   __device__ F& r(int i, int j) const {
     if constexpr (kFixed) return R[j * (j + 3) / 2 + i];
     return R[j * cols() + i];
@@ -141,7 +146,7 @@ struct Basis {
       const F rjj = sqrt(nrm);
       if (tid == 0) {
         r(j, j) = rjj;
-        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) ctr[0] = 1;
+        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) dependent(j) = 1;
       }
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
@@ -163,7 +168,7 @@ struct Basis {
         }
       }
       __syncthreads();
-      if (ctr[0]) return true;
+      if (dependent(j)) return true;
     }
     return false;
   }
@@ -194,7 +199,7 @@ struct Basis {
       const F rjj = sqrt(nrm);
       if (tid == 0) {
         r(j, j) = rjj;
-        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) ctr[0] = 1;
+        if (!(rjj > singular_fraction<F>() * sqrt(orig[j])) || !isfinite(rjj)) dependent(j) = 1;
       }
       // Every group runs the same trip count (the shuffles need all lanes of the warp).
       for (int kk = j + 1; kk < m; kk += Ty) {
@@ -211,7 +216,7 @@ struct Basis {
         }
       }
       __syncthreads();
-      if (ctr[0]) return true;
+      if (dependent(j)) return true;
     }
     return false;
   }
