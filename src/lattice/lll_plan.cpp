@@ -851,8 +851,6 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         detail::ensure_device(db, std::size_t(nf) * nm, dev);
         detail::ensure_device(din, std::size_t(nf) * nm, dev);
         detail::ensure_device(dt, std::size_t(nf) * mm, dev);
-        std::vector<float> hb(std::size_t(nf) * nm), hin(hb.size());
-        std::vector<std::int64_t> ht(std::size_t(nf) * mm);
         mimorx::detail::copy_bytes(didx.data(), Memory::device, idx.data(), Memory::host,
                                    std::size_t(nf) * sizeof(std::int64_t), stream.handle());
         detail::gather_bases_cuda(bk0, basis.batch_stride, didx.data(), nf, nm, db.data(),
@@ -877,24 +875,41 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                      Memory::device, pst.size() * sizeof(std::int32_t),
                                      stream.handle());
         }
-        mimorx::detail::copy_bytes(hb.data(), Memory::host, db.data(), Memory::device,
-                                   hb.size() * sizeof(float), stream.handle());
-        mimorx::detail::copy_bytes(hin.data(), Memory::host, din.data(), Memory::device,
-                                   hin.size() * sizeof(float), stream.handle());
-        mimorx::detail::copy_bytes(ht.data(), Memory::host, dt.data(), Memory::device,
-                                   ht.size() * sizeof(std::int64_t), stream.handle());
-        stream.synchronize();
-#pragma omp parallel for num_threads(threads) schedule(dynamic) if (threads > 1 && nf > 1)
-        for (std::int64_t c = 0; c < nf; ++c)
-          hs[k0 + idx[c]] =
-              pst[c] == std::int32_t(LllStatus::reduced)
-                  ? pst[c]
-                  : std::int32_t(recheck_rebuilt_host(n, m, hin.data() + c * nm, ht.data() + c * mm,
-                                                      hb.data() + c * nm, cfg_.delta));
-        mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
-                                   hb.size() * sizeof(float), stream.handle());
-        mimorx::detail::copy_bytes(dt.data(), Memory::device, ht.data(), Memory::host,
-                                   ht.size() * sizeof(std::int64_t), stream.handle());
+        stream.synchronize();  // pst
+        // What the device did not finish goes to the host (all of them without the polish):
+        // only those bases make the round trip, on at most one CPU thread each (an OpenMP team
+        // woken for nothing cost milliseconds now and then).
+        std::vector<std::int64_t> on_host;
+        for (std::int64_t c = 0; c < nf; ++c) {
+          if (pst[c] == std::int32_t(LllStatus::reduced)) {
+            hs[k0 + idx[c]] = pst[c];
+          } else {
+            on_host.push_back(c);
+          }
+        }
+        if (!on_host.empty()) {
+          std::vector<float> hb(std::size_t(nf) * nm), hin(hb.size());
+          std::vector<std::int64_t> ht(std::size_t(nf) * mm);
+          mimorx::detail::copy_bytes(hb.data(), Memory::host, db.data(), Memory::device,
+                                     hb.size() * sizeof(float), stream.handle());
+          mimorx::detail::copy_bytes(hin.data(), Memory::host, din.data(), Memory::device,
+                                     hin.size() * sizeof(float), stream.handle());
+          mimorx::detail::copy_bytes(ht.data(), Memory::host, dt.data(), Memory::device,
+                                     ht.size() * sizeof(std::int64_t), stream.handle());
+          stream.synchronize();
+          const std::int64_t nh = std::int64_t(on_host.size());
+          const int team = int(std::min<std::int64_t>(threads, nh));
+#pragma omp parallel for num_threads(team) schedule(dynamic) if (team > 1)
+          for (std::int64_t h = 0; h < nh; ++h) {
+            const std::int64_t c = on_host[h];
+            hs[k0 + idx[c]] = std::int32_t(recheck_rebuilt_host(
+                n, m, hin.data() + c * nm, ht.data() + c * mm, hb.data() + c * nm, cfg_.delta));
+          }
+          mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
+                                     hb.size() * sizeof(float), stream.handle());
+          mimorx::detail::copy_bytes(dt.data(), Memory::device, ht.data(), Memory::host,
+                                     ht.size() * sizeof(std::int64_t), stream.handle());
+        }
         detail::scatter_bases_cuda(db.data(), bk0, basis.batch_stride, didx.data(), nf, nm,
                                    stream.handle(), backend_.device());
         detail::scatter_bases_cuda(dt.data(), tk, ts, didx.data(), nf, mm, stream.handle(),

@@ -233,6 +233,7 @@ __global__ void __launch_bounds__(TXC* NC / 2)
     }
     nrm = group_sum_d<TXC>(nrm);
     const double rpp = sqrt(nrm);
+    const double inv = 1.0 / rpp;  // one division per step instead of two per column
     if (tid == 0) {
       if (!(rpp > 0) || !isfinite(rpp)) bad[p & 1] = 1;
       if (p > 0) {
@@ -249,12 +250,12 @@ __global__ void __launch_bounds__(TXC* NC / 2)
       for (int e = 0; e < kPer; ++e) dot = fma(v[e], a[c][e], dot);
       dot = group_sum_d<TXC>(dot);  // every lane of the warp takes part
       if (j > p) {
-        const double rpj = dot / rpp;
+        const double rpj = dot * inv;
         if (tx == 0) {
           if (!(fabs(rpj) <= 0.51 * rpp)) bad[p & 1] = 1;
           if (j == p + 1) roff[(p + 1) & 1] = rpj;
         }
-        const double f = rpj / rpp;
+        const double f = rpj * inv;
 #pragma unroll
         for (int e = 0; e < kPer; ++e) a[c][e] -= f * v[e];
         if (j == p + 1)
