@@ -120,6 +120,10 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,
                                  void* stream, int device);
+// The float64 re-check of rebuild_from_transform_cuda alone, for the bases of a packed batch
+// (n x m each) whose status is kStatusRecheck: reduced where they pass.
+void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
+                          double delta, void* stream, int device);
 // The device's form of polish_in_float64 (lll_plan.cpp) for float32 bases whose rebuilt B' failed
 // the re-check, packed (in, b: n x m; t: m x m; status kStatusRecheck each): B T in float64,
 // reduced further by the float64 all-swap kernel with its own T2; where that reduces and T T2
