@@ -26,6 +26,21 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// Whether the block's basis drifted: the largest |B T - B'| (diff, per thread) above 1e-6 of the
+// largest |B T| (scale). The same answer for every thread of the block.
+template <int kBlock>
+__device__ bool block_drifted(double diff, double scale) {
+  using Reduce = cub::BlockReduce<double, kBlock>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ bool drifted;
+  const double dmax = Reduce(tmp).Reduce(diff, [](double a, double c) { return fmax(a, c); });
+  __syncthreads();  // tmp is reused
+  const double smax = Reduce(tmp).Reduce(scale, [](double a, double c) { return fmax(a, c); });
+  if (threadIdx.x == 0) drifted = dmax > 1e-6 * smax;
+  __syncthreads();
+  return drifted;
+}
+
 // The product is kept in shared memory as float (what a rebuild writes), so a drifted basis is
 // written without computing B T a second time.
 template <int kBlock>
@@ -50,15 +65,7 @@ __global__ void __launch_bounds__(kBlock)
     scale = fmax(scale, fabs(s));
     bt[e] = float(s);
   }
-  using Reduce = cub::BlockReduce<double, kBlock>;
-  __shared__ typename Reduce::TempStorage tmp;
-  __shared__ bool drifted;
-  const double dmax = Reduce(tmp).Reduce(diff, [](double a, double c) { return fmax(a, c); });
-  __syncthreads();  // tmp is reused
-  const double smax = Reduce(tmp).Reduce(scale, [](double a, double c) { return fmax(a, c); });
-  if (threadIdx.x == 0) drifted = dmax > 1e-6 * smax;
-  __syncthreads();
-  if (!drifted) return;
+  if (!block_drifted<kBlock>(diff, scale)) return;
   for (int e = threadIdx.x; e < entries; e += kBlock) bk[e] = bt[e];  // own entries: no barrier
   if (threadIdx.x == 0) status[k] = kStatusRecheck;
 }
@@ -202,15 +209,7 @@ __global__ void __launch_bounds__(TXC* NC / 2)
       diff = fmax(diff, fabs(s - double(bk[(ty + c * kGroups) * NC + tx + e * TXC])));
       scale = fmax(scale, fabs(s));
     }
-  using Reduce = cub::BlockReduce<double, kBlock>;
-  __shared__ typename Reduce::TempStorage tmp;
-  __shared__ bool drifted;
-  const double dmax = Reduce(tmp).Reduce(diff, [](double x, double y) { return fmax(x, y); });
-  __syncthreads();  // tmp is reused
-  const double smax = Reduce(tmp).Reduce(scale, [](double x, double y) { return fmax(x, y); });
-  if (tid == 0) drifted = dmax > 1e-6 * smax;
-  __syncthreads();
-  if (!drifted) return;
+  if (!block_drifted<kBlock>(diff, scale)) return;
     // The rounded product replaces B'; the re-check runs on exactly what was written.
 #pragma unroll
   for (int c = 0; c < kCols; ++c)

@@ -560,6 +560,59 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
   }
 }
 
+namespace {
+
+// A batch of square float32 bases through the all-swap kernel with T (presort on, no check):
+// Gaussian, and near-dependent ones (the last column the sum of the others plus 1e-2 noise) at
+// the odd indices, or everywhere with all_near_dependent. The inputs stay on the host (in) and
+// packed on the device (din); B', T and the statuses are on the device.
+struct SwapBatch {
+  int n = 0, batch = 0;
+  std::size_t nn = 0;
+  std::vector<float> in;
+  Buffer<float> din, db;
+  Buffer<std::int64_t> dt;
+  Buffer<std::int32_t> ds;
+};
+
+SwapBatch all_swap_with_t(std::mt19937_64& g, int n, int batch, bool all_near_dependent) {
+  std::normal_distribution<double> nd;
+  SwapBatch r;
+  r.n = n;
+  r.batch = batch;
+  r.nn = std::size_t(n) * n;
+  for (int k = 0; k < batch; ++k) {
+    auto b = test::gaussian_basis(g, n, n);
+    if (all_near_dependent || k % 2) {
+      for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
+        b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
+      }
+    }
+    r.in.insert(r.in.end(), b.begin(), b.end());
+  }
+  r.din = Buffer<float>::device(r.in.size());
+  r.db = Buffer<float>::device(r.in.size());
+  r.dt = Buffer<std::int64_t>::device(r.nn * batch);
+  r.ds = Buffer<std::int32_t>::device(std::size_t(batch));
+  r.din.copy_from_host(r.in.data(), r.in.size());
+  r.db.copy_from_host(r.in.data(), r.in.size());
+  lattice::detail::all_swap_cuda<float>(r.db.data(), r.dt.data(), r.ds.data(), batch, n, n,
+                                        std::int64_t(r.nn), std::int64_t(r.nn), 0.75,
+                                        lattice::detail::default_max_iter(n), nullptr, 0, true);
+  return r;
+}
+
+// The plan's check on such a batch (rebuild_from_transform_cuda).
+void check_swap_batch(SwapBatch& r) {
+  lattice::detail::rebuild_from_transform_cuda(r.din.data(), r.db.data(), r.dt.data(), r.ds.data(),
+                                               r.batch, r.n, r.n, std::int64_t(r.nn),
+                                               std::int64_t(r.nn), 0.75, nullptr, 0);
+}
+
+}  // namespace
+
 // The lattice check of square 8..64 float32 batches (one-pass kernel, rebuild_cuda.cu) gives
 // the same B' bits and statuses as the two general kernels, on all-swap outputs of Gaussian and
 // near-dependent bases (most drift and are rebuilt, some near-dependent ones fail the re-check
@@ -567,32 +620,13 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
 TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  std::normal_distribution<double> nd;
   for (int n : {8, 16, 32, 64}) {
     const int batch = n <= 16 ? 256 : 64;
-    const std::size_t nn = std::size_t(n) * n;
-    std::vector<float> in;
-    for (int k = 0; k < batch; ++k) {
-      auto b = test::gaussian_basis(g, n, n);
-      if (k % 2) {  // the last column the sum of the others plus 1e-2 noise
-        for (int i = 0; i < n; ++i) {
-          double s = 0;
-          for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
-          b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
-        }
-      }
-      in.insert(in.end(), b.begin(), b.end());
-    }
-    auto din = Buffer<float>::device(in.size());
-    auto db = Buffer<float>::device(in.size());
-    auto dt = Buffer<std::int64_t>::device(nn * batch);
-    auto ds = Buffer<std::int32_t>::device(std::size_t(batch));
-    din.copy_from_host(in.data(), in.size());
-    db.copy_from_host(in.data(), in.size());
-    lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, n,
-                                          std::int64_t(nn), std::int64_t(nn), 0.75,
-                                          lattice::detail::default_max_iter(n), nullptr, 0, true);
-    std::vector<float> reduced(in.size());
+    auto sb = all_swap_with_t(g, n, batch, false);
+    const std::size_t nn = sb.nn;
+    auto& db = sb.db;
+    auto& ds = sb.ds;
+    std::vector<float> reduced(sb.in.size());
     std::vector<std::int32_t> st0(batch);
     db.copy_to_host(reduced.data(), reduced.size());
     ds.copy_to_host(st0.data(), st0.size());
@@ -602,12 +636,10 @@ TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
       db.copy_from_host(reduced.data(), reduced.size());
       ds.copy_from_host(st0.data(), st0.size());
       lattice::detail::set_square_check_kernel(square);
-      lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(),
-                                                   batch, n, n, std::int64_t(nn), std::int64_t(nn),
-                                                   0.75, nullptr, 0);
-      out[square].resize(in.size());
+      check_swap_batch(sb);
+      out[square].resize(reduced.size());
       st[square].resize(batch);
-      db.copy_to_host(out[square].data(), in.size());
+      db.copy_to_host(out[square].data(), reduced.size());
       ds.copy_to_host(st[square].data(), batch);
     }
     lattice::detail::set_square_check_kernel(true);
@@ -635,34 +667,17 @@ TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
 TEST(LllGpu, DevicePolishOfBasesThatFailTheRecheck) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  std::normal_distribution<double> nd;
   int polished = 0, failures = 0;
   for (int round = 0; round < 8 && polished < 3; ++round) {
     for (int n : {16, 32, 64}) {
       const int batch = 128;
-      const std::size_t nn = std::size_t(n) * n;
-      std::vector<float> in;
-      for (int k = 0; k < batch; ++k) {
-        auto b = test::gaussian_basis(g, n, n);
-        for (int i = 0; i < n; ++i) {  // the last column the sum of the others plus noise
-          double s = 0;
-          for (int j = 0; j + 1 < n; ++j) s += b[std::size_t(j) * n + i];
-          b[std::size_t(n - 1) * n + i] = s + 1e-2 * nd(g);
-        }
-        in.insert(in.end(), b.begin(), b.end());
-      }
-      auto din = Buffer<float>::device(in.size());
-      auto db = Buffer<float>::device(in.size());
-      auto dt = Buffer<std::int64_t>::device(nn * batch);
-      auto ds = Buffer<std::int32_t>::device(std::size_t(batch));
-      din.copy_from_host(in.data(), in.size());
-      db.copy_from_host(in.data(), in.size());
-      lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, n,
-                                            std::int64_t(nn), std::int64_t(nn), 0.75,
-                                            lattice::detail::default_max_iter(n), nullptr, 0, true);
-      lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(),
-                                                   batch, n, n, std::int64_t(nn), std::int64_t(nn),
-                                                   0.75, nullptr, 0);
+      auto sb = all_swap_with_t(g, n, batch, true);
+      check_swap_batch(sb);
+      const std::size_t nn = sb.nn;
+      const std::vector<float>& in = sb.in;
+      auto& db = sb.db;
+      auto& dt = sb.dt;
+      auto& ds = sb.ds;
       std::vector<std::int32_t> st(batch);
       std::vector<float> hb(in.size());
       std::vector<std::int64_t> ht(nn * batch);
