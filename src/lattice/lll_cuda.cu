@@ -36,12 +36,12 @@ __device__ __forceinline__ F group_sum(F v, int tx_width) {
   return v;
 }
 
+constexpr int kCounters = 6;  // Basis::ctr
+
 // NC > 0: a square NC x NC basis whose shape (NC, lanes TXC, groups TYC) is known at compile
 // time, so that every loop along a vector unrolls into independent loads and FMAs, and the
 // Gram-Schmidt keeps each group's columns in registers (qr_fixed). NC = 0: any n x m, shape
 // from the launch. Both compute the same numbers in the same order (tested bit for bit).
-constexpr int kCounters = 6;  // Basis::ctr
-
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 struct Basis {
   static constexpr bool kFixed = NC > 0;
@@ -56,7 +56,7 @@ struct Basis {
   F* R;
   // T in int32 for float32 bases: an entry of 2^31 or more means B' = B T has lost every bit of
   // a float32 entry to cancellation, so such a reduction ends in precision_loss anyway; half the
-  // shared memory of int64 lets a 64x64 block share an SM with one more (4 instead of 3).
+  // shared memory of int64 (with the packed R, five 64x64 blocks with T per SM instead of three).
   using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
   TT* T;
   int* flag;  // per-pair swap decisions

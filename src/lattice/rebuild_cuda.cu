@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
@@ -76,8 +77,10 @@ __global__ void __launch_bounds__(kBlock)
 // Householder's, Bjorck 1967; Q's orthogonality, which MGS loses, is not used). One thread
 // block per basis, one warp per column of the update. A basis that passes is reduced; one that
 // fails keeps kStatusRecheck for the host (lll_plan.cpp: the same check, then a float64 polish).
-__device__ double warp_sum(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+// Sum over each group of W consecutive lanes (W = 32: the warp).
+template <int W>
+__device__ __forceinline__ double group_sum(double v) {
+  for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, W);
   return v;
 }
 
@@ -103,7 +106,7 @@ __global__ void __launch_bounds__(kBlock)
     if (warp == 0) {
       double s = 0;
       for (int i = lane; i < n; i += 32) s += ap[i] * ap[i];
-      s = warp_sum(s);
+      s = group_sum<32>(s);
       if (lane == 0) rpp_s = sqrt(s);
     }
     __syncthreads();
@@ -117,7 +120,7 @@ __global__ void __launch_bounds__(kBlock)
       double* aj = a + std::size_t(j) * n;
       double s = 0;
       for (int i = lane; i < n; i += 32) s += ap[i] * aj[i];
-      s = warp_sum(s);
+      s = group_sum<32>(s);
       const double rpj = s / rpp;
       if (lane == 0) {
         if (!(fabs(rpj) <= 0.51 * rpp)) bad = 1;
@@ -143,12 +146,6 @@ __global__ void __launch_bounds__(kBlock)
 // LLL conditions are tested as recheck_kernel does. Shared memory: the input (float32) and T
 // (int32: the float32 all-swap kernel keeps T in int32, lll_cuda.cu); at 64x64 34 KB instead
 // of the two kernels' 16 KB and 32 KB, and one pass over the basis instead of three.
-template <int TXC>
-__device__ __forceinline__ double group_sum_d(double v) {
-  for (int o = TXC / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, TXC);
-  return v;
-}
-
 template <int NC, int TXC>
 __global__ void __launch_bounds__(TXC* NC / 2)
     check_square_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
@@ -232,7 +229,7 @@ __global__ void __launch_bounds__(TXC* NC / 2)
       v[e] = piv[p & 1][tx + e * TXC];
       nrm = fma(v[e], v[e], nrm);
     }
-    nrm = group_sum_d<TXC>(nrm);
+    nrm = group_sum<TXC>(nrm);
     const double rpp = sqrt(nrm);
     const double inv = 1.0 / rpp;  // one division per step instead of two per column
     if (tid == 0) {
@@ -249,7 +246,7 @@ __global__ void __launch_bounds__(TXC* NC / 2)
       double dot = 0;
 #pragma unroll
       for (int e = 0; e < kPer; ++e) dot = fma(v[e], a[c][e], dot);
-      dot = group_sum_d<TXC>(dot);  // every lane of the warp takes part
+      dot = group_sum<TXC>(dot);  // every lane of the warp takes part
       if (j > p) {
         const double rpj = dot * inv;
         if (tx == 0) {
@@ -430,6 +427,18 @@ void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t 
 }
 
 namespace {
+// The float64 re-check of the bases with status kStatusRecheck (n x m each, stride_b apart).
+template <int kBlock>
+void launch_recheck(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
+                    std::int64_t stride_b, double delta, cudaStream_t s) {
+  const std::size_t smem = std::size_t(n) * m * sizeof(double);
+  if (smem > 48 * 1024)
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel<kBlock>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  recheck_kernel<kBlock><<<unsigned(batch), kBlock, smem, s>>>(b, status, n, m, stride_b, delta);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
 // The basis in float32 and in float64 fits in shared memory: the plan admits shapes whose
 // float64 all-swap kernel fits, which holds two n x m float64 copies.
 template <int kBlock>
@@ -443,12 +452,21 @@ void rebuild_and_recheck(const float* in, float* b, const std::int64_t* t, std::
   rebuild_kernel<kBlock>
       <<<unsigned(batch), kBlock, fsmem, s>>>(in, b, t, status, n, m, stride_b, stride_t);
   MIMORX_CUDA_CHECK_LAUNCH();
-  const std::size_t smem = std::size_t(n) * m * sizeof(double);
-  if (smem > 48 * 1024)
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel<kBlock>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  recheck_kernel<kBlock><<<unsigned(batch), kBlock, smem, s>>>(b, status, n, m, stride_b, delta);
-  MIMORX_CUDA_CHECK_LAUNCH();
+  launch_recheck<kBlock>(b, status, batch, n, m, stride_b, delta, s);
+}
+
+// One block per basis, as many threads as the basis has use for: one warp for up to 128
+// entries (8x8: a 256-thread block left 3/4 of its threads idle and paid block-wide
+// reductions), 128 threads up to 1024, 256 above. fn(std::integral_constant<int, threads>).
+template <class Fn>
+void with_block_size(int entries, Fn&& fn) {
+  if (entries <= 128) {
+    fn(std::integral_constant<int, 32>{});
+  } else if (entries <= 1024) {
+    fn(std::integral_constant<int, 128>{});
+  } else {
+    fn(std::integral_constant<int, kThreads>{});
+  }
 }
 }  // namespace
 
@@ -459,9 +477,6 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  // One block per basis, as many threads as the basis has use for: one warp for up to 128
-  // entries (8x8: a 256-thread block left 3/4 of its threads idle and paid block-wide
-  // reductions), 128 threads up to 1024, 256 above.
   if (n == m && g_square_check) {
     auto square = [&](auto kernel, int threads) {
       kernel<<<unsigned(batch), threads, 0, s>>>(in, b, t, status, stride_b, stride_t, delta);
@@ -480,43 +495,20 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
         break;
     }
   }
-  const int entries = n * m;
-  if (entries <= 128) {
-    rebuild_and_recheck<32>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
-  } else if (entries <= 1024) {
-    rebuild_and_recheck<128>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
-  } else {
-    rebuild_and_recheck<kThreads>(in, b, t, status, batch, n, m, stride_b, stride_t, delta, s);
-  }
+  with_block_size(n * m, [&](auto threads) {
+    rebuild_and_recheck<decltype(threads)::value>(in, b, t, status, batch, n, m, stride_b, stride_t,
+                                                  delta, s);
+  });
 }
-
-namespace {
-template <int kBlock>
-void recheck_only(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
-                  double delta, cudaStream_t s) {
-  const std::size_t smem = std::size_t(n) * m * sizeof(double);
-  if (smem > 48 * 1024)
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(recheck_kernel<kBlock>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  recheck_kernel<kBlock>
-      <<<unsigned(batch), kBlock, smem, s>>>(b, status, n, m, std::int64_t(n) * m, delta);
-  MIMORX_CUDA_CHECK_LAUNCH();
-}
-}  // namespace
 
 void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
                           double delta, void* stream, int device) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  const std::size_t nm = std::size_t(n) * m;
-  if (nm <= 128) {
-    recheck_only<32>(b, status, batch, n, m, delta, s);
-  } else if (nm <= 1024) {
-    recheck_only<128>(b, status, batch, n, m, delta, s);
-  } else {
-    recheck_only<kThreads>(b, status, batch, n, m, delta, s);
-  }
+  with_block_size(n * m, [&](auto threads) {
+    launch_recheck<decltype(threads)::value>(b, status, batch, n, m, std::int64_t(n) * m, delta, s);
+  });
 }
 
 void set_square_check_kernel(bool enabled) { g_square_check = enabled; }
