@@ -59,9 +59,11 @@ struct Basis {
   // shared memory of int64 (with the packed R, five 64x64 blocks with T per SM instead of three).
   using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
   TT* T;
-  int* flag;  // per-pair swap decisions
-  int* ctr;   // [0] and [5] singular, [1] big multiplier, [2] swaps of the phase,
-              // [3] violations, [4] T left the range of TT
+  float* tb;           // int32 T: a bound on |T| per column (sub_column)
+  float t_fast_limit;  // below it an update of T needs no overflow check (2e9; 0 in a test)
+  int* flag;           // per-pair swap decisions
+  int* ctr;            // [0] and [5] singular, [1] big multiplier, [2] swaps of the phase,
+                       // [3] violations, [4] T left the range of TT
 
   __device__ int rows() const {
     if constexpr (kFixed) return NC;
@@ -78,6 +80,12 @@ struct Basis {
   __device__ int groups() const {
     if constexpr (kFixed) return TYC;
     return Ty;
+  }
+  // The lanes of this thread's group within its warp (groups are consecutive lanes, and their
+  // width divides 32).
+  __device__ unsigned group_mask() const {
+    const int w = lanes(), base = (tid % 32) / w * w;
+    return w == 32 ? 0xffffffffu : ((1u << w) - 1u) << base;
   }
   static constexpr int kPackedR = NC * (NC + 3) / 2;
   // The dependence flag of QR step j, one slot per parity: thread 0 may set step j + 1's before
@@ -226,15 +234,33 @@ struct Basis {
   __device__ __forceinline__ void sub_column(int k, int j, F q) const {
     const int mc = cols();
     if constexpr (sizeof(TT) == 4) {
-      const bool fits = fabs(q) < F(2147483648.0);
-      const int qi = fits ? int(q) : 0;
-      bool out = !fits;
-      along(mc, [&](int i) {
-        const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
-        out |= v != (long long)(int)v;
-        T[k * mc + i] = int(v);
-      });
-      if (out) ctr[4] = 1;
+      // tb bounds |T| per column (rounded up): where tb[k] + |q| tb[j] stays below 2e9 the new
+      // column fits int32 and one 32-bit multiply-add per entry does (the checked 64-bit form
+      // cost 0.02 of the 0.50 us per 64x64 basis with T on the H200). Otherwise the checked
+      // form, which also sets tb[k] to the column's exact largest |entry|.
+      const float bound = __fmaf_ru(fabsf(float(q)), tb[j], tb[k]);
+      const unsigned gmask = group_mask();
+      __syncwarp(gmask);  // every lane read tb[k] before lane 0 writes it
+      if (bound < t_fast_limit) {
+        const int qi = int(q);
+        along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
+        if (tx == 0) tb[k] = bound;
+      } else {
+        const bool fits = fabs(q) < F(2147483648.0);
+        const int qi = fits ? int(q) : 0;
+        bool out = !fits;
+        unsigned long long big = 0;
+        along(mc, [&](int i) {
+          const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
+          out |= v != (long long)(int)v;
+          T[k * mc + i] = int(v);
+          big = max(big, (unsigned long long)(v < 0 ? -v : v));
+        });
+        for (int o = lanes() >> 1; o > 0; o >>= 1)
+          big = max(big, __shfl_xor_sync(gmask, big, o, lanes()));
+        if (tx == 0) tb[k] = __ull2float_ru(big);
+        if (out) ctr[4] = 1;
+      }
     } else {
       const long long qi = (long long)q;
       along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
@@ -301,6 +327,11 @@ struct Basis {
             T[(k - 1) * mc + i] = T[k * mc + i];
             T[k * mc + i] = a;
           });
+          if (sizeof(TT) == 4 && tx == 0) {  // the group's lane 0 alone touches these bounds
+            const float a = tb[k - 1];
+            tb[k - 1] = tb[k];
+            tb[k] = a;
+          }
         }
         for (int i = tx; i <= k; i += lx) {
           const F a = r(i, k - 1);
@@ -395,7 +426,8 @@ int g_full_every = kFullReductionEvery;  // benchmark knob, set_all_swap_full_ev
 int g_lanes = 0;                         // benchmark knob: lanes per vector (0: automatic)
 bool g_groups_per_column = false;        // benchmark knob: one group per column instead of per pair
 
-bool g_generic_only = false;  // test knob: no fixed-shape kernels
+bool g_generic_only = false;    // test knob: no fixed-shape kernels
+float g_t_fast_limit = 2.0e9f;  // test knob: set_int32_transform_fast_path
 
 // Lanes per vector and groups per basis of the automatic block shape (host and the fixed-shape
 // instantiations use the same rule). Lanes: 4 for n <= 16, 8 beyond (measured on the H100,
@@ -439,7 +471,8 @@ constexpr int min_blocks() {
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>()))
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
-                    F delta, long max_iter, int full_every, bool presort) {
+                    F delta, long max_iter, int full_every, bool presort, float t_fast_limit,
+                    F* gkeep) {
   extern __shared__ __align__(16) unsigned char smem[];
   Basis<F, kT, NC, TXC, TYC> w;
   w.n = n;
@@ -456,10 +489,19 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   w.Q = w.B + n * m;
   w.R = w.Q + (NC ? 2 * NC : n * m);
   w.flag = reinterpret_cast<int*>(w.R + (NC ? decltype(w)::kPackedR : m * m));
-  w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));  // flag doubles as m floats in qr()
+  w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));   // flag doubles as m floats in qr()
+  w.tb = reinterpret_cast<float*>(w.ctr + kCounters);  // used with int32 T only
+  w.t_fast_limit = t_fast_limit;
 
   F* gB = gb + blockIdx.x * sb;
-  for (int i = w.tid; i < n * m; i += w.nth) w.B[i] = gB[i];
+  // gkeep (optional): the input as given, packed, for the float32 lattice check (one copy of
+  // the batch less than a separate pass: 0.07 ms of 8192 64x64 bases on the H200).
+  F* keep = gkeep ? gkeep + blockIdx.x * (long long)n * m : nullptr;
+  for (int i = w.tid; i < n * m; i += w.nth) {
+    const F v = gB[i];
+    w.B[i] = v;
+    if (keep) keep[i] = v;
+  }
   __syncthreads();
   // T starts as the presort permutation (T(j, rank[j]) = 1), so that B' = B T for the basis as
   // given; the ranks sit in the flag region until the first QR.
@@ -468,6 +510,8 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   if (kT)
     for (int i = w.tid; i < m * m; i += w.nth)
       w.T[i] = (sorted ? w.flag[i % m] : i % m) == i / m ? 1 : 0;
+  if (kT && sizeof(TT) == 4)
+    for (int i = w.tid; i < m; i += w.nth) w.tb[i] = 1.0f;  // a permutation
   if (w.tid < kCounters) w.ctr[w.tid] = 0;
   __syncthreads();
 
@@ -554,7 +598,7 @@ auto with_smem_limit() {
 template <class F, bool kT>
 void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
             std::int64_t sb, std::int64_t st, double delta, long max_iter, cudaStream_t s,
-            std::size_t smem, bool presort) {
+            std::size_t smem, bool presort, F* keep) {
   const int Tx = g_lanes ? g_lanes : auto_lanes(n);
   const int Ty = shape_groups(Tx, m, g_groups_per_column);
   auto kernel = with_smem_limit<all_swap_kernel<F, kT>>();
@@ -580,7 +624,8 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
     kernel<<<grid, block, smem, s>>>(
         b + off * sb, reinterpret_cast<long long*>(t ? t + off * st : nullptr), status + off, n, m,
-        sb, st, F(delta), max_iter, g_full_every, presort);
+        sb, st, F(delta), max_iter, g_full_every, presort, g_t_fast_limit,
+        keep ? keep + off * std::int64_t(n) * m : nullptr);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
 }
@@ -593,6 +638,7 @@ void set_all_swap_shape(int lanes, bool group_per_column) {
   g_groups_per_column = group_per_column;
 }
 void set_all_swap_generic_only(bool generic_only) { g_generic_only = generic_only; }
+void set_int32_transform_fast_path(bool enabled) { g_t_fast_limit = enabled ? 2.0e9f : 0.0f; }
 
 std::uint64_t all_swap_phase_total(bool reset) {
   unsigned long long v = 0;
@@ -606,13 +652,14 @@ std::uint64_t all_swap_phase_total(bool reset) {
 
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
   // T (int64 for float64, int32 for float32), B, the work copy Q (generic) or two pivot vectors
-  // (fixed shape), R, the flag / input-norm region (m values of F) and the counters.
+  // (fixed shape), R, the flag / input-norm region (m values of F), the counters and, with int32
+  // T, its column bounds.
   const std::size_t f = dbl ? 8 : 4;
   const bool fixed = uses_fixed_kernel(n, m);
   const std::size_t q = fixed ? 2 * std::size_t(n) : std::size_t(n) * m;
   const std::size_t r = fixed ? std::size_t(m) * (m + 3) / 2 : std::size_t(m) * m;
   return (transform ? f * m * m : 0) + f * (std::size_t(n) * m + q + r) + f * std::size_t(m) +
-         4 * kCounters;
+         4 * kCounters + (transform && !dbl ? 4 * std::size_t(m) : 0);
 }
 
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
@@ -625,7 +672,7 @@ bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device, bool presort) {
+                   void* stream, int device, bool presort, F* keep) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const bool dbl = sizeof(F) == 8;
@@ -637,16 +684,18 @@ void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t bat
   const auto s = mimorx::detail::as_stream(stream);
   if (t) {
     launch<F, true>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
-                    presort);
+                    presort, keep);
   } else {
     launch<F, false>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
-                     presort);
+                     presort, keep);
   }
 }
 
 template void all_swap_cuda<float>(float*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
-                                   std::int64_t, std::int64_t, double, long, void*, int, bool);
+                                   std::int64_t, std::int64_t, double, long, void*, int, bool,
+                                   float*);
 template void all_swap_cuda<double>(double*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
-                                    std::int64_t, std::int64_t, double, long, void*, int, bool);
+                                    std::int64_t, std::int64_t, double, long, void*, int, bool,
+                                    double*);
 
 }  // namespace mimorx::lattice::detail

@@ -75,11 +75,12 @@ void set_device_polish(bool enabled);
 #if MIMORX_HAS_CUDA
 // CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
 // presort: each basis is first put in presort order inside the kernel (as presort_columns) and
-// T starts as that permutation, so B' = B T holds for the basis as given.
+// T starts as that permutation, so B' = B T holds for the basis as given. keep (optional,
+// device memory, batch x n x m packed) receives the inputs as given (the float32 lattice check).
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device, bool presort = false);
+                   void* stream, int device, bool presort = false, F* keep = nullptr);
 // Shared memory one basis needs, and whether the device can give it.
 std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl);
 bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device);
@@ -93,12 +94,12 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 // Test knob: run the generic kernel even where a fixed-shape one exists (both must give the
 // same bits).
 void set_all_swap_generic_only(bool generic_only);
+// Test knob: the float32 kernel's unchecked int32 updates of T where its column bounds show
+// they fit (default), or every update checked (both must give the same bits).
+void set_int32_transform_fast_path(bool enabled);
 std::uint64_t all_swap_phase_total(bool reset);
 
 constexpr std::int32_t kStatusRecheck = 100;  // rebuild_from_transform_cuda's host handoff
-// Packs the strided inputs b into `in` (device to device, on `stream`).
-void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
-                      std::int64_t stride_b, void* stream, int device);
 // out (count x nm, packed) <- the matrices src + idx[c] * stride, and back (idx: device memory;
 // count <= 2^31).
 void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
@@ -140,8 +141,9 @@ bool polish_fits_cuda(int n, int m, int device);
 void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_t* status,
                          std::int64_t count, int n, int m, double delta, PolishWorkspace& ws,
                          void* stream, int device);
-// Test and benchmark knob: square 8/16/32/64 bases through the one-pass kernel of
-// rebuild_cuda.cu (default) or through the two general kernels (product and rebuild, re-check).
+// Test and benchmark knob: square 8/16/32/64 bases through the fixed-shape kernels of
+// rebuild_cuda.cu (default: the one-pass check, and recheck_float64_cuda's register re-check)
+// or through the general kernels (product and rebuild, re-check).
 void set_square_check_kernel(bool enabled);
 
 // buf holds at least n elements on `device` afterwards (workspaces that grow as needed).

@@ -824,11 +824,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       const std::int64_t chunk =
           own_t ? std::max<std::int64_t>(1, std::int64_t((std::size_t(256) << 20) / (mm * 8))) : nb;
       if constexpr (f32) {
-        if (check) {
-          detail::ensure_device(dinput_, nm * nb, backend_.device());
-          detail::keep_inputs_cuda(basis.data, dinput_.data(), nb, n, m, basis.batch_stride,
-                                   stream.handle(), backend_.device());
-        }
+        // The kernel copies the inputs as it loads them.
+        if (check) detail::ensure_device(dinput_, nm * nb, backend_.device());
         if (own_t) detail::ensure_device(dtransform_, mm * std::min(chunk, nb), backend_.device());
       }
       std::vector<std::int32_t> hs(nb);
@@ -922,9 +919,11 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                            : own_t        ? dtransform_.data()
                                           : nullptr;
         const std::int64_t ts = cfg_.transform ? tstride : own_t ? std::int64_t(mm) : 0;
+        F* keep = nullptr;
+        if constexpr (f32) keep = check ? dinput_.data() + k0 * nm : nullptr;
         detail::all_swap_cuda<F>(basis.matrix(k0), tk, dstatus_.data() + k0, cnt, n, m,
                                  basis.batch_stride, ts, cfg_.delta, max_iter, stream.handle(),
-                                 backend_.device(), cfg_.presort);
+                                 backend_.device(), cfg_.presort, keep);
         if constexpr (f32) {
           if (check && tk)
             detail::rebuild_from_transform_cuda(dinput_.data() + k0 * nm, basis.matrix(k0), tk,

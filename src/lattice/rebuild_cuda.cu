@@ -137,86 +137,22 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0 && !bad) status[k] = std::int32_t(LllStatus::reduced);
 }
 
-// Square bases of the fixed-shape sizes (8..64): the two kernels above in one, with the basis in
-// registers instead of shared memory. Thread (lane tx, group ty) of TXC x NC/2 owns rows
-// tx, tx + TXC, ... of columns ty and ty + NC/2: it sums those entries of B T (the same fused
-// multiply-adds in the same order as rebuild_kernel, so the same bits), and, where the basis
-// drifted, keeps their float32 roundings as float64 for the re-check, a modified Gram-Schmidt
-// whose pivot column goes through shared memory (as the all-swap kernel's qr_fixed). The
-// LLL conditions are tested as recheck_kernel does. Shared memory: the input (float32) and T
-// (int32: the float32 all-swap kernel keeps T in int32, lll_cuda.cu); at 64x64 34 KB instead
-// of the two kernels' 16 KB and 32 KB, and one pass over the basis instead of three.
+// The float64 re-check of a square basis held in registers as the check kernels below lay it
+// out: thread (lane tx, group ty) of TXC x NC/2 holds rows tx, tx + TXC, ... of columns ty and
+// ty + NC/2 in a[c][e]. A modified Gram-Schmidt whose pivot column goes through shared memory
+// (as the all-swap kernel's qr_fixed), with the LLL conditions of recheck_kernel. a is
+// overwritten; returns whether a condition failed (the same answer in every thread).
 template <int NC, int TXC>
-__global__ void __launch_bounds__(TXC* NC / 2)
-    check_square_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
-                        std::int64_t stride_b, std::int64_t stride_t, double delta) {
-  constexpr int kGroups = NC / 2, kBlock = TXC * kGroups, kPer = NC / TXC, kCols = 2;
-  constexpr int kLdT = NC + 1;  // groups of a warp read different columns at the same q
-  static_assert(kBlock % 32 == 0 && NC % TXC == 0, "whole warps, whole columns");
-  const std::int64_t k = blockIdx.x;
-  if (status[k] != std::int32_t(LllStatus::reduced)) return;  // uniform over the block
-  __shared__ float bin[NC * NC];
-  __shared__ int tcol[NC * kLdT];
+__device__ bool square_recheck(double (&a)[2][NC / TXC], double delta) {
+  constexpr int kGroups = NC / 2, kPer = NC / TXC, kCols = 2;
   __shared__ double piv[2][NC];  // the pivot column of step p in piv[p & 1]
   __shared__ double roff[2];     // r(p - 1, p) for step p in roff[p & 1]
   __shared__ int bad[2];         // a failed condition of step p in bad[p & 1]
-  __shared__ int wide;           // an entry of T outside int32
   const int tid = threadIdx.x, tx = tid % TXC, ty = tid / TXC;
-  const float* bk_in = in + k * NC * NC;
-  float* bk = b + k * stride_b;
-  const std::int64_t* tk = t + k * stride_t;
-  if (tid == 0) {
-    wide = 0;
-    bad[0] = bad[1] = 0;
-  }
-  __syncthreads();
-  for (int e = tid; e < NC * NC; e += kBlock) {
-    bin[e] = bk_in[e];
-    const std::int64_t v = tk[e];
-    if (v != std::int64_t(int(v))) wide = 1;
-    tcol[(e / NC) * kLdT + e % NC] = int(v);
-  }
-  __syncthreads();
-  if (wide) {  // not produced by the float32 kernel; the check cannot vouch for the basis
-    if (tid == 0) status[k] = std::int32_t(LllStatus::precision_loss);
-    return;
-  }
-  double a[kCols][kPer];
+  if (tid == 0) bad[0] = bad[1] = 0;
+  if (ty == 0)
 #pragma unroll
-  for (int c = 0; c < kCols; ++c)
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) a[c][e] = 0;
-  for (int q = 0; q < NC; ++q) {
-    double bv[kPer];
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) bv[e] = double(bin[q * NC + tx + e * TXC]);
-#pragma unroll
-    for (int c = 0; c < kCols; ++c) {
-      const double tv = double(tcol[(ty + c * kGroups) * kLdT + q]);
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) a[c][e] = fma(bv[e], tv, a[c][e]);
-    }
-  }
-  double diff = 0, scale = 0;
-#pragma unroll
-  for (int c = 0; c < kCols; ++c)
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) {
-      const double s = a[c][e];
-      diff = fmax(diff, fabs(s - double(bk[(ty + c * kGroups) * NC + tx + e * TXC])));
-      scale = fmax(scale, fabs(s));
-    }
-  if (!block_drifted<kBlock>(diff, scale)) return;
-    // The rounded product replaces B'; the re-check runs on exactly what was written.
-#pragma unroll
-  for (int c = 0; c < kCols; ++c)
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) {
-      const float r = float(a[c][e]);
-      bk[(ty + c * kGroups) * NC + tx + e * TXC] = r;
-      a[c][e] = double(r);
-      if (ty == 0 && c == 0) piv[0][tx + e * TXC] = a[c][e];
-    }
+    for (int e = 0; e < kPer; ++e) piv[0][tx + e * TXC] = a[0][e];
   __syncthreads();
   const double dcheck = delta - 1e-3;
   double prev_rpp = 0;
@@ -268,7 +204,122 @@ __global__ void __launch_bounds__(TXC* NC / 2)
     failed = bad[p & 1];
     if (failed) break;
   }
+  return failed != 0;
+}
+
+// Square bases of the fixed-shape sizes (8..64): the two kernels above in one, with the basis in
+// registers instead of shared memory. Thread (lane tx, group ty) of TXC x NC/2 owns rows
+// tx, tx + TXC, ... of columns ty and ty + NC/2: it sums those entries of B T (the same fused
+// multiply-adds in the same order as rebuild_kernel, so the same bits), and, where the basis
+// drifted, keeps their float32 roundings as float64 for the re-check (square_recheck).
+// Shared memory: the input (float32) and T
+// (int32: the float32 all-swap kernel keeps T in int32, lll_cuda.cu); at 64x64 34 KB instead
+// of the two kernels' 16 KB and 32 KB, and one pass over the basis instead of three.
+template <int NC, int TXC>
+__global__ void __launch_bounds__(TXC* NC / 2)
+    check_square_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
+                        std::int64_t stride_b, std::int64_t stride_t, double delta) {
+  constexpr int kGroups = NC / 2, kBlock = TXC * kGroups, kPer = NC / TXC, kCols = 2;
+  constexpr int kLdT = NC + 1;  // groups of a warp read different columns at the same q
+  static_assert(kBlock % 32 == 0 && NC % TXC == 0, "whole warps, whole columns");
+  const std::int64_t k = blockIdx.x;
+  if (status[k] != std::int32_t(LllStatus::reduced)) return;  // uniform over the block
+  __shared__ float bin[NC * NC];
+  __shared__ int tcol[NC * kLdT];
+  __shared__ int wide;  // an entry of T outside int32
+  const int tid = threadIdx.x, tx = tid % TXC, ty = tid / TXC;
+  const float* bk_in = in + k * NC * NC;
+  float* bk = b + k * stride_b;
+  const std::int64_t* tk = t + k * stride_t;
+  if (tid == 0) wide = 0;
+  __syncthreads();
+  for (int e = tid; e < NC * NC; e += kBlock) {
+    bin[e] = bk_in[e];
+    const std::int64_t v = tk[e];
+    if (v != std::int64_t(int(v))) wide = 1;
+    tcol[(e / NC) * kLdT + e % NC] = int(v);
+  }
+  __syncthreads();
+  if (wide) {  // not produced by the float32 kernel; the check cannot vouch for the basis
+    if (tid == 0) status[k] = std::int32_t(LllStatus::precision_loss);
+    return;
+  }
+  double a[kCols][kPer];
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) a[c][e] = 0;
+  for (int q = 0; q < NC; ++q) {
+    double bv[kPer];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) bv[e] = double(bin[q * NC + tx + e * TXC]);
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const double tv = double(tcol[(ty + c * kGroups) * kLdT + q]);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) a[c][e] = fma(bv[e], tv, a[c][e]);
+    }
+  }
+  double diff = 0, scale = 0;
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const double s = a[c][e];
+      diff = fmax(diff, fabs(s - double(bk[(ty + c * kGroups) * NC + tx + e * TXC])));
+      scale = fmax(scale, fabs(s));
+    }
+  if (!block_drifted<kBlock>(diff, scale)) return;
+    // The rounded product replaces B'; the re-check runs on exactly what was written.
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const float r = float(a[c][e]);
+      bk[(ty + c * kGroups) * NC + tx + e * TXC] = r;
+      a[c][e] = double(r);
+    }
+  const bool failed = square_recheck<NC, TXC>(a, delta);
   if (tid == 0) status[k] = failed ? kStatusRecheck : std::int32_t(LllStatus::reduced);
+}
+
+// recheck_kernel for square 8..64 bases: the basis in registers, as check_square_kernel holds
+// it (the polish's re-check: one block per basis is all its latency, 180 us at 64x64 on the
+// H200 for recheck_kernel's one warp per column step).
+template <int NC, int TXC>
+__global__ void __launch_bounds__(TXC* NC / 2)
+    recheck_square_kernel(const float* b, std::int32_t* status, double delta) {
+  constexpr int kGroups = NC / 2, kPer = NC / TXC, kCols = 2;
+  const std::int64_t k = blockIdx.x;
+  if (status[k] != kStatusRecheck) return;  // uniform over the block
+  const int tid = threadIdx.x, tx = tid % TXC, ty = tid / TXC;
+  const float* bk = b + k * NC * NC;
+  double a[kCols][kPer];
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) a[c][e] = double(bk[(ty + c * kGroups) * NC + tx + e * TXC]);
+  const bool failed = square_recheck<NC, TXC>(a, delta);
+  if (tid == 0 && !failed) status[k] = std::int32_t(LllStatus::reduced);
+}
+
+// The fixed-shape kernels' shapes: fn(NC, TXC) as integral constants for square n of 8, 16, 32
+// or 64 (blocks of TXC * NC / 2 threads); false for other shapes.
+template <class Fn>
+bool with_square_shape(int n, Fn&& fn) {
+  using std::integral_constant;
+  switch (n) {
+    case 8:
+      return fn(integral_constant<int, 8>{}, integral_constant<int, 8>{}), true;
+    case 16:
+      return fn(integral_constant<int, 16>{}, integral_constant<int, 4>{}), true;
+    case 32:
+      return fn(integral_constant<int, 32>{}, integral_constant<int, 8>{}), true;
+    case 64:
+      return fn(integral_constant<int, 64>{}, integral_constant<int, 8>{}), true;
+    default:
+      return false;
+  }
 }
 
 bool g_square_check = true;  // test and benchmark knob: set_square_check_kernel
@@ -374,16 +425,6 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
   return true;
 }
 
-void keep_inputs_cuda(const float* b, float* in, std::int64_t batch, int n, int m,
-                      std::int64_t stride_b, void* stream, int device) {
-  if (batch == 0) return;
-  MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  const std::size_t row = std::size_t(n) * m * sizeof(float);
-  MIMORX_CUDA_CHECK(cudaMemcpy2DAsync(in, row, b, std::size_t(stride_b) * sizeof(float), row,
-                                      std::size_t(batch), cudaMemcpyDeviceToDevice,
-                                      mimorx::detail::as_stream(stream)));
-}
-
 namespace {
 // Gather: matrix c of the packed dst <- matrix idx[c] of the strided src; scatter: matrix idx[c]
 // of the strided dst <- matrix c of the packed src.
@@ -477,24 +518,13 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  if (n == m && g_square_check) {
-    auto square = [&](auto kernel, int threads) {
-      kernel<<<unsigned(batch), threads, 0, s>>>(in, b, t, status, stride_b, stride_t, delta);
-      MIMORX_CUDA_CHECK_LAUNCH();
-    };
-    switch (n) {
-      case 8:
-        return square(check_square_kernel<8, 8>, 32);
-      case 16:
-        return square(check_square_kernel<16, 4>, 32);
-      case 32:
-        return square(check_square_kernel<32, 8>, 128);
-      case 64:
-        return square(check_square_kernel<64, 8>, 256);
-      default:
-        break;
-    }
-  }
+  if (n == m && g_square_check && with_square_shape(n, [&](auto nc, auto txc) {
+        constexpr int NC = decltype(nc)::value, TXC = decltype(txc)::value;
+        check_square_kernel<NC, TXC>
+            <<<unsigned(batch), TXC * NC / 2, 0, s>>>(in, b, t, status, stride_b, stride_t, delta);
+        MIMORX_CUDA_CHECK_LAUNCH();
+      }))
+    return;
   with_block_size(n * m, [&](auto threads) {
     rebuild_and_recheck<decltype(threads)::value>(in, b, t, status, batch, n, m, stride_b, stride_t,
                                                   delta, s);
@@ -506,6 +536,12 @@ void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t bat
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
+  if (n == m && g_square_check && with_square_shape(n, [&](auto nc, auto txc) {
+        constexpr int NC = decltype(nc)::value, TXC = decltype(txc)::value;
+        recheck_square_kernel<NC, TXC><<<unsigned(batch), TXC * NC / 2, 0, s>>>(b, status, delta);
+        MIMORX_CUDA_CHECK_LAUNCH();
+      }))
+    return;
   with_block_size(n * m, [&](auto threads) {
     launch_recheck<decltype(threads)::value>(b, status, batch, n, m, std::int64_t(n) * m, delta, s);
   });

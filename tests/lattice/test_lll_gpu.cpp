@@ -479,8 +479,9 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
 TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  // Every case through the one-pass kernel of square 8..64 bases and through the two general
-  // kernels (the knob; other shapes take the general kernels either way).
+  // Every case through the fixed-shape kernels of square 8..64 bases and through the general
+  // kernels (the knob; other shapes take the general kernels either way), in the check and in
+  // the re-check alone.
   auto run = [](int n, int m, const std::vector<std::vector<double>>& bases, bool square) {
     const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
     const std::int64_t batch = std::int64_t(bases.size());
@@ -506,8 +507,16 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
     lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(), batch,
                                                  n, m, std::int64_t(nm), std::int64_t(mm), 0.75,
                                                  nullptr, 0);
-    lattice::detail::set_square_check_kernel(true);
     ds.copy_to_host(st.data(), st.size());
+    // The re-check alone (the device polish's last step) on the same bases gives the same
+    // statuses.
+    std::vector<std::int32_t> alone(st.size(), lattice::detail::kStatusRecheck);
+    ds.copy_from_host(alone.data(), alone.size());
+    lattice::detail::recheck_float64_cuda(din.data(), ds.data(), batch, n, m, 0.75, nullptr, 0);
+    ds.copy_to_host(alone.data(), alone.size());
+    lattice::detail::set_square_check_kernel(true);
+    EXPECT_EQ(alone, st) << "recheck_float64_cuda, " << n << "x" << m << " square kernel "
+                         << square;
     std::vector<float> out(in.size());
     db.copy_to_host(out.data(), out.size());
     EXPECT_EQ(out, in) << "the rebuilt bases are B T = B (" << n << "x" << m << ")";
@@ -779,6 +788,68 @@ TEST(LllGpu, Float32TransformBeyondInt32IsPrecisionLoss) {
       EXPECT_EQ(st, dbl ? LllStatus::reduced : LllStatus::precision_loss)
           << "float64 " << dbl << " transform " << transform << ": " << to_string(st);
     }
+  }
+}
+
+// The float32 kernel's int32 T (lll_cuda.cu, sub_column): the unchecked updates that its column
+// bounds allow give the same B', T and statuses as checking every update, on Gaussian bases and
+// on block-Toeplitz ones, whose T grows past the bounds' limit (some end in precision_loss);
+// fixed-shape (32x32, 64x64) and generic (40x24) kernels.
+TEST(LllGpu, Int32TransformFastPathChangesNothing) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  std::normal_distribution<double> nd;
+  for (const auto& [n, m] : std::vector<std::pair<int, int>>{{32, 32}, {64, 64}, {40, 24}}) {
+    const int batch = 256;
+    const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+    std::vector<float> in;
+    for (int k = 0; k < batch; ++k) {
+      std::vector<double> b(nm, 0.0);
+      if (k % 2 == 0) {
+        b = test::gaussian_basis(g, n, m);
+      } else {
+        // Column block j, row block i (2 x 2 each) holds tap i - j of a 4-tap channel.
+        double taps[4][4];
+        for (auto& tap : taps)
+          for (double& x : tap) x = nd(g);
+        for (int bj = 0; bj < m / 2; ++bj)
+          for (int bi = bj; bi < std::min(n / 2, bj + 4); ++bi)
+            for (int r = 0; r < 2; ++r)
+              for (int c = 0; c < 2; ++c)
+                b[std::size_t(2 * bj + c) * n + 2 * bi + r] = taps[bi - bj][c * 2 + r];
+      }
+      in.insert(in.end(), b.begin(), b.end());
+    }
+    std::vector<float> out[2];
+    std::vector<std::int64_t> t[2];
+    std::vector<std::int32_t> st[2];
+    for (int fast : {1, 0}) {
+      auto db = Buffer<float>::device(in.size());
+      auto dt = Buffer<std::int64_t>::device(mm * batch);
+      auto ds = Buffer<std::int32_t>::device(batch);
+      db.copy_from_host(in.data(), in.size());
+      lattice::detail::set_int32_transform_fast_path(fast);
+      lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, m,
+                                            std::int64_t(nm), std::int64_t(mm), 0.75,
+                                            lattice::detail::default_max_iter(m), nullptr, 0, true);
+      lattice::detail::set_int32_transform_fast_path(true);
+      out[fast].resize(in.size());
+      t[fast].resize(mm * batch);
+      st[fast].resize(batch);
+      db.copy_to_host(out[fast].data(), out[fast].size());
+      dt.copy_to_host(t[fast].data(), t[fast].size());
+      ds.copy_to_host(st[fast].data(), st[fast].size());
+    }
+    std::int64_t tmax = 0;
+    for (std::int64_t v : t[1]) tmax = std::max<std::int64_t>(tmax, v < 0 ? -v : v);
+    const auto lost =
+        std::count(st[1].begin(), st[1].end(), std::int32_t(LllStatus::precision_loss));
+    std::printf("[ int32 T  ] %dx%d: largest |T| %lld, %lld of %d precision_loss\n", n, m,
+                static_cast<long long>(tmax), static_cast<long long>(lost), batch);
+    EXPECT_EQ(st[1], st[0]) << n << "x" << m;
+    EXPECT_EQ(t[1], t[0]) << n << "x" << m;
+    EXPECT_EQ(out[1], out[0]) << n << "x" << m;
+    if (::testing::Test::HasFailure()) return;
   }
 }
 
