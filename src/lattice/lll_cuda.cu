@@ -59,7 +59,11 @@ struct Basis {
   // shared memory of int64 (with the packed R, five 64x64 blocks with T per SM instead of three).
   using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
   TT* T;
-  float* tb;           // int32 T: a bound on |T| per column (sub_column)
+  // The column bounds of int32 T (sub_column) pay at 64x64, with eight entries per lane; with
+  // one to four (8x8..32x32) their bookkeeping cost more than the checks it saves (H200, kernel
+  // with T: 8x8 0.0086 -> 0.0103 us/basis, 32x32 0.119 -> 0.125), so those keep the checks.
+  static constexpr bool kBounds = kT && sizeof(TT) == 4 && NC >= 64;
+  float* tb;           // kBounds: a bound on |T| per column (sub_column)
   float t_fast_limit;  // below it an update of T needs no overflow check (2e9; 0 in a test)
   int* flag;           // per-pair swap decisions
   int* ctr;            // [0] and [5] singular, [1] big multiplier, [2] swaps of the phase,
@@ -233,7 +237,7 @@ struct Basis {
   // result outside int32 (or |q| >= 2^31) raises ctr[4]; the kernel then ends in precision_loss.
   __device__ __forceinline__ void sub_column(int k, int j, F q) const {
     const int mc = cols();
-    if constexpr (sizeof(TT) == 4) {
+    if constexpr (kBounds) {
       // tb bounds |T| per column (rounded up): where tb[k] + |q| tb[j] stays below 2e9 the new
       // column fits int32 and one 32-bit multiply-add per entry does (the checked 64-bit form
       // cost 0.02 of the 0.50 us per 64x64 basis with T on the H200). Otherwise the checked
@@ -261,6 +265,16 @@ struct Basis {
         if (tx == 0) tb[k] = __ull2float_ru(big);
         if (out) ctr[4] = 1;
       }
+    } else if constexpr (sizeof(TT) == 4) {
+      const bool fits = fabs(q) < F(2147483648.0);
+      const int qi = fits ? int(q) : 0;
+      bool out = !fits;
+      along(mc, [&](int i) {
+        const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
+        out |= v != (long long)(int)v;
+        T[k * mc + i] = int(v);
+      });
+      if (out) ctr[4] = 1;
     } else {
       const long long qi = (long long)q;
       along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
@@ -327,7 +341,7 @@ struct Basis {
             T[(k - 1) * mc + i] = T[k * mc + i];
             T[k * mc + i] = a;
           });
-          if (sizeof(TT) == 4 && tx == 0) {  // the group's lane 0 alone touches these bounds
+          if (kBounds && tx == 0) {  // the group's lane 0 alone touches these bounds
             const float a = tb[k - 1];
             tb[k - 1] = tb[k];
             tb[k] = a;
@@ -490,7 +504,7 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   w.R = w.Q + (NC ? 2 * NC : n * m);
   w.flag = reinterpret_cast<int*>(w.R + (NC ? decltype(w)::kPackedR : m * m));
   w.ctr = w.flag + m * int(sizeof(F) / sizeof(int));   // flag doubles as m floats in qr()
-  w.tb = reinterpret_cast<float*>(w.ctr + kCounters);  // used with int32 T only
+  w.tb = reinterpret_cast<float*>(w.ctr + kCounters);  // used where kBounds only
   w.t_fast_limit = t_fast_limit;
 
   F* gB = gb + blockIdx.x * sb;
@@ -510,7 +524,7 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   if (kT)
     for (int i = w.tid; i < m * m; i += w.nth)
       w.T[i] = (sorted ? w.flag[i % m] : i % m) == i / m ? 1 : 0;
-  if (kT && sizeof(TT) == 4)
+  if (decltype(w)::kBounds)
     for (int i = w.tid; i < m; i += w.nth) w.tb[i] = 1.0f;  // a permutation
   if (w.tid < kCounters) w.ctr[w.tid] = 0;
   __syncthreads();

@@ -94,8 +94,8 @@ void set_all_swap_shape(int lanes, bool group_per_column);
 // Test knob: run the generic kernel even where a fixed-shape one exists (both must give the
 // same bits).
 void set_all_swap_generic_only(bool generic_only);
-// Test knob: the float32 kernel's unchecked int32 updates of T where its column bounds show
-// they fit (default), or every update checked (both must give the same bits).
+// Test knob: the float32 64x64 kernel's unchecked int32 updates of T where its column bounds
+// show they fit (default), or every update checked (both must give the same bits).
 void set_int32_transform_fast_path(bool enabled);
 std::uint64_t all_swap_phase_total(bool reset);
 
