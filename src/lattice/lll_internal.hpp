@@ -107,6 +107,10 @@ void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t
 void gather_bases_cuda(const std::int64_t* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, std::int64_t* out, void* stream,
                        int device);
+// *count += how many of status[0..batch) are not LllStatus::reduced (device memory; the caller
+// zeroes *count): a batch whose bases all reduced needs no copy of its statuses.
+void count_unreduced_cuda(const std::int32_t* status, std::int64_t batch, unsigned* count,
+                          void* stream, int device);
 void scatter_bases_cuda(const float* in, float* dst, std::int64_t stride, const std::int64_t* idx,
                         std::int64_t count, std::size_t nm, void* stream, int device);
 void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t stride,

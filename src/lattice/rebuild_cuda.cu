@@ -14,6 +14,7 @@
 //   block per basis.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>
 #include <type_traits>
@@ -447,6 +448,30 @@ void move_bases(const T* src, T* dst, std::int64_t stride, const std::int64_t* i
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
+
+namespace {
+__global__ void __launch_bounds__(kThreads)
+    count_unreduced_kernel(const std::int32_t* status, std::int64_t batch, unsigned* count) {
+  using Reduce = cub::BlockReduce<unsigned, kThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  unsigned mine = 0;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * kThreads + threadIdx.x; k < batch;
+       k += std::int64_t(gridDim.x) * kThreads)
+    mine += status[k] != std::int32_t(LllStatus::reduced);
+  const unsigned sum = Reduce(tmp).Sum(mine);
+  if (threadIdx.x == 0 && sum) atomicAdd(count, sum);
+}
+}  // namespace
+
+void count_unreduced_cuda(const std::int32_t* status, std::int64_t batch, unsigned* count,
+                          void* stream, int device) {
+  if (batch == 0) return;
+  MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  const std::int64_t blocks = std::min<std::int64_t>((batch + kThreads - 1) / kThreads, 1024);
+  count_unreduced_kernel<<<unsigned(blocks), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      status, batch, count);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
 
 void gather_bases_cuda(const float* src, std::int64_t stride, const std::int64_t* idx,
                        std::int64_t count, std::size_t nm, float* out, void* stream, int device) {

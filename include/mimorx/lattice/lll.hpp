@@ -113,8 +113,9 @@ class LllPlan {
   Backend backend_;
   LllMethod method_;
   int block_ = 0;
-  Buffer<std::int32_t> dstatus_;     // per-basis status on the device (CUDA all-swap), reused
-  Buffer<float> dinput_;             // CUDA all-swap, float32 checked: the inputs, for the rebuild
+  Buffer<std::int32_t> dstatus_;  // per-basis status on the device (CUDA all-swap), reused
+  Buffer<unsigned> dcount_;       // CUDA all-swap: how many of a chunk's statuses are not reduced
+  Buffer<float> dinput_;          // CUDA all-swap, float32 checked: the inputs, for the rebuild
   Buffer<std::int64_t> dtransform_;  // CUDA all-swap, float32 checked without the caller's T
   struct FailedBases;  // CUDA all-swap, float32 checked: bases that failed the device re-check
   std::unique_ptr<FailedBases> failed_;
