@@ -237,43 +237,38 @@ struct Basis {
   // result outside int32 (or |q| >= 2^31) raises ctr[4]; the kernel then ends in precision_loss.
   __device__ __forceinline__ void sub_column(int k, int j, F q) const {
     const int mc = cols();
-    if constexpr (kBounds) {
-      // tb bounds |T| per column (rounded up): where tb[k] + |q| tb[j] stays below 2e9 the new
-      // column fits int32 and one 32-bit multiply-add per entry does (the checked 64-bit form
-      // cost 0.02 of the 0.50 us per 64x64 basis with T on the H200). Otherwise the checked
-      // form, which also sets tb[k] to the column's exact largest |entry|.
-      const float bound = __fmaf_ru(fabsf(float(q)), tb[j], tb[k]);
-      const unsigned gmask = group_mask();
-      __syncwarp(gmask);  // every lane read tb[k] before lane 0 writes it
-      if (bound < t_fast_limit) {
-        const int qi = int(q);
-        along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
-        if (tx == 0) tb[k] = bound;
-      } else {
-        const bool fits = fabs(q) < F(2147483648.0);
-        const int qi = fits ? int(q) : 0;
-        bool out = !fits;
-        unsigned long long big = 0;
-        along(mc, [&](int i) {
-          const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
-          out |= v != (long long)(int)v;
-          T[k * mc + i] = int(v);
-          big = max(big, (unsigned long long)(v < 0 ? -v : v));
-        });
-        for (int o = lanes() >> 1; o > 0; o >>= 1)
-          big = max(big, __shfl_xor_sync(gmask, big, o, lanes()));
-        if (tx == 0) tb[k] = __ull2float_ru(big);
-        if (out) ctr[4] = 1;
+    if constexpr (sizeof(TT) == 4) {
+      // kBounds: tb bounds |T| per column (rounded up). Where tb[k] + |q| tb[j] stays below 2e9
+      // the new column fits int32 and one 32-bit multiply-add per entry does (the checked 64-bit
+      // form cost 0.02 of the 0.50 us per 64x64 basis with T on the H200). Otherwise the checked
+      // form, which then also sets tb[k] to the column's exact largest |entry|.
+      [[maybe_unused]] unsigned gmask = 0;
+      if constexpr (kBounds) {
+        const float bound = __fmaf_ru(fabsf(float(q)), tb[j], tb[k]);
+        gmask = group_mask();
+        __syncwarp(gmask);  // every lane read tb[k] before lane 0 writes it
+        if (bound < t_fast_limit) {
+          const int qi = int(q);
+          along(mc, [&](int i) { T[k * mc + i] -= qi * T[j * mc + i]; });
+          if (tx == 0) tb[k] = bound;
+          return;
+        }
       }
-    } else if constexpr (sizeof(TT) == 4) {
       const bool fits = fabs(q) < F(2147483648.0);
       const int qi = fits ? int(q) : 0;
       bool out = !fits;
+      [[maybe_unused]] unsigned long long big = 0;
       along(mc, [&](int i) {
         const long long v = (long long)T[k * mc + i] - (long long)qi * T[j * mc + i];
         out |= v != (long long)(int)v;
         T[k * mc + i] = int(v);
+        if constexpr (kBounds) big = max(big, (unsigned long long)(v < 0 ? -v : v));
       });
+      if constexpr (kBounds) {
+        for (int o = lanes() >> 1; o > 0; o >>= 1)
+          big = max(big, __shfl_xor_sync(gmask, big, o, lanes()));
+        if (tx == 0) tb[k] = __ull2float_ru(big);
+      }
       if (out) ctr[4] = 1;
     } else {
       const long long qi = (long long)q;

@@ -213,9 +213,9 @@ __device__ bool square_recheck(double (&a)[2][NC / TXC], double delta) {
 // tx, tx + TXC, ... of columns ty and ty + NC/2: it sums those entries of B T (the same fused
 // multiply-adds in the same order as rebuild_kernel, so the same bits), and, where the basis
 // drifted, keeps their float32 roundings as float64 for the re-check (square_recheck).
-// Shared memory: the input (float32) and T
-// (int32: the float32 all-swap kernel keeps T in int32, lll_cuda.cu); at 64x64 34 KB instead
-// of the two kernels' 16 KB and 32 KB, and one pass over the basis instead of three.
+// Shared memory: the input (float32) and T (int32: the float32 all-swap kernel keeps T in int32,
+// lll_cuda.cu); at 64x64 34 KB instead of the two kernels' 16 KB and 32 KB, and one pass over
+// the basis instead of three.
 template <int NC, int TXC>
 __global__ void __launch_bounds__(TXC* NC / 2)
     check_square_kernel(const float* in, float* b, const std::int64_t* t, std::int32_t* status,
@@ -447,9 +447,7 @@ void move_bases(const T* src, T* dst, std::int64_t stride, const std::int64_t* i
       src, dst, stride, idx, nm);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
-}  // namespace
 
-namespace {
 __global__ void __launch_bounds__(kThreads)
     count_unreduced_kernel(const std::int32_t* status, std::int64_t batch, unsigned* count) {
   using Reduce = cub::BlockReduce<unsigned, kThreads>;
