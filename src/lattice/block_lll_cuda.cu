@@ -32,13 +32,17 @@ bool g_t_float64 = true;
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
-  kCholFail = 0,  // a Cholesky pivot was not positive
-  kSingular,      // r_jj below singular_fraction * ||b_j||, or not finite
-  kInaccurate,    // min |r_jj| <= 1e-6 max |r_jj|: the host path uses Householder QR
-  kOverflow,      // an int64 transform entry overflowed
-  kSwapped,       // blocks of this pass that swapped
-  kBlockStatus,   // 1 + the status of a block that was not reduced (0: all reduced)
-  kViolations,    // Lovasz violations in the final check
+  kCholFail = 0,    // a Cholesky pivot was not positive
+  kSingular,        // r_jj below singular_fraction * ||b_j||, or not finite
+  kInaccurate,      // min |r_jj| <= 1e-6 max |r_jj|: the host path uses Householder QR
+  kOverflow,        // an int64 transform entry overflowed
+  kSwapped,         // blocks of this pass that swapped
+  kBlockStatus,     // 1 + the status of a block that was not reduced (0: all reduced)
+  kViolations,      // Lovasz violations in the pass's check
+  kFirstViolation,  // m - k for the first violated pair (k - 1, k); 0: none
+  kFirstChanged,    // m - k for the first column the size reduction changed; 0: none
+  kChanged,         // blocks of this pass whose U is not the identity
+  kUMax,            // the largest |U| entry of this pass's blocks (clamped to 2^30)
   kFlags
 };
 
@@ -479,21 +483,41 @@ __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* st
     if (e % sz > e / sz && uc[e] != 0) lower = true;
     if (uc[e] != (e % sz == e / sz ? 1 : 0)) changed = true;
   }
+  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
+    const std::int64_t v = uc[e] < 0 ? -uc[e] : uc[e];
+    if (v > 1) atomicMax(&flags[kUMax], int(v < (1 << 30) ? v : (1 << 30)));
+  }
   lower = __syncthreads_or(lower);
   changed = __syncthreads_or(changed);
   if (threadIdx.x == 0) {
     ident[c] = !changed;
+    if (changed) atomicAdd(&flags[kChanged], 1);
     if (lower) atomicAdd(&flags[kSwapped], 1);
     if (status[c] != std::int32_t(LllStatus::reduced))
       atomicCAS(&flags[kBlockStatus], 0, 1 + status[c]);
   }
 }
 
+// The pass's check: Lovasz on every pair (k - 1, k), with r_{k-1,k} reduced against r_{k-1,k-1}
+// as the size reduction's first step would (so R need not be size-reduced), and the first
+// violated pair.
+// The first column the size reduction changed (m - k into flags[kFirstChanged]).
+__global__ void first_changed_kernel(const int* mcol, int m, int* flags) {
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += gridDim.x * blockDim.x)
+    if (mcol[k]) atomicMax(&flags[kFirstChanged], m - k);
+}
+
 __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) {
-  for (int k = blockIdx.x * blockDim.x + threadIdx.x + 1; k < m; k += gridDim.x * blockDim.x)
-    if (lovasz_violated(delta, r[(long long)(k - 1) * m + k - 1], r[(long long)k * m + k - 1],
-                        r[(long long)k * m + k]))
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x + 1; k < m; k += gridDim.x * blockDim.x) {
+    const double prev = r[(long long)(k - 1) * m + k - 1];
+    double off = r[(long long)k * m + k - 1];
+    const double q = round_nearest(__dmul_rn(off, 1.0 / prev));
+    off = fma(-q, prev, off);
+    if (lovasz_violated(delta, prev, off, r[(long long)k * m + k])) {
       atomicAdd(&flags[kViolations], 1);
+      atomicMax(&flags[kFirstViolation], m - k);
+    }
+  }
 }
 
 }  // namespace
@@ -547,7 +571,21 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // the host version).
   const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
   LllStats st;
+  // The active window (docs/lll.md, "The active window"): the blocks cover [lo, m) only. Columns
+  // before lo satisfy Lovasz with their neighbours, and nothing in [lo, m) changes their
+  // Gram-Schmidt data: they keep them to the end (on i.i.d. Gaussian 1024 x 1024 bases all
+  // swaps fall in the last ~128 columns). Every check covers all pairs, so lo moves down where
+  // the window's reduction made its first pair (lo - 1, lo) violate Lovasz.
+  // The global size reduction is not needed by the blocks (they reduce within themselves, and
+  // the check reduces each pair's r_{k-1,k} as the size reduction would): it runs before the
+  // final check, and between when the blocks' transforms may have grown the entries by more
+  // than 2^16 since the last one.
+  int lo = 0;
+  int dirty = 0;      // columns from here on may differ from those R was last computed from
+  int sr_from = 0;    // columns from here on may not be size-reduced
+  double growth = 0;  // log2 of the entries' possible growth since the last size reduction
   int quiet = 0, checks = 0;
+  bool refresh = true;  // the next pass starts from a fresh R
   long last_full = 0;
   constexpr long kFullEvery = 8;
   auto finish = [&](LllStatus status) {
@@ -555,15 +593,65 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     *stats = st;
     return true;
   };
+  auto size_reduce = [&] {
+    // Against a snapshot of the columns from sr_from on (those before have not changed since
+    // the snapshots were last taken).
+    const std::size_t c0 = std::size_t(sr_from);
+    copy_diagonal_enqueue(ws.r.data(), m, ws.rdiag.data(), stream);  // the pivots
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data() + c0 * m, ws.r.data() + c0 * m,
+                                      (mm - c0 * m) * sizeof(double), cudaMemcpyDeviceToDevice, s));
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b0.data() + c0 * n, b + c0 * n, (nm - c0 * n) * sizeof(F),
+                                      cudaMemcpyDeviceToDevice, s));
+    if (t)
+      MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.t0.data() + c0 * m, t + c0 * m,
+                                        (mm - c0 * m) * sizeof(std::int64_t),
+                                        cudaMemcpyDeviceToDevice, s));
+    size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
+                        ws.mcol.data(), stream, sr_from);
+    const unsigned ct = unsigned((m + 63) / 64);
+    subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
+        b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags, nullptr, nullptr);
+    MIMORX_CUDA_CHECK_LAUNCH();
+    if (t) {
+      abs_colsum_kernel<<<unsigned((m + 7) / 8), 256, 0, s>>>(ws.mult.data(), ws.mcol.data(), m,
+                                                              ws.colsum.data());
+      MIMORX_CUDA_CHECK_LAUNCH();
+      subtract_products_kernel<std::int64_t>
+          <<<dim3(ct, ct), 256, 0, s>>>(t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(),
+                                        flags, ws.colsum.data(), tbound);
+      MIMORX_CUDA_CHECK_LAUNCH();
+    }
+    first_changed_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.mcol.data(),
+                                                                                    m, flags);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  };
+  auto check = [&] {
+    lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.r.data(), m,
+                                                                             delta_check, flags);
+    MIMORX_CUDA_CHECK_LAUNCH();
+    read_flags();
+  };
+  // After a size reduction (flags read): it changed columns from kFirstChanged on.
+  auto after_size_reduction = [&] {
+    if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
+    sr_from = m;
+    growth = 0;
+  };
   for (long pass = 0;; ++pass) {
     if (pass >= max_passes) return finish(LllStatus::not_converged);
     st.iterations = pass + 1;
     MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, kFlags * sizeof(int), s));
-    // R from B at the start, every kFullEvery passes against drift and before the final check
-    // (as the host version); otherwise R follows the block reductions by the GSC-Update below.
-    if (pass == 0 || quiet >= 2 || pass - last_full >= kFullEvery) {
-      gram_cholesky_enqueue<F>(b, n, m, ws.r.data(), ws.diag.data(), flags + kCholFail,
-                               ws.norm2.data(), stream);
+    // R from B at the start, every kFullEvery passes against drift and to confirm a check that
+    // passed on the updated R (as the host version); otherwise R follows the block reductions
+    // by the GSC-Update below.
+    const bool confirming = refresh && pass > 0;  // a check that passed on the updated R
+    const bool fresh = refresh || pass - last_full >= kFullEvery;
+    if (fresh) {
+      // After the first pass only the columns from `dirty` on can have changed: their R is
+      // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
+      // last ~128 columns instead of all 1024).
+      tail_cholesky_enqueue<F>(b, n, m, pass == 0 ? 0 : std::min(dirty, m - 1), ws.r.data(),
+                               ws.diag.data(), flags + kCholFail, ws.norm2.data(), stream);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       read_flags();
@@ -576,47 +664,36 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       if (hf[kSingular]) return finish(LllStatus::singular);
       last_full = pass;
+      dirty = m;
     }
-    copy_diagonal_enqueue(ws.r.data(), m, ws.rdiag.data(), stream);  // the size reduction's pivots
-    // Global size reduction against a snapshot.
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data(), ws.r.data(), mm * sizeof(double),
-                                      cudaMemcpyDeviceToDevice, s));
-    MIMORX_CUDA_CHECK(
-        cudaMemcpyAsync(ws.b0.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
-    if (t)
-      MIMORX_CUDA_CHECK(
-          cudaMemcpyAsync(ws.t0.data(), t, mm * sizeof(std::int64_t), cudaMemcpyDeviceToDevice, s));
-    if (m > 1) {
-      size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
-                          ws.mcol.data(), stream);
-      const unsigned ct = unsigned((m + 63) / 64);
-      subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
-          b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags, nullptr, nullptr);
-      MIMORX_CUDA_CHECK_LAUNCH();
-      if (t) {
-        abs_colsum_kernel<<<unsigned((m + 7) / 8), 256, 0, s>>>(ws.mult.data(), ws.mcol.data(), m,
-                                                                ws.colsum.data());
-        MIMORX_CUDA_CHECK_LAUNCH();
-        subtract_products_kernel<std::int64_t>
-            <<<dim3(ct, ct), 256, 0, s>>>(t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(),
-                                          flags, ws.colsum.data(), tbound);
-        MIMORX_CUDA_CHECK_LAUNCH();
-      }
+    if (m > 1 && sr_from < m && growth > 16) {
+      size_reduce();
+      check();
+      after_size_reduction();
+    } else {
+      check();
     }
-    if (quiet >= 2) {
-      // Both block offsets made no swap: confirm on the fresh float64 R of the size-reduced
-      // basis.
-      lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.r.data(), m,
-                                                                               delta_check, flags);
-      MIMORX_CUDA_CHECK_LAUNCH();
-      read_flags();
+    if (hf[kOverflow]) return finish(LllStatus::precision_loss);
+    if (hf[kViolations] == 0 && !fresh) {
+      refresh = true;  // confirm on a fresh R
+      continue;
+    }
+    if (hf[kViolations] == 0 && m > 1 && sr_from < m) {
+      // The final check: size-reduce, then Lovasz again on the size-reduced R.
+      size_reduce();
+      check();
+      after_size_reduction();
       if (hf[kOverflow]) return finish(LllStatus::precision_loss);
-      if (hf[kViolations] == 0) return finish(LllStatus::reduced);
-      quiet = 0;
-      if (++checks > 16) return finish(LllStatus::precision_loss);
     }
-    for (const BlockGroup& g : block_groups(m, l, pass)) {
+    if (hf[kViolations] == 0) return finish(LllStatus::reduced);  // fresh and size-reduced
+    if (confirming && ++checks > 16) return finish(LllStatus::precision_loss);
+    refresh = false;
+    const int first_violation = m - hf[kFirstViolation];  // pair (first_violation - 1, it)
+    const int want = (first_violation - 1) / l * l;
+    lo = pass == 0 ? want : std::min(lo, want);
+    for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
+      g.start += lo;
       const int sz = g.size;
       const std::int64_t bs = std::int64_t(sz) * sz;
       extract_blocks_kernel<F>
@@ -657,7 +734,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
     if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     st.swaps += hf[kSwapped];
+    if (hf[kChanged]) {
+      dirty = std::min(dirty, lo);
+      sr_from = std::min(sr_from, lo);
+      growth += std::log2(1.0 + double(std::max(hf[kUMax], 1)) * l);
+    }
+    // Two passes (both offsets) without a swap while the updated R still shows violations: its
+    // drift; start again from a fresh one.
     quiet = hf[kSwapped] == 0 ? quiet + 1 : 0;
+    if (quiet >= 2) {
+      refresh = true;
+      quiet = 0;
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
@@ -150,9 +151,10 @@ constexpr int kGramPer = kGramSlab * kGramTile / 32;  // slab entries per lane a
 
 template <class T>
 __global__ void __launch_bounds__(32 * kGramWarps)
-    gram_mma_kernel(const T* x, int n, int m, double* c_out) {
+    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile) {
   chain_wait_and_release();
-  const int I0 = blockIdx.y * kGramTile, J0 = blockIdx.x * kGramTile;
+  // Column tiles from first_tile on (tail_cholesky_enqueue: the earlier columns hold R).
+  const int I0 = blockIdx.y * kGramTile, J0 = (blockIdx.x + first_tile) * kGramTile;
   if (J0 < I0) return;  // tile below the diagonal
   // Per warp: its A and B slabs; after the products, its 32 x 32 partial sums.
   constexpr int kSlabWords = kGramTile * kGramLd;
@@ -295,15 +297,15 @@ bool chain_supported() {
   return ok && g_chaining;
 }
 
-// out[j] = a(j, j) of a column-major m x m matrix.
-__global__ void diagonal_kernel(const double* a, int m, double* out) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+// out[j] = a(j, j) of a column-major m x m matrix, j >= first.
+__global__ void diagonal_kernel(const double* a, int m, double* out, int first) {
+  const int j = first + blockIdx.x * blockDim.x + threadIdx.x;
   if (j < m) out[j] = a[(long long)j * m + j];
 }
 
-// The factored diagonal blocks from `diag` into R.
-__global__ void diag_store_kernel(double* g, int m, const double* diag) {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// The factored diagonal blocks from `diag` into R, from column `first` (a multiple of kPanel) on.
+__global__ void diag_store_kernel(double* g, int m, const double* diag, int first) {
+  const long long e = (long long)first * kPanel + (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= (long long)m * kPanel) return;
   const int p = int(e / (kPanel * kPanel)) * kPanel, k = int(e / kPanel) % kPanel,
             i = int(e % kPanel);
@@ -315,7 +317,7 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag) {
 void set_chained_factorisation(bool enabled) { g_chaining = enabled; }
 
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
-  diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out);
+  diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out, 0);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -323,17 +325,133 @@ std::size_t diag_scratch_size(int m) {
   return std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel;
 }
 
-template <class F>
-void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
-                           double* norm2, void* stream) {
-  const auto s = mimorx::detail::as_stream(stream);
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(r, 0, std::size_t(m) * m * sizeof(double), s));
-  const bool chained = chain_supported();
-  const int gtiles = (m + kGramTile - 1) / kGramTile;
-  gram_mma_kernel<F><<<dim3(gtiles, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r);
+namespace {
+// The head's block rows of the tail columns, X = R_hh^{-T} G[0 : f, f : m], where R_hh (the
+// first f columns of R, kept) is known: the columns are independent, so one thread block takes
+// kCols of them for the whole forward substitution (no dependent launches; the chained panels
+// took ~9 us a panel whatever their width, 0.5 ms for a 128-column tail of 1024). The columns
+// stay in shared memory; per chunk of 32 rows one warp per column solves with the chunk's
+// diagonal block, then every thread updates rows below with the chunk's 32 values.
+constexpr int kThreads = 256;
+template <int kCols>
+__global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, int f) {
+  // kCols columns of f rows (s_x[w * f + i]), then one 32 x 33 tile per warp.
+  extern __shared__ double s_x[];
+  double(*s_tile)[kPanel + 1] = reinterpret_cast<double(*)[kPanel + 1]>(s_x + kCols * f);
+  __shared__ double s_d[kPanel][kPanel + 1];  // s_d[i][k] = R(p + i, p + k), upper
+  __shared__ double s_inv[kPanel];
+  __shared__ double s_v[kPanel][kCols];  // the chunk's solved values, per column
+  const int c0 = f + blockIdx.x * kCols, cols = min(kCols, m - c0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int w = 0; w < cols; ++w)
+    for (int i = threadIdx.x; i < f; i += blockDim.x)
+      s_x[w * f + i] = r[(long long)(c0 + w) * m + i];
+  for (int p = 0; p < f; p += kPanel) {
+    for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x) {
+      const int i = e % kPanel, k = e / kPanel;
+      const double v = i <= k ? r[(long long)(p + k) * m + p + i] : 0.0;
+      s_d[i][k] = v;
+      if (i == k) s_inv[i] = 1.0 / v;
+    }
+    __syncthreads();
+    if (warp < cols) {
+      double v = s_x[warp * f + p + lane];
+#pragma unroll
+      for (int j = 0; j < kPanel; ++j) {
+        if (lane == j) v *= s_inv[j];
+        const double xj = __shfl_sync(0xffffffffu, v, j);
+        if (lane > j) v -= s_d[j][lane] * xj;
+      }
+      s_x[warp * f + p + lane] = v;
+      s_v[lane][warp] = v;
+    } else if (warp < kCols) {
+      s_v[lane][warp] = 0.0;
+    }
+    __syncthreads();
+    // Rows below the chunk in batches of 32 per warp: the chunk's block row R(p + i, row) loaded
+    // along i (lane i: coalesced), turned through the warp's tile, then lane l updates row
+    // row0 + l. (One thread per row reading its own 32 entries took ~11 us a chunk: 32 cache
+    // lines per load instruction.)
+    // Two batches per round, their 64 loads in flight together.
+    double(*tile)[kPanel + 1] = s_tile + warp * kPanel;
+    constexpr int kStride = (kThreads / 32) * 32;
+    for (int row0 = p + kPanel + warp * 32; row0 < f; row0 += 2 * kStride) {
+      double a[2][kPanel];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int k = 0; k < kPanel; ++k) {
+          const int row = row0 + h * kStride + k;
+          a[h][k] = row < f ? r[(long long)row * m + p + lane] : 0.0;
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int k = 0; k < kPanel; ++k) tile[k][lane] = a[h][k];
+        __syncwarp();
+        double acc[kCols] = {};
+#pragma unroll
+        for (int i = 0; i < kPanel; ++i) {
+          const double v = tile[lane][i];
+#pragma unroll
+          for (int w = 0; w < kCols; ++w) acc[w] = fma(v, s_v[i][w], acc[w]);
+        }
+        const int row = row0 + h * kStride + lane;
+#pragma unroll
+        for (int w = 0; w < kCols; ++w)
+          if (w < cols && row < f) s_x[w * f + row] -= acc[w];
+        __syncwarp();
+      }
+    }
+    __syncthreads();
+  }
+  for (int w = 0; w < cols; ++w)
+    for (int i = threadIdx.x; i < f; i += blockDim.x)
+      r[(long long)(c0 + w) * m + i] = s_x[w * f + i];
+}
+
+template <int kCols>
+void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
+  const std::size_t tiles = std::size_t(kThreads / 32) * kPanel * (kPanel + 1);
+  const std::size_t smem = (std::size_t(kCols) * f + tiles) * sizeof(double);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(head_solve_kernel<kCols>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int((kCols * 4096 + tiles) * sizeof(double))));
+  });
+  head_solve_kernel<kCols><<<(m - f + kCols - 1) / kCols, kThreads, smem, s>>>(r, m, f);
   MIMORX_CUDA_CHECK_LAUNCH();
-  if (norm2) copy_diagonal_enqueue(r, m, norm2, stream);  // before the factorisation
-  for (int p = 0; p < m; p += kPanel) {
+}
+
+// The factorisation from column `first` (a multiple of kPanel) on; the columns before it hold R
+// already (their Gram data unchanged): the Gram matrix's columns from `first`, then per panel of
+// the head the block row's solve and trailing update restricted to those columns, then the
+// chain as usual.
+template <class F>
+void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
+                 double* norm2, cudaStream_t s) {
+  const std::size_t f = std::size_t(first);
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(r + f * m, 0, (std::size_t(m) - f) * m * sizeof(double), s));
+  const bool chained = chain_supported();
+  const int gtiles = (m + kGramTile - 1) / kGramTile, g0 = first / kGramTile;
+  gram_mma_kernel<F><<<dim3(gtiles - g0, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r, g0);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  if (norm2) {  // the squared column norms, before the factorisation
+    diagonal_kernel<<<(m - first + 255) / 256, 256, 0, s>>>(r, m, norm2, first);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+  if (first > 0) {
+    // The head's block rows in one launch, then the tail's Schur complement
+    // G_tt - X^T X as one trailing update over the head's k range.
+    launch_head_solve<4>(r, m, first, s);  // 8 columns a block spilled (their multipliers live
+                                           // in registers for the chunk)
+    const int rest = m - first, t = (rest + kTile - 1) / kTile;
+    syrk_update_kernel<<<dim3(t, t), 256, 0, s>>>(r, (long long)m, 0, first, rest, first, r,
+                                                  (long long)m);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+  for (int p = first; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
     launch_chained(chained, chol_panel_kernel, dim3(blocks), dim3(kPanelCols), s, r, m, p, diag,
@@ -346,9 +464,23 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
       MIMORX_CUDA_CHECK_LAUNCH();
     }
   }
-  const long long de = (long long)m * kPanel;
-  diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(r, m, diag);
+  const long long de = ((long long)m - first) * kPanel;
+  diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(r, m, diag, first);
   MIMORX_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+template <class F>
+void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
+                           double* norm2, void* stream) {
+  factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream));
+}
+
+template <class F>
+void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
+                           double* norm2, void* stream) {
+  factor_from<F>(b, n, m, first / kPanel * kPanel, r, diag, fail, norm2,
+                 mimorx::detail::as_stream(stream));
 }
 
 template <class F>
@@ -376,6 +508,10 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
 template void gram_cholesky_enqueue<float>(const float*, int, int, double*, double*, int*, double*,
                                            void*);
 template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*,
+                                            double*, void*);
+template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
+                                           double*, void*);
+template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
                                             double*, void*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);

@@ -183,15 +183,22 @@ std::size_t diag_scratch_size(int m);
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream);
+// The same for a basis whose columns before `first` are those R was last computed from (their R
+// columns are kept, only the columns from `first` rounded down to the panel width are
+// recomputed; norm2 likewise): the block method's refactorisation of its active window.
+template <class F>
+void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
+                           double* norm2, void* stream);
 // out[j] = a(j, j) of the column-major m x m device matrix a, enqueued on `stream`.
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 
 // The global size reduction of the GPU-resident block method (size_reduce_cuda.cu), enqueued on
 // `stream`: every column k of R (m x m, device, column-major) reduced against the snapshot r0
 // with pivots d0 = diag(r0); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
-// where column k has any. m <= 4096.
+// where column k has any. m <= 4096. first_col > 0: only the columns from first_col on (and
+// the rest of its tile) are reduced; M's columns below it are left as they are.
 void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, void* stream);
+                         int* mcol, void* stream, int first_col = 0);
 
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
 // reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,

@@ -37,6 +37,8 @@ template <int kCols>
 __global__ void __launch_bounds__(32 * kCols)
     tiled_size_reduce_kernel(int m, double* r, const double* r0, const double* d0, double* mult,
                              int* mcol) {
+  // One block per tile from the launch's first tile to the last (launch: the tiles of the
+  // columns to reduce).
   constexpr int kThreads = 32 * kCols;             // one warp per column (two measured the same)
   extern __shared__ double s_x[];                  // kCols columns of m rows: s_x[w * m + i]
   __shared__ double s_tri[2][kChunk][kChunk + 1];  // [chunk & 1][u][s] = R0(row_s, row_u), s > u
@@ -170,8 +172,8 @@ __global__ void __launch_bounds__(32 * kCols)
 }
 
 template <int kCols>
-void launch(int m, double* r, const double* r0, const double* d0, double* mult, int* mcol,
-            cudaStream_t s) {
+void launch(int m, int first_col, double* r, const double* r0, const double* d0, double* mult,
+            int* mcol, cudaStream_t s) {
   const std::size_t smem = std::size_t(kCols) * m * sizeof(double);
   static std::once_flag once;
   std::call_once(once, [] {
@@ -180,26 +182,32 @@ void launch(int m, double* r, const double* r0, const double* d0, double* mult, 
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            int(kCols * rows * sizeof(double))));
   });
-  tiled_size_reduce_kernel<kCols>
-      <<<(m + kCols - 1) / kCols, 32 * kCols, smem, s>>>(m, r, r0, d0, mult, mcol);
+  // Tiles are numbered from the last column down (heaviest first), so the first `tiles` of them
+  // cover the columns from first_col on.
+  const int tiles = (m + kCols - 1) / kCols - first_col / kCols;
+  tiled_size_reduce_kernel<kCols><<<tiles, 32 * kCols, smem, s>>>(m, r, r0, d0, mult, mcol);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, void* stream) {
+                         int* mcol, void* stream, int first_col) {
   const auto s = mimorx::detail::as_stream(stream);
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(mult, 0, std::size_t(m) * m * sizeof(double), s));
+  // Columns below the tile of first_col keep their multipliers (zero: the caller reduces only
+  // columns that can have changed).
+  const int from = first_col / 8 * 8;  // at or below the first column of first_col's tile
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(mult + std::size_t(from) * m, 0,
+                                    std::size_t(m - from) * m * sizeof(double), s));
   MIMORX_CUDA_CHECK(cudaMemsetAsync(mcol, 0, std::size_t(m) * sizeof(int), s));
   if (m < 2) return;
   if (m > kMaxRows)
     throw Unsupported("m: " + std::to_string(m) +
                       " columns; the GPU size reduction takes up to 4096");
   if (m <= kMaxRows8) {
-    launch<8>(m, r, r0, d0, mult, mcol, s);
+    launch<8>(m, first_col, r, r0, d0, mult, mcol, s);
   } else {
-    launch<4>(m, r, r0, d0, mult, mcol, s);
+    launch<4>(m, first_col, r, r0, d0, mult, mcol, s);
   }
 }
 

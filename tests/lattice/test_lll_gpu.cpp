@@ -250,6 +250,56 @@ TEST(LllGpu, GramCholeskyMatchesEigen) {
   }
 }
 
+// The block method's refactorisation of its window: columns from `first` replaced, their R
+// recomputed against the kept R of the columns before; equal to a full factorisation of the new
+// basis up to rounding.
+TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (auto [m, first] : std::vector<std::pair<int, int>>{
+           {40, 32}, {100, 33}, {300, 0}, {300, 96}, {300, 299}, {1024, 896}, {1030, 500}}) {
+    const int n = m + 2;
+    const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+    auto b = test::gaussian_basis(g, n, m);
+    std::vector<double> b2 = b;
+    const auto fresh = test::gaussian_basis(g, n, m);
+    std::copy(fresh.begin() + std::ptrdiff_t(first) * n, fresh.end(),
+              b2.begin() + std::ptrdiff_t(first) * n);
+    auto db = Buffer<double>::device(nm), dr = Buffer<double>::device(mm),
+         dfull = Buffer<double>::device(mm),
+         ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m)),
+         dn = Buffer<double>::device(m), dn2 = Buffer<double>::device(m);
+    auto dfail = Buffer<int>::device(1);
+    dfail.fill_bytes(0);
+    db.copy_from_host(b.data(), nm);
+    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
+                                                   dfail.data(), dn.data(), nullptr);
+    db.copy_from_host(b2.data(), nm);
+    lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, first, dr.data(), ddiag.data(),
+                                                   dfail.data(), dn.data(), nullptr);
+    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dfull.data(), ddiag.data(),
+                                                   dfail.data(), dn2.data(), nullptr);
+    std::vector<double> got(mm), want(mm), gn(m), wn(m);
+    int fail = 1;
+    dr.copy_to_host(got.data(), mm);
+    dfull.copy_to_host(want.data(), mm);
+    dn.copy_to_host(gn.data(), m);
+    dn2.copy_to_host(wn.data(), m);
+    dfail.copy_to_host(&fail, 1);
+    EXPECT_EQ(fail, 0) << "m=" << m;
+    double err = 0, big = 0;
+    for (std::size_t e = 0; e < mm; ++e) {
+      err = std::max(err, std::abs(got[e] - want[e]));
+      big = std::max(big, std::abs(want[e]));
+    }
+    EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first;
+    for (int j = 0; j < m; ++j)
+      EXPECT_NEAR(gn[std::size_t(j)], wn[std::size_t(j)], 1e-10 * wn[std::size_t(j)])
+          << "norm2 m=" << m << " j=" << j;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
@@ -268,7 +318,8 @@ TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
 
 // One basis through a CUDA plan (with T when cfg.transform): status reduced and verified.
 template <class F>
-void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, const char* what) {
+void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, const char* what,
+                       std::vector<double>* reduced = nullptr) {
   const int n = cfg.n, m = cfg.m;
   std::vector<F> hb(b0.begin(), b0.end());
   const std::vector<double> in(hb.begin(), hb.end());
@@ -288,6 +339,7 @@ void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, cons
   if (cfg.transform) dt.copy_to_host(t.data(), t.size());
   test::expect_reduced(n, m, in, out, cfg.transform ? &t : nullptr, cfg.delta, sizeof(F) == 4,
                        what);
+  if (reduced) reduced->assign(out.begin(), out.end());
 }
 
 TEST(LllGpu, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
@@ -950,6 +1002,41 @@ TEST(LllGpu, BlockMethodHostSidePathStillWorks) {
   lattice::detail::set_block_device_enabled(true);
 }
 #endif
+
+TEST(LllGpu, BlockMethodWindowGrowsToTheFront) {
+  // Input order kept and the last vector 1000 times shorter than the rest: the first check finds
+  // violations only in the last columns, so the device-resident block method starts with a
+  // window at the end; the short vector has to travel to the front, and the window with it
+  // (each check that finds the window's first pair violated moves its start down).
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {96, 256}) {
+    auto b0 = test::gaussian_basis(g, n, n);
+    double short_norm = 0;
+    for (int i = 0; i < n; ++i) {
+      b0[std::size_t(n - 1) * n + i] *= 1e-3;
+      short_norm += b0[std::size_t(n - 1) * n + i] * b0[std::size_t(n - 1) * n + i];
+    }
+    short_norm = std::sqrt(short_norm);
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::block;
+    cfg.presort = false;
+    cfg.transform = true;
+    for (bool f32 : {false, true}) {
+      const std::string what = "window n=" + std::to_string(n) + (f32 ? " float" : " double");
+      std::vector<double> out;
+      if (f32) {
+        reduce_one_on_gpu<float>(cfg, b0, what.c_str(), &out);
+      } else {
+        reduce_one_on_gpu<double>(cfg, b0, what.c_str(), &out);
+      }
+      if (::testing::Test::HasFatalFailure()) return;
+      double first = 0;
+      for (int i = 0; i < n; ++i) first += out[std::size_t(i)] * out[std::size_t(i)];
+      EXPECT_LT(std::sqrt(first), 1.01 * short_norm) << what << ": the short vector comes first";
+    }
+  }
+}
 
 TEST(LllGpu, BlockMethodFallsBackOnIllConditionedBases) {
   // Columns scaled by 10^-5 .. 10^5: the Cholesky factor's diagonal ratio is far below 1e-6, so
