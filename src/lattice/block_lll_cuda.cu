@@ -1,13 +1,18 @@
-// CR-MB-LLL with the basis resident on the GPU. Per pass, all on one stream:
+// CR-MB-LLL with the basis resident on the GPU, on an active window [lo, m) (the columns before
+// lo are reduced and keep their Gram-Schmidt data; docs/lll.md, "The active window"). Per pass,
+// all on one stream:
 //   R = chol(B^T B) in float64 (gram_cholesky_cuda.cu) and its checks (singular column,
-//     diagonal ratio), then one sync to read them, at the start, every 8 passes and for the
-//     final check (as the host version); in between R follows the GSC-Update below;
-//   global size reduction of every column against a snapshot of R, B and T: R's columns in
-//     tiles of 8 (size_reduce_cuda.cu), recording the multipliers in a matrix M; then
-//     B -= B0 M and T -= T0 M as tiled products (T's in float64 where that is exact);
-//   [final check: Lovasz on every pair, one sync];
-//   the diagonal blocks of R (offset 0 or l/2, as the host version) as float/double bases,
-//     reduced by the all-swap kernel with their transforms U_c;
+//     diagonal ratio) at the start, every 8 passes and to confirm a check that passed on the
+//     updated R; after the first pass only the columns changed since (tail_cholesky_enqueue);
+//     in between R follows the GSC-Update below;
+//   the check: Lovasz on every pair, each pair's r_{k-1,k} reduced as the size reduction would,
+//     with the first violated pair (which sets lo); one sync;
+//   global size reduction (before the final check, or when the blocks' transforms may have
+//     grown the entries by 2^16): R's columns in tiles (size_reduce_cuda.cu), recording the
+//     multipliers in a matrix M; then B -= B0 M and T -= T0 M as tiled products (T's in float64
+//     where that is exact);
+//   the window's diagonal blocks of R (offset 0 or l/2, as the host version) as float/double
+//     bases, reduced by the all-swap kernel with their transforms U_c;
 //   B, T and R's block columns multiplied by U_c in place (one thread per row), then the rows of
 //     each block by Q_c^T (Householder QR of the new diagonal block): the GSC-Update
 //     R <- Q^T R U (blocks whose U_c is the identity skipped); the blocks that swapped counted,
@@ -654,7 +659,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                ws.diag.data(), flags + kCholFail, ws.norm2.data(), stream);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
-      read_flags();
+      last_full = pass;
+      dirty = m;
+    }
+    const bool reduce_first = m > 1 && sr_from < m && growth > 16;
+    // The factorisation's flags are read with the check's (one sync fewer), unless a size
+    // reduction, which changes B, would come between.
+    if (fresh && reduce_first) read_flags();
+    if (!reduce_first) check();
+    if (fresh) {
       if (hf[kCholFail] || hf[kInaccurate]) {
         // Not for this path: restore the input; the caller runs the host version.
         MIMORX_CUDA_CHECK(
@@ -663,15 +676,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         return false;
       }
       if (hf[kSingular]) return finish(LllStatus::singular);
-      last_full = pass;
-      dirty = m;
     }
-    if (m > 1 && sr_from < m && growth > 16) {
+    if (reduce_first) {
       size_reduce();
       check();
       after_size_reduction();
-    } else {
-      check();
     }
     if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     if (hf[kViolations] == 0 && !fresh) {

@@ -335,7 +335,7 @@ namespace {
 constexpr int kThreads = 256;
 template <int kCols>
 __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, int f) {
-  // kCols columns of f rows (s_x[w * f + i]), then one 32 x 33 tile per warp.
+  // kCols columns of f rows (s_x[w * f + i]), then two 32 x 33 tiles per warp.
   extern __shared__ double s_x[];
   double(*s_tile)[kPanel + 1] = reinterpret_cast<double(*)[kPanel + 1]>(s_x + kCols * f);
   __shared__ double s_d[kPanel][kPanel + 1];  // s_d[i][k] = R(p + i, p + k), upper
@@ -346,14 +346,30 @@ __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, 
   for (int w = 0; w < cols; ++w)
     for (int i = threadIdx.x; i < f; i += blockDim.x)
       s_x[w * f + i] = r[(long long)(c0 + w) * m + i];
-  for (int p = 0; p < f; p += kPanel) {
-    for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x) {
-      const int i = e % kPanel, k = e / kPanel;
-      const double v = i <= k ? r[(long long)(p + k) * m + p + i] : 0.0;
-      s_d[i][k] = v;
-      if (i == k) s_inv[i] = 1.0 / v;
+  // The chunk's diagonal block: loaded into registers during the previous chunk's update.
+  constexpr int kDPer = kPanel * kPanel / kThreads;
+  double dnext[kDPer];
+  auto load_d = [&](int p) {
+#pragma unroll
+    for (int q = 0; q < kDPer; ++q) {
+      const int e = threadIdx.x + q * kThreads, i = e % kPanel, k = e / kPanel;
+      dnext[q] = p < f && i <= k ? r[(long long)(p + k) * m + p + i] : 0.0;
     }
-    __syncthreads();
+  };
+  auto store_d = [&] {
+#pragma unroll
+    for (int q = 0; q < kDPer; ++q) {
+      const int e = threadIdx.x + q * kThreads, i = e % kPanel, k = e / kPanel;
+      s_d[i][k] = dnext[q];
+      if (i == k) s_inv[i] = 1.0 / dnext[q];
+    }
+  };
+  load_d(0);
+  store_d();
+  __syncthreads();
+  double(*tile)[kPanel + 1] = s_tile + 2 * warp * kPanel;  // this warp's two tiles
+  constexpr int kStride = (kThreads / 32) * 32;
+  for (int p = 0; p < f; p += kPanel) {
     if (warp < cols) {
       double v = s_x[warp * f + p + lane];
 #pragma unroll
@@ -368,13 +384,12 @@ __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, 
       s_v[lane][warp] = 0.0;
     }
     __syncthreads();
-    // Rows below the chunk in batches of 32 per warp: the chunk's block row R(p + i, row) loaded
-    // along i (lane i: coalesced), turned through the warp's tile, then lane l updates row
-    // row0 + l. (One thread per row reading its own 32 entries took ~11 us a chunk: 32 cache
-    // lines per load instruction.)
-    // Two batches per round, their 64 loads in flight together.
-    double(*tile)[kPanel + 1] = s_tile + warp * kPanel;
-    constexpr int kStride = (kThreads / 32) * 32;
+    load_d(p + kPanel);
+    // Rows below the chunk, two batches of 32 per warp at a time: the chunk's block row
+    // R(p + i, row) loaded along i (lane i: coalesced; one thread per row reading its own 32
+    // entries took ~11 us a chunk, 32 cache lines per load instruction), turned through the
+    // warp's tiles, then lane l updates rows row0 + l and row0 + kStride + l, each multiplier
+    // loaded once for both.
     for (int row0 = p + kPanel + warp * 32; row0 < f; row0 += 2 * kStride) {
       double a[2][kPanel];
 #pragma unroll
@@ -385,24 +400,32 @@ __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, 
           a[h][k] = row < f ? r[(long long)row * m + p + lane] : 0.0;
         }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int k = 0; k < kPanel; ++k) tile[k][lane] = a[h][k];
-        __syncwarp();
-        double acc[kCols] = {};
+        for (int k = 0; k < kPanel; ++k) tile[h * kPanel + k][lane] = a[h][k];
+      __syncwarp();
+      double acc[2][kCols] = {};
 #pragma unroll
-        for (int i = 0; i < kPanel; ++i) {
-          const double v = tile[lane][i];
+      for (int i = 0; i < kPanel; ++i) {
+        const double v0 = tile[lane][i], v1 = tile[kPanel + lane][i];
 #pragma unroll
-          for (int w = 0; w < kCols; ++w) acc[w] = fma(v, s_v[i][w], acc[w]);
+        for (int w = 0; w < kCols; ++w) {
+          const double q = s_v[i][w];
+          acc[0][w] = fma(v0, q, acc[0][w]);
+          acc[1][w] = fma(v1, q, acc[1][w]);
         }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
         const int row = row0 + h * kStride + lane;
 #pragma unroll
         for (int w = 0; w < kCols; ++w)
-          if (w < cols && row < f) s_x[w * f + row] -= acc[w];
-        __syncwarp();
+          if (w < cols && row < f) s_x[w * f + row] -= acc[h][w];
       }
+      __syncwarp();
     }
+    __syncthreads();
+    store_d();
     __syncthreads();
   }
   for (int w = 0; w < cols; ++w)
@@ -412,7 +435,7 @@ __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, 
 
 template <int kCols>
 void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
-  const std::size_t tiles = std::size_t(kThreads / 32) * kPanel * (kPanel + 1);
+  const std::size_t tiles = std::size_t(2 * kThreads / 32) * kPanel * (kPanel + 1);
   const std::size_t smem = (std::size_t(kCols) * f + tiles) * sizeof(double);
   static std::once_flag once;
   std::call_once(once, [] {
@@ -444,8 +467,9 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
   if (first > 0) {
     // The head's block rows in one launch, then the tail's Schur complement
     // G_tt - X^T X as one trailing update over the head's k range.
-    launch_head_solve<4>(r, m, first, s);  // 8 columns a block spilled (their multipliers live
-                                           // in registers for the chunk)
+    // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
+    // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
+    launch_head_solve<2>(r, m, first, s);
     const int rest = m - first, t = (rest + kTile - 1) / kTile;
     syrk_update_kernel<<<dim3(t, t), 256, 0, s>>>(r, (long long)m, 0, first, rest, first, r,
                                                   (long long)m);
