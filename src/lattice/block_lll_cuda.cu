@@ -484,14 +484,13 @@ __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* st
   const int c = blockIdx.x;
   const std::int64_t* uc = u + (long long)c * sz * sz;
   bool lower = false, changed = false;
+  std::int64_t big = 0;  // this thread's largest |U| entry
   for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
     if (e % sz > e / sz && uc[e] != 0) lower = true;
     if (uc[e] != (e % sz == e / sz ? 1 : 0)) changed = true;
+    big = max(big, uc[e] < 0 ? -uc[e] : uc[e]);
   }
-  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
-    const std::int64_t v = uc[e] < 0 ? -uc[e] : uc[e];
-    if (v > 1) atomicMax(&flags[kUMax], int(v < (1 << 30) ? v : (1 << 30)));
-  }
+  if (big > 1) atomicMax(&flags[kUMax], int(big < (1 << 30) ? big : (1 << 30)));
   lower = __syncthreads_or(lower);
   changed = __syncthreads_or(changed);
   if (threadIdx.x == 0) {
@@ -503,15 +502,15 @@ __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* st
   }
 }
 
-// The pass's check: Lovasz on every pair (k - 1, k), with r_{k-1,k} reduced against r_{k-1,k-1}
-// as the size reduction's first step would (so R need not be size-reduced), and the first
-// violated pair.
 // The first column the size reduction changed (m - k into flags[kFirstChanged]).
 __global__ void first_changed_kernel(const int* mcol, int m, int* flags) {
   for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += gridDim.x * blockDim.x)
     if (mcol[k]) atomicMax(&flags[kFirstChanged], m - k);
 }
 
+// The pass's check: Lovasz on every pair (k - 1, k), with r_{k-1,k} reduced against r_{k-1,k-1}
+// as the size reduction's first step would (so R need not be size-reduced), and the first
+// violated pair.
 __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) {
   for (int k = blockIdx.x * blockDim.x + threadIdx.x + 1; k < m; k += gridDim.x * blockDim.x) {
     const double prev = r[(long long)(k - 1) * m + k - 1];
@@ -655,8 +654,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // After the first pass only the columns from `dirty` on can have changed: their R is
       // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
       // last ~128 columns instead of all 1024).
-      tail_cholesky_enqueue<F>(b, n, m, pass == 0 ? 0 : std::min(dirty, m - 1), ws.r.data(),
-                               ws.diag.data(), flags + kCholFail, ws.norm2.data(), stream);
+      tail_cholesky_enqueue<F>(b, n, m, std::min(dirty, m - 1), ws.r.data(), ws.diag.data(),
+                               flags + kCholFail, ws.norm2.data(), stream);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       last_full = pass;

@@ -448,9 +448,9 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 }
 
 // The factorisation from column `first` (a multiple of kPanel) on; the columns before it hold R
-// already (their Gram data unchanged): the Gram matrix's columns from `first`, then per panel of
-// the head the block row's solve and trailing update restricted to those columns, then the
-// chain as usual.
+// already (their Gram data unchanged): the Gram matrix's columns from `first`, their head rows
+// by head_solve_kernel, the Schur complement by one trailing update, then the chain as usual
+// for the panels from `first`.
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                  double* norm2, cudaStream_t s) {
