@@ -28,6 +28,7 @@
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "lattice/mma_f64.cuh"
+#include "lattice/split_k.cuh"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -121,6 +122,10 @@ __device__ unsigned long long magnitude(std::int64_t v) {
 // the k range ends at the tile's last column. The next slab is loaded into registers while this
 // one is multiplied (the longest tiles have 64 slabs). Loads: thread e reads A(I0 + e % 64,
 // k0 + e / 64) (along the rows) and M(k0 + e % 16, J0 + e / 16) (along k).
+// The products' shared memory: the float64 form's partial tile (its slabs fit in it), and the
+// 128-bit form's two 16 x 65 int64 slabs.
+constexpr int kProductSmem = 64 * 64;
+
 template <class X>
 struct ProductSlabs {
   static constexpr int kLdA = 64 + 4, kLdM = 16 + 4;  // half-warp fragment loads on 16 banks
@@ -142,21 +147,27 @@ struct ProductSlabs {
 // The float64 form (B, and T where every partial sum stays below 2^53, so exact in any order):
 // 8 warps of 32 x 16 outputs on the float64 tensor cores (mma_f64.cuh). The FMA loop it replaced
 // (4 x 4 outputs per thread) was bound by its shared-memory loads: 249 us for the four B
-// products of a 1024 x 1024 reduction on the H200.
+// products of a 1024 x 1024 reduction on the H200. The k range is split over the blocks of a
+// cluster (split_k.cuh): the products of the final size reduction have a few output tiles with
+// up to 64 slabs each (94 us at 1024 x 1024 for B alone with one block per tile).
 template <class X>
 __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows, int m,
-                                       const double* mult, unsigned long long* tbound) {
+                                       const double* mult, unsigned long long* tbound,
+                                       double* smem) {
   constexpr bool kInt = std::is_same_v<X, std::int64_t>;
   using Slabs = ProductSlabs<X>;
   const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wr = warp % 2, wc = warp / 2;
-  __shared__ double xa[16 * Slabs::kLdA];
-  __shared__ double xm[64 * Slabs::kLdM];
+  // smem (kProductSmem): the slabs, and after the products the block's partial tile
+  // (smem[col * 64 + row]).
+  double* xa = smem;
+  double* xm = smem + 16 * Slabs::kLdA;
   double acc[4][2][2] = {};
-  const int kend = min(m, J0 + 64);
+  int k_begin = 0, k_end = 0;
+  split_range(min(m, J0 + 64), 16, k_begin, k_end);
   Slabs sl;
-  sl.fetch(a, ld, rows, m, mult, I0, J0, 0);
-  for (int k0 = 0; k0 < kend; k0 += 16) {
+  if (k_begin < k_end) sl.fetch(a, ld, rows, m, mult, I0, J0, k_begin);
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {
     bool nz = false;
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
@@ -165,41 +176,62 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
       xm[(e / 16) * Slabs::kLdM + e % 16] = sl.rq[p];
       nz |= sl.rq[p] != 0;
     }
-    if (k0 + 16 < kend) sl.fetch(a, ld, rows, m, mult, I0, J0, k0 + 16);
+    if (k0 + 16 < k_end) sl.fetch(a, ld, rows, m, mult, I0, J0, k0 + 16);
     if (!__syncthreads_or(nz)) continue;
     warp_mma<16, 4, 2, 1, Slabs::kLdA, Slabs::kLdM, 1>(xa + 32 * wr, xm + 16 * wc * Slabs::kLdM,
                                                        acc, lane);
     __syncthreads();
   }
-  unsigned long long big = 0;
+  // The loop ended on a barrier after the last reads of the slabs.
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
     for (int j = 0; j < 2; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = I0 + 32 * wr + acc_row(i, lane), k = J0 + 16 * wc + acc_col(j, h, lane);
-        if (r >= rows || k >= m) continue;
-        X& dst = c[(long long)k * ld + r];
-        if constexpr (kInt) {
-          dst = std::int64_t(double(dst) - acc[i][j][h]);  // exact: every term below 2^53
-          big = max(big, magnitude(dst));
-        } else {
-          dst = X(double(dst) - acc[i][j][h]);
-        }
-      }
+      for (int h = 0; h < 2; ++h)
+        smem[(16 * wc + acc_col(j, h, lane)) * 64 + 32 * wr + acc_row(i, lane)] = acc[i][j][h];
+  unsigned long long big = 0;
+  cluster_sum(smem, 64 * 64, [&](int e, double sum) {
+    const int r = I0 + e % 64, k = J0 + e / 64;
+    if (r >= rows || k >= m) return;
+    X& dst = c[(long long)k * ld + r];
+    if constexpr (kInt) {
+      dst = std::int64_t(double(dst) - sum);  // exact: every term below 2^53
+      big = max(big, magnitude(dst));
+    } else {
+      dst = X(double(dst) - sum);
+    }
+  });
   if constexpr (kInt) raise_bound(tbound, big);
+}
+
+// The current bound of |T| as rank 0 of the cluster read it (other clusters raise it
+// concurrently, and the blocks of one cluster must choose the same path).
+__device__ unsigned long long cluster_bound(const unsigned long long* tbound) {
+  __shared__ unsigned long long s_bound;
+  if (threadIdx.x == 0) s_bound = *tbound;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+  const unsigned long long v = *cl.map_shared_rank(&s_bound, 0);
+  cl.sync();  // rank 0's s_bound read by all before any block moves on
+  return v;
+#else
+  __syncthreads();
+  return s_bound;
+#endif
 }
 
 // T's product in 128-bit integers (when the float64 bound does not hold), overflow flagged.
 __device__ void subtract_products_tile_wide(std::int64_t* c, const std::int64_t* a, long long ld,
                                             int rows, int m, const double* mult, int* flags,
-                                            unsigned long long* tbound) {
+                                            unsigned long long* tbound, double* smem) {
   using Slabs = ProductSlabs<std::int64_t>;
   const int I0 = blockIdx.y * 64, J0 = blockIdx.x * 64;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  __shared__ std::int64_t xa[16][65];
-  __shared__ std::int64_t xm[16][65];
+  auto xa = reinterpret_cast<std::int64_t(*)[65]>(smem);  // [16][65]
+  auto xm = xa + 16;                                      // [16][65]
   __int128 acc[4][4] = {};
   const int kend = min(m, J0 + 64);
   Slabs sl;
@@ -253,6 +285,7 @@ __global__ void __launch_bounds__(256)
     subtract_products_kernel(X* c, const X* a, long long ld, int rows, int m, const double* mult,
                              const int* mcol, int* flags, const double* colsum,
                              unsigned long long* tbound) {
+  __shared__ double smem[kProductSmem];  // both tile forms' shared memory
   const int J0 = blockIdx.x * 64;
   const bool has = threadIdx.x < 64 && J0 + int(threadIdx.x) < m && mcol[J0 + threadIdx.x];
   if (!__syncthreads_or(has)) return;
@@ -261,13 +294,13 @@ __global__ void __launch_bounds__(256)
     // stays below 2^53.
     const double cmax = block_max_nonneg(
         threadIdx.x < 64 && J0 + int(threadIdx.x) < m ? colsum[J0 + threadIdx.x] : 0.0);
-    if (double(*tbound) * (1.0 + cmax) < kExact) {
-      subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound);
-    } else {
-      subtract_products_tile_wide(c, a, ld, rows, m, mult, flags, tbound);
+    if (double(cluster_bound(tbound)) * (1.0 + cmax) < kExact) {
+      subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound, smem);
+    } else if (blockIdx.z == 0) {  // one block of the cluster, over the whole k range
+      subtract_products_tile_wide(c, a, ld, rows, m, mult, flags, tbound, smem);
     }
   } else {
-    subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound);
+    subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound, smem);
   }
 }
 
@@ -613,16 +646,23 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
                         ws.mcol.data(), stream, sr_from);
     const unsigned ct = unsigned((m + 63) / 64);
-    subtract_products_kernel<F><<<dim3(ct, unsigned((n + 63) / 64)), 256, 0, s>>>(
-        b, ws.b0.data(), n, n, m, ws.mult.data(), ws.mcol.data(), flags, nullptr, nullptr);
+    launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK),
+                 subtract_products_kernel<F>, dim3(ct, unsigned((n + 63) / 64)), dim3(256), s, b,
+                 static_cast<const F*>(ws.b0.data()), (long long)n, n, m,
+                 static_cast<const double*>(ws.mult.data()),
+                 static_cast<const int*>(ws.mcol.data()), flags,
+                 static_cast<const double*>(nullptr), static_cast<unsigned long long*>(nullptr));
     MIMORX_CUDA_CHECK_LAUNCH();
     if (t) {
       abs_colsum_kernel<<<unsigned((m + 7) / 8), 256, 0, s>>>(ws.mult.data(), ws.mcol.data(), m,
                                                               ws.colsum.data());
       MIMORX_CUDA_CHECK_LAUNCH();
-      subtract_products_kernel<std::int64_t>
-          <<<dim3(ct, ct), 256, 0, s>>>(t, ws.t0.data(), m, m, m, ws.mult.data(), ws.mcol.data(),
-                                        flags, ws.colsum.data(), tbound);
+      auto* kernel = subtract_products_kernel<std::int64_t>;
+      launch_split(split_for(reinterpret_cast<const void*>(kernel), kSplitK), kernel, dim3(ct, ct),
+                   dim3(256), s, t, static_cast<const std::int64_t*>(ws.t0.data()), (long long)m, m,
+                   m, static_cast<const double*>(ws.mult.data()),
+                   static_cast<const int*>(ws.mcol.data()), flags,
+                   static_cast<const double*>(ws.colsum.data()), tbound);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
     first_changed_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.mcol.data(),

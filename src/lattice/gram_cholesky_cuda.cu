@@ -17,11 +17,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_smem_limit.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/mma_f64.cuh"
+#include "lattice/split_k.cuh"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -149,21 +150,20 @@ constexpr int kGramLd = kGramSlab + 4;
 constexpr int kGramWarps = 4;
 constexpr int kGramPer = kGramSlab * kGramTile / 32;  // slab entries per lane and operand
 
-template <class T>
-__global__ void __launch_bounds__(32 * kGramWarps)
-    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile) {
-  chain_wait_and_release();
-  // Column tiles from first_tile on (tail_cholesky_enqueue: the earlier columns hold R).
-  const int I0 = blockIdx.y * kGramTile, J0 = (blockIdx.x + first_tile) * kGramTile;
-  if (J0 < I0) return;  // tile below the diagonal
-  // Per warp: its A and B slabs; after the products, its 32 x 32 partial sums.
-  constexpr int kSlabWords = kGramTile * kGramLd;
-  constexpr int kWarpWords =
-      2 * kSlabWords > kGramTile * kGramTile ? 2 * kSlabWords : kGramTile * kGramTile;
-  __shared__ double smem[kGramWarps * kWarpWords];
+// One 32 x 32 tile of sum over k in [k_begin, k_end) of X(k, I0 + i) X(k, J0 + j), X(k, c) =
+// x[c * ld + k] (0 for c >= cols), by the block's kGramWarps warps; smem: kGramWarps *
+// kGramWarpWords doubles. Each entry's sum goes to out(e, sum), e = i + 32 j, from the thread
+// that owns e (it may write smem[e]).
+constexpr int kGramSlabWords = kGramTile * kGramLd;
+constexpr int kGramWarpWords =
+    2 * kGramSlabWords > kGramTile* kGramTile ? 2 * kGramSlabWords : kGramTile* kGramTile;
+template <class T, class Out>
+__device__ void gram_tile(const T* x, long long ld, int k_begin, int k_end, int cols, int I0,
+                          int J0, double* smem, Out&& out) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  double* xa = smem + warp * kWarpWords;
-  double* xb = xa + kSlabWords;
+  // Per warp: its A and B slabs; after the products, its 32 x 32 partial sums.
+  double* xa = smem + warp * kGramWarpWords;
+  double* xb = xa + kGramSlabWords;
   double acc[4][4][2] = {};
   // Entry p of a lane: k = k0 + e % kGramSlab of column e / kGramSlab, e = lane + 32 p (runs of
   // kGramSlab consecutive k per column). The next slab waits in registers.
@@ -172,26 +172,26 @@ __global__ void __launch_bounds__(32 * kGramWarps)
 #pragma unroll
     for (int p = 0; p < kGramPer; ++p) {
       const int e = lane + 32 * p, k = k0 + e % kGramSlab, c = e / kGramSlab;
-      ra[p] = k < n && I0 + c < m ? x[(long long)(I0 + c) * n + k] : T(0);
-      rb[p] = k < n && J0 + c < m ? x[(long long)(J0 + c) * n + k] : T(0);
+      ra[p] = k < k_end && I0 + c < cols ? x[(long long)(I0 + c) * ld + k] : T(0);
+      rb[p] = k < k_end && J0 + c < cols ? x[(long long)(J0 + c) * ld + k] : T(0);
     }
   };
   const int step = kGramWarps * kGramSlab;
-  if (warp * kGramSlab < n) fetch(warp * kGramSlab);
-  for (int k0 = warp * kGramSlab; k0 < n; k0 += step) {
+  if (k_begin + warp * kGramSlab < k_end) fetch(k_begin + warp * kGramSlab);
+  for (int k0 = k_begin + warp * kGramSlab; k0 < k_end; k0 += step) {
 #pragma unroll
     for (int p = 0; p < kGramPer; ++p) {
       const int e = lane + 32 * p;
       xa[(e / kGramSlab) * kGramLd + e % kGramSlab] = double(ra[p]);
       xb[(e / kGramSlab) * kGramLd + e % kGramSlab] = double(rb[p]);
     }
-    if (k0 + step < n) fetch(k0 + step);
+    if (k0 + step < k_end) fetch(k0 + step);
     __syncwarp();
     warp_mma<kGramSlab, 4, 4, kGramLd, 1, kGramLd, 1>(xa, xb, acc, lane);
     __syncwarp();
   }
   // The partial sums through shared memory (each warp its own area), added in warp order.
-  double* part = smem + warp * kWarpWords;
+  double* part = smem + warp * kGramWarpWords;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -201,11 +201,42 @@ __global__ void __launch_bounds__(32 * kGramWarps)
         part[acc_col(j, t, lane) * kGramTile + acc_row(i, lane)] = acc[i][j][t];
   __syncthreads();
   for (int e = threadIdx.x; e < kGramTile * kGramTile; e += 32 * kGramWarps) {
-    const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;
     double sum = smem[e];
-    for (int w = 1; w < kGramWarps; ++w) sum += smem[w * kWarpWords + e];
-    if (r < m && c < m && r <= c) c_out[(long long)c * m + r] = sum;
+    for (int w = 1; w < kGramWarps; ++w) sum += smem[w * kGramWarpWords + e];
+    out(e, sum);
   }
+}
+
+template <class T>
+__global__ void __launch_bounds__(32 * kGramWarps)
+    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile) {
+  chain_wait_and_release();
+  // Column tiles from first_tile on (tail_cholesky_enqueue: the earlier columns hold R).
+  const int I0 = blockIdx.y * kGramTile, J0 = (blockIdx.x + first_tile) * kGramTile;
+  if (J0 < I0) return;  // tile below the diagonal
+  __shared__ double smem[kGramWarps * kGramWarpWords];
+  gram_tile<T>(x, n, 0, n, m, I0, J0, smem, [&](int e, double sum) {
+    const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;
+    if (r < m && c < m && r <= c) c_out[(long long)c * m + r] = sum;
+  });
+}
+
+// The tail's Schur complement, R(f.., f..) = G_tt - X^T X over the head's k range [0, f)
+// (X = R[0 : f, f : m], the head's block rows of the tail columns), 32 x 32 tiles of the upper
+// triangle with the k range split over a cluster of blocks (split_k.cuh): one block per tile
+// (a 64 x 64 trailing update with an 896-long k range) took 77 us at m = 1024, f = 896.
+__global__ void __launch_bounds__(32 * kGramWarps) schur_mma_kernel(double* r, int m, int f) {
+  const int I0 = blockIdx.y * kGramTile, J0 = blockIdx.x * kGramTile, rest = m - f;
+  if (J0 < I0) return;  // the whole cluster: it shares the tile
+  __shared__ double smem[kGramWarps * kGramWarpWords];
+  int k_begin = 0, k_end = 0;
+  split_range(f, kGramWarps * kGramSlab, k_begin, k_end);
+  gram_tile<double>(r + (long long)f * m, m, k_begin, k_end, rest, I0, J0, smem,
+                    [&](int e, double sum) { smem[e] = sum; });
+  cluster_sum(smem, kGramTile * kGramTile, [&](int e, double sum) {
+    const int i = I0 + e % kGramTile, j = J0 + e / kGramTile;
+    if (i <= j && j < rest) r[(long long)(f + j) * m + f + i] -= sum;
+  });
 }
 
 // Panel p (columns p .. p + nb - 1): factor the diagonal block (every thread block does: warp 0,
@@ -315,6 +346,12 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag, int firs
 }  // namespace
 
 void set_chained_factorisation(bool enabled) { g_chaining = enabled; }
+
+namespace {
+bool g_split_k = true;  // set_split_k
+}  // namespace
+void set_split_k(bool enabled) { g_split_k = enabled; }
+bool split_k_enabled() { return g_split_k; }
 
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
   diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out, 0);
@@ -437,12 +474,7 @@ template <int kCols>
 void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
   const std::size_t tiles = std::size_t(2 * kThreads / 32) * kPanel * (kPanel + 1);
   const std::size_t smem = (std::size_t(kCols) * f + tiles) * sizeof(double);
-  static std::once_flag once;
-  std::call_once(once, [] {
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(head_solve_kernel<kCols>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int((kCols * 4096 + tiles) * sizeof(double))));
-  });
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(head_solve_kernel<kCols>));
   head_solve_kernel<kCols><<<(m - f + kCols - 1) / kCols, kThreads, smem, s>>>(r, m, f);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
@@ -470,9 +502,11 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
     // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
     // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
     launch_head_solve<2>(r, m, first, s);
-    const int rest = m - first, t = (rest + kTile - 1) / kTile;
-    syrk_update_kernel<<<dim3(t, t), 256, 0, s>>>(r, (long long)m, 0, first, rest, first, r,
-                                                  (long long)m);
+    const int t = (m - first + kGramTile - 1) / kGramTile;
+    const int split =
+        std::min(kSplitK, (first + kGramWarps * kGramSlab - 1) / (kGramWarps * kGramSlab));
+    launch_split(split_for(reinterpret_cast<const void*>(schur_mma_kernel), split),
+                 schur_mma_kernel, dim3(t, t), dim3(32 * kGramWarps), s, r, m, first);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
   for (int p = first; p < m; p += kPanel) {

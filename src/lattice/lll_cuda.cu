@@ -16,10 +16,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <type_traits>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_smem_limit.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 
@@ -585,22 +585,14 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   }
 }
 
-// The kernel, with its dynamic shared memory limit raised to the device maximum once. The
-// attribute is a per-function limit, not a per-launch size: CPU threads of the block scheduler
-// launch different block sizes concurrently, and setting it to each launch's size let one
-// thread lower the limit under another's larger launch (cudaErrorInvalidValue seen under
-// compute-sanitizer).
+// The kernel, with its dynamic shared memory limit raised to the device maximum (once per device:
+// core/cuda_smem_limit.hpp). The attribute is a per-function limit, not a per-launch size: CPU
+// threads of the block scheduler launch different block sizes concurrently, and setting it to
+// each launch's size let one thread lower the limit under another's larger launch
+// (cudaErrorInvalidValue seen under compute-sanitizer).
 template <auto Kernel>
 auto with_smem_limit() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    int device = 0, optin = 0;
-    MIMORX_CUDA_CHECK(cudaGetDevice(&device));
-    MIMORX_CUDA_CHECK(
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    MIMORX_CUDA_CHECK(
-        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  });
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(Kernel));
   return Kernel;
 }
 

@@ -232,6 +232,9 @@ bool block_device_enabled();
 // Test knob: false makes the GPU-resident block method update T in 128-bit integers only (its
 // float64 products, used where they are exact, must give the same T).
 void set_block_t_float64(bool enabled);
+// Test knob: false turns the block method's split-K products (split_k.cuh) off: one block per
+// output tile, as on GPUs without thread-block clusters.
+void set_split_k(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

@@ -16,10 +16,10 @@
 // the numbers are the same (tests/lattice/test_lll_gpu.cpp checks them against a host model).
 #include <cuda_runtime.h>
 
-#include <mutex>
 #include <string>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_smem_limit.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "mimorx/core/error.hpp"
@@ -175,13 +175,7 @@ template <int kCols>
 void launch(int m, int first_col, double* r, const double* r0, const double* d0, double* mult,
             int* mcol, cudaStream_t s) {
   const std::size_t smem = std::size_t(kCols) * m * sizeof(double);
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const int rows = kCols == 8 ? kMaxRows8 : kMaxRows;
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(tiled_size_reduce_kernel<kCols>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(kCols * rows * sizeof(double))));
-  });
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(tiled_size_reduce_kernel<kCols>));
   // Tiles are numbered from the last column down (heaviest first), so the first `tiles` of them
   // cover the columns from first_col on.
   const int tiles = (m + kCols - 1) / kCols - first_col / kCols;

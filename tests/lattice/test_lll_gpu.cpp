@@ -252,52 +252,62 @@ TEST(LllGpu, GramCholeskyMatchesEigen) {
 
 // The block method's refactorisation of its window: columns from `first` replaced, their R
 // recomputed against the kept R of the columns before; equal to a full factorisation of the new
-// basis up to rounding.
+// basis up to rounding. With the Schur complement's k range split over a cluster and without
+// (600 / 320: a cluster of 5 blocks, which does not divide a tile's 1024 entries).
 TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  for (auto [m, first] : std::vector<std::pair<int, int>>{
-           {40, 32}, {100, 33}, {300, 0}, {300, 96}, {300, 299}, {1024, 896}, {1030, 500}}) {
-    const int n = m + 2;
-    const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
-    auto b = test::gaussian_basis(g, n, m);
-    std::vector<double> b2 = b;
-    const auto fresh = test::gaussian_basis(g, n, m);
-    std::copy(fresh.begin() + std::ptrdiff_t(first) * n, fresh.end(),
-              b2.begin() + std::ptrdiff_t(first) * n);
-    auto db = Buffer<double>::device(nm), dr = Buffer<double>::device(mm),
-         dfull = Buffer<double>::device(mm),
-         ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m)),
-         dn = Buffer<double>::device(m), dn2 = Buffer<double>::device(m);
-    auto dfail = Buffer<int>::device(1);
-    dfail.fill_bytes(0);
-    db.copy_from_host(b.data(), nm);
-    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
-                                                   dfail.data(), dn.data(), nullptr);
-    db.copy_from_host(b2.data(), nm);
-    lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, first, dr.data(), ddiag.data(),
-                                                   dfail.data(), dn.data(), nullptr);
-    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dfull.data(), ddiag.data(),
-                                                   dfail.data(), dn2.data(), nullptr);
-    std::vector<double> got(mm), want(mm), gn(m), wn(m);
-    int fail = 1;
-    dr.copy_to_host(got.data(), mm);
-    dfull.copy_to_host(want.data(), mm);
-    dn.copy_to_host(gn.data(), m);
-    dn2.copy_to_host(wn.data(), m);
-    dfail.copy_to_host(&fail, 1);
-    EXPECT_EQ(fail, 0) << "m=" << m;
-    double err = 0, big = 0;
-    for (std::size_t e = 0; e < mm; ++e) {
-      err = std::max(err, std::abs(got[e] - want[e]));
-      big = std::max(big, std::abs(want[e]));
+  for (bool split : {true, false})
+    for (auto [m, first] : std::vector<std::pair<int, int>>{{40, 32},
+                                                            {100, 33},
+                                                            {300, 0},
+                                                            {300, 96},
+                                                            {300, 299},
+                                                            {600, 320},
+                                                            {1024, 896},
+                                                            {1030, 500}}) {
+      lattice::detail::set_split_k(split);
+      const int n = m + 2;
+      const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+      auto b = test::gaussian_basis(g, n, m);
+      std::vector<double> b2 = b;
+      const auto fresh = test::gaussian_basis(g, n, m);
+      std::copy(fresh.begin() + std::ptrdiff_t(first) * n, fresh.end(),
+                b2.begin() + std::ptrdiff_t(first) * n);
+      auto db = Buffer<double>::device(nm), dr = Buffer<double>::device(mm),
+           dfull = Buffer<double>::device(mm),
+           ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m)),
+           dn = Buffer<double>::device(m), dn2 = Buffer<double>::device(m);
+      auto dfail = Buffer<int>::device(1);
+      dfail.fill_bytes(0);
+      db.copy_from_host(b.data(), nm);
+      lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
+                                                     dfail.data(), dn.data(), nullptr);
+      db.copy_from_host(b2.data(), nm);
+      lattice::detail::tail_cholesky_enqueue<double>(
+          db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), dn.data(), nullptr);
+      lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dfull.data(), ddiag.data(),
+                                                     dfail.data(), dn2.data(), nullptr);
+      std::vector<double> got(mm), want(mm), gn(m), wn(m);
+      int fail = 1;
+      dr.copy_to_host(got.data(), mm);
+      dfull.copy_to_host(want.data(), mm);
+      dn.copy_to_host(gn.data(), m);
+      dn2.copy_to_host(wn.data(), m);
+      dfail.copy_to_host(&fail, 1);
+      EXPECT_EQ(fail, 0) << "m=" << m;
+      double err = 0, big = 0;
+      for (std::size_t e = 0; e < mm; ++e) {
+        err = std::max(err, std::abs(got[e] - want[e]));
+        big = std::max(big, std::abs(want[e]));
+      }
+      lattice::detail::set_split_k(true);
+      EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first << " split " << split;
+      for (int j = 0; j < m; ++j)
+        EXPECT_NEAR(gn[std::size_t(j)], wn[std::size_t(j)], 1e-10 * wn[std::size_t(j)])
+            << "norm2 m=" << m << " j=" << j;
+      if (::testing::Test::HasFailure()) return;
     }
-    EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first;
-    for (int j = 0; j < m; ++j)
-      EXPECT_NEAR(gn[std::size_t(j)], wn[std::size_t(j)], 1e-10 * wn[std::size_t(j)])
-          << "norm2 m=" << m << " j=" << j;
-    if (::testing::Test::HasFailure()) return;
-  }
 }
 
 TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
@@ -519,6 +529,71 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
                                                  dbl ? 1e-9 : 1e-4);
         EXPECT_TRUE(tr.ok()) << tr.message;
       }
+  }
+}
+
+// The block method's products with the size-reduction multipliers (B -= B0 M, T -= T0 M) with
+// their k range split over a cluster of blocks (split_k.cuh) and with one block per tile: T is
+// exact either way, and float32 bases are the same bit for bit (the float64 sums differ at most
+// in their last bits, below float32's rounding); float64 bases agree to rounding.
+TEST(LllGpu, BlockSplitProductsMatchUnsplit) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (int n : {200, 512}) {
+    const auto in = test::gaussian_basis(g, n, n);
+    for (bool dbl : {false, true}) {
+      std::vector<double> out[2];
+      std::vector<std::int64_t> t[2];
+      LllStatus st[2] = {LllStatus::not_converged, LllStatus::not_converged};
+      for (int split = 0; split < 2; ++split) {
+        lattice::detail::set_split_k(split == 1);
+        LllConfig cfg{n, n};
+        cfg.method = LllMethod::block;
+        cfg.transform = true;
+        LllPlan plan(cfg, Backend::cuda());
+        auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+        out[split].resize(in.size());
+        if (dbl) {
+          auto db = Buffer<double>::device(in.size());
+          db.copy_from_host(in.data(), in.size());
+          plan.run(MatrixBatch<double>::over(db, 1, n, n),
+                   MatrixBatch<std::int64_t>::over(dt, 1, n, n),
+                   View<LllStatus>(&st[split], 1, Memory::host));
+          db.copy_to_host(out[split].data(), in.size());
+        } else {
+          std::vector<float> f(in.begin(), in.end());
+          auto db = Buffer<float>::device(f.size());
+          db.copy_from_host(f.data(), f.size());
+          plan.run(MatrixBatch<float>::over(db, 1, n, n),
+                   MatrixBatch<std::int64_t>::over(dt, 1, n, n),
+                   View<LllStatus>(&st[split], 1, Memory::host));
+          db.copy_to_host(f.data(), f.size());
+          out[split].assign(f.begin(), f.end());
+        }
+        t[split].resize(std::size_t(n) * n);
+        dt.copy_to_host(t[split].data(), t[split].size());
+      }
+      lattice::detail::set_split_k(true);
+      const std::string what = std::to_string(n) + (dbl ? " double" : " float");
+      EXPECT_EQ(st[0], LllStatus::reduced) << what;
+      EXPECT_EQ(st[1], LllStatus::reduced) << what;
+      for (int split = 0; split < 2; ++split) {
+        const auto tr = lattice::check_transform(n, n, in.data(), out[split].data(),
+                                                 t[split].data(), dbl ? 1e-9 : 1e-4);
+        EXPECT_TRUE(tr.ok()) << what << " split " << split << ": " << tr.message;
+      }
+      if (!dbl) {
+        EXPECT_EQ(out[1], out[0]) << what;
+        EXPECT_EQ(t[1], t[0]) << what;
+      } else if (t[1] == t[0]) {
+        double err = 0, big = 0;
+        for (std::size_t e = 0; e < in.size(); ++e) {
+          err = std::max(err, std::abs(out[1][e] - out[0][e]));
+          big = std::max(big, std::abs(out[0][e]));
+        }
+        EXPECT_LT(err, 1e-12 * big) << what;
+      }
+    }
   }
 }
 
