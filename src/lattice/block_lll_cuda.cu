@@ -35,6 +35,7 @@ namespace {
 
 bool g_device_enabled = true;
 bool g_t_float64 = true;
+bool g_head_inverse = true;  // set_head_inverse
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -562,6 +563,7 @@ __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) 
 void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
 bool block_device_enabled() { return g_device_enabled; }
 void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
+void set_head_inverse(bool enabled) { g_head_inverse = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -618,6 +620,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // final check, and between when the blocks' transforms may have grown the entries by more
   // than 2^16 since the last one.
   int lo = 0;
+  // The head inverse pays from this window start on (below it the forward substitution is short).
+  constexpr int kInverseFrom = 512;
   int dirty = 0;      // columns from here on may differ from those R was last computed from
   int sr_from = 0;    // columns from here on may not be size-reduced
   double growth = 0;  // log2 of the entries' possible growth since the last size reduction
@@ -625,7 +629,16 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   bool refresh = true;  // the next pass starts from a fresh R
   long last_full = 0;
   constexpr long kFullEvery = 8;
+  // W = R_hh^{-1} of the head before the first window (tri_inverse_cuda.cu), computed on the
+  // side stream during the first block pass: the refactorisations' head block rows are then one
+  // product. Columns before the window keep their R to the end (while the window does not
+  // reach them), so W stays valid for every refactorisation from a column up to inv_size.
+  int inv_size = 0;
+  auto join_side = [&] {  // later work on `stream` (this call's or the next) waits for it
+    if (inv_size > 0) ws.done.wait(stream);
+  };
   auto finish = [&](LllStatus status) {
+    join_side();
     st.status = status;
     *stats = st;
     return true;
@@ -694,8 +707,12 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // After the first pass only the columns from `dirty` on can have changed: their R is
       // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
       // last ~128 columns instead of all 1024).
-      tail_cholesky_enqueue<F>(b, n, m, std::min(dirty, m - 1), ws.r.data(), ws.diag.data(),
-                               flags + kCholFail, ws.norm2.data(), stream);
+      const int first = std::min(dirty, m - 1);
+      const bool use_inverse = inv_size >= first / l * l && first >= l;
+      if (use_inverse) ws.done.wait(stream);
+      tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
+                               ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
+                               inv_size, ws.rinv_tmp.data());
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       last_full = pass;
@@ -711,6 +728,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         // Not for this path: restore the input; the caller runs the host version.
         MIMORX_CUDA_CHECK(
             cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+        join_side();
         MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
         return false;
       }
@@ -739,6 +757,22 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     const int first_violation = m - hf[kFirstViolation];  // pair (first_violation - 1, it)
     const int want = (first_violation - 1) / l * l;
     lo = pass == 0 ? want : std::min(lo, want);
+    if (pass == 0 && lo >= kInverseFrom && g_head_inverse) {
+      // R's head [0, lo) copied (the stream's later size reductions may change it), inverted on
+      // the side stream.
+      const std::size_t head = std::size_t(lo) * m;
+      ensure_device(ws.rcopy, head, device);
+      ensure_device(ws.rinv, head, device);
+      ensure_device(ws.rinv_tmp, mm, device);
+      void* side = ws.side.get(device);
+      MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), head * sizeof(double),
+                                        cudaMemcpyDeviceToDevice, s));
+      ws.copied.record(stream);
+      ws.copied.wait(side);
+      tri_inverse_enqueue(ws.rcopy.data(), m, lo, ws.rinv.data(), ws.rinv_tmp.data(), side);
+      ws.done.record(side);
+      inv_size = lo;
+    }
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;

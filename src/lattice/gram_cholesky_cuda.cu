@@ -485,7 +485,8 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 // for the panels from `first`.
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
-                 double* norm2, cudaStream_t s) {
+                 double* norm2, cudaStream_t s, const double* rinv, int rinv_size,
+                 double* scratch) {
   const std::size_t f = std::size_t(first);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(r + f * m, 0, (std::size_t(m) - f) * m * sizeof(double), s));
   const bool chained = chain_supported();
@@ -501,7 +502,17 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
     // G_tt - X^T X as one trailing update over the head's k range.
     // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
     // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
-    launch_head_solve<2>(r, m, first, s);
+    if (rinv && scratch && rinv_size >= first) {
+      // X = R_hh^{-T} G_ht as one product with W = R_hh^{-1} (tri_inverse_cuda.cu), G_ht moved
+      // out of R's block rows first.
+      const std::size_t rest = std::size_t(m - first);
+      MIMORX_CUDA_CHECK(cudaMemcpy2DAsync(
+          scratch, std::size_t(first) * sizeof(double), r + f * m, std::size_t(m) * sizeof(double),
+          std::size_t(first) * sizeof(double), rest, cudaMemcpyDeviceToDevice, s));
+      tri_apply_enqueue(rinv, m, first, int(rest), scratch, first, r + f * m, s);
+    } else {
+      launch_head_solve<2>(r, m, first, s);
+    }
     const int t = (m - first + kGramTile - 1) / kGramTile;
     const int split =
         std::min(kSplitK, (first + kGramWarps * kGramSlab - 1) / (kGramWarps * kGramSlab));
@@ -531,14 +542,16 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream) {
-  factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream));
+  factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream), nullptr, 0,
+                 nullptr);
 }
 
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
-                           double* norm2, void* stream) {
+                           double* norm2, void* stream, const double* rinv, int rinv_size,
+                           double* scratch) {
   factor_from<F>(b, n, m, first / kPanel * kPanel, r, diag, fail, norm2,
-                 mimorx::detail::as_stream(stream));
+                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch);
 }
 
 template <class F>
@@ -568,9 +581,9 @@ template void gram_cholesky_enqueue<float>(const float*, int, int, double*, doub
 template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*,
                                             double*, void*);
 template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
-                                           double*, void*);
+                                           double*, void*, const double*, int, double*);
 template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
-                                            double*, void*);
+                                            double*, void*, const double*, int, double*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

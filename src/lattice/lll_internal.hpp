@@ -186,9 +186,21 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 // The same for a basis whose columns before `first` are those R was last computed from (their R
 // columns are kept, only the columns from `first` rounded down to the panel width are
 // recomputed; norm2 likewise): the block method's refactorisation of its active window.
+// rinv (may be null): W = R^{-1} of R's leading rinv_size x rinv_size block (tri_inverse_enqueue)
+// with rinv_size >= first; then the head's block rows are one product W^T G instead of a
+// forward substitution, with `scratch` (first x (m - first) doubles) for G.
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
-                           double* norm2, void* stream);
+                           double* norm2, void* stream, const double* rinv = nullptr,
+                           int rinv_size = 0, double* scratch = nullptr);
+// W = R^{-1} of the leading f x f block of the upper-triangular R (column-major, ld ld, zero
+// below the diagonal), into w (ld ld; its first f columns are overwritten, zero below the
+// diagonal); tmp: scratch of ld x ld doubles. Enqueued on `stream` (tri_inverse_cuda.cu).
+void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream);
+// X = W^T G for W from tri_inverse_enqueue (f x f, ld ld), G f x cols (ld ldg) and X f x cols
+// (ld ld; not overlapping G), enqueued on `stream`.
+void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
+                       double* x, void* stream);
 // out[j] = a(j, j) of the column-major m x m device matrix a, enqueued on `stream`.
 void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 
@@ -208,8 +220,43 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
 // input, when the float64 Cholesky factor fails or is inaccurate (the caller then uses the
 // host-side block method, which falls back to Householder QR). ws.b_in holds the input after
 // the call (the plan's float32 check reads it).
+// A CUDA event that orders the work of two streams (created on first use; a handle rather
+// than cudaEvent_t keeps CUDA out of this header). order_event.cpp.
+class OrderEvent {
+ public:
+  OrderEvent() = default;
+  OrderEvent(const OrderEvent&) = delete;
+  OrderEvent& operator=(const OrderEvent&) = delete;
+  ~OrderEvent();
+  void record(void* stream);      // marks the work enqueued on `stream` so far
+  void wait(void* stream) const;  // later work on `stream` waits for the marked work
+ private:
+  void* handle_ = nullptr;
+};
+
+// A non-blocking stream of the lowest priority, for work off the critical path (the head
+// inverse): the block scheduler prefers the blocks of the block method's own stream. Created on
+// first use on `device`.
+class SideStream {
+ public:
+  SideStream() = default;
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  ~SideStream();
+  void* get(int device);
+
+ private:
+  void* handle_ = nullptr;
+};
+
 template <class F>
 struct BlockLllWorkspace {
+  // The inverse of R's head (tri_inverse_enqueue) on a side stream: R's leading block copied
+  // (rcopy), W, the doubling's scratch; `copied` recorded on the block method's stream, `done`
+  // on the side stream.
+  Buffer<double> rcopy, rinv, rinv_tmp;
+  SideStream side;
+  OrderEvent copied, done;
   Buffer<F> b_in, b0, blocks;
   Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
   Buffer<std::int64_t> t0, u;
@@ -235,6 +282,9 @@ void set_block_t_float64(bool enabled);
 // Test knob: false turns the block method's split-K products (split_k.cuh) off: one block per
 // output tile, as on GPUs without thread-block clusters.
 void set_split_k(bool enabled);
+// Benchmark knob: false makes the GPU-resident block method refactorise its window by forward
+// substitution instead of with the inverse of R's head (tri_inverse_enqueue).
+void set_head_inverse(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

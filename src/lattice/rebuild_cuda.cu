@@ -22,6 +22,7 @@
 #include "core/cuda_check.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/mma_f64.cuh"
+#include "lattice/split_k.cuh"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -326,11 +327,11 @@ bool with_square_shape(int n, Fn&& fn) {
 bool g_square_check = true;  // test and benchmark knob: set_square_check_kernel
 
 // The block method's product on the float64 tensor cores (mma_f64.cuh): one 64 x 64 tile of
-// B T per thread block of four warps (32 x 32 each), B and T staged through shared memory 16
-// deep in float64 (T exact: the plan's bound keeps |T| below 2^53). Writes B T (n x m doubles)
-// and the largest |B T - B'| and |B T| (non-negative doubles as ordered bits, atomicMax).
-// (The FMA loop it replaced, 32 x 32 tiles of 256 threads, took 263 us at 1024 x 1024 on the
-// H200, bound by its shared-memory loads.)
+// B T per cluster of thread blocks of four warps (32 x 32 each; the cluster's blocks split the k
+// range, split_k.cuh), B and T staged through shared memory 16 deep in float64 (T exact: the plan's
+// bound keeps |T| below 2^53). Writes B T (n x m doubles) and the largest |B T - B'| and |B T|
+// (non-negative doubles as ordered bits, atomicMax). (The FMA loop it replaced, 32 x 32 tiles of
+// 256 threads, took 263 us at 1024 x 1024 on the H200, bound by its shared-memory loads.)
 constexpr int kProdTile = 64;
 constexpr int kProdSlab = 16;
 constexpr int kProdLdA = kProdTile + 4;  // B slab: [k][row]
@@ -338,10 +339,35 @@ constexpr int kProdLdT = kProdSlab + 4;  // T slab: [column][k]
 constexpr int kProdThreads = 128;
 constexpr int kProdPer = kProdTile * kProdSlab / kProdThreads;
 
+// mask[tile * slabs + s] = whether T's 16-row slab s of the 64-column tile has a non-zero
+// entry (slabs = ceil(m / 16)), one warp per slab and tile. T is the sorted basis's transform:
+// the identity outside the columns the reduction changed, so most slabs of most tiles are zero.
+__global__ void slab_mask_kernel(const std::int64_t* t, int m, int* mask) {
+  const int slabs = (m + kProdSlab - 1) / kProdSlab, tiles = (m + kProdTile - 1) / kProdTile;
+  const int w = int((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
+  if (w >= slabs * tiles) return;
+  const int tile = w / slabs, slab = w % slabs;
+  bool nz = false;
+  for (int c = lane; c < kProdTile; c += 32) {
+    const int col = tile * kProdTile + c;
+    if (col >= m) break;
+#pragma unroll
+    for (int q = 0; q < kProdSlab; ++q) {
+      const int k = slab * kProdSlab + q;
+      if (k < m) nz |= t[std::size_t(col) * m + k] != 0;
+    }
+  }
+  nz = __any_sync(0xffffffffu, nz);
+  if (lane == 0) mask[w] = nz;
+}
+
 __global__ void __launch_bounds__(kProdThreads)
     product_kernel(const float* in, const std::int64_t* t, const float* b, int n, int m, double* bt,
-                   unsigned long long* maxima) {
-  __shared__ double sa[kProdSlab * kProdLdA], st[kProdTile * kProdLdT];
+                   unsigned long long* maxima, const int* mask) {
+  // The slabs, and after the products the block's partial tile (smem[col * 64 + row]).
+  __shared__ double smem[kProdTile * kProdTile];
+  double* sa = smem;
+  double* st = smem + kProdSlab * kProdLdA;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr = warp % 2, wc = warp / 2;
   const int row0 = blockIdx.x * kProdTile, col0 = blockIdx.y * kProdTile;
@@ -358,34 +384,50 @@ __global__ void __launch_bounds__(kProdThreads)
       rt[p] = k0 + q < m && col0 + c < m ? t[std::size_t(col0 + c) * m + k0 + q] : 0;
     }
   };
-  fetch(0);
-  for (int k0 = 0; k0 < m; k0 += kProdSlab) {
+  // This block's part of the k range (the blocks of a cluster split it: split_k.cuh), only
+  // the slabs where T's tile is not zero (slab_mask_kernel): they neither load nor multiply.
+  int k_begin = 0, k_end = 0;
+  split_range(m, kProdSlab, k_begin, k_end);
+  const int* tile_mask = mask + std::size_t(blockIdx.y) * ((m + kProdSlab - 1) / kProdSlab);
+  auto next = [&](int k0) {  // the first slab from k0 on that has work
+    while (k0 < k_end && !tile_mask[k0 / kProdSlab]) k0 += kProdSlab;
+    return k0;
+  };
+  int k0 = next(k_begin);
+  if (k0 < k_end) fetch(k0);
+  while (k0 < k_end) {
 #pragma unroll
     for (int p = 0; p < kProdPer; ++p) {
       const int e = threadIdx.x + kProdThreads * p;
       sa[(e / kProdTile) * kProdLdA + e % kProdTile] = double(ra[p]);
       st[(e / kProdSlab) * kProdLdT + e % kProdSlab] = double(rt[p]);
     }
+    const int k1 = next(k0 + kProdSlab);
+    if (k1 < k_end) fetch(k1);
     __syncthreads();
-    if (k0 + kProdSlab < m) fetch(k0 + kProdSlab);
     warp_mma<kProdSlab, 4, 4, 1, kProdLdA, kProdLdT, 1>(sa + 32 * wr, st + 32 * wc * kProdLdT, acc,
                                                         lane);
     __syncthreads();
+    k0 = k1;
   }
-  double diff = 0, scale = 0;
+  // The loop ended on a barrier after the last reads of the slabs.
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row0 + 32 * wr + acc_row(i, lane), c = col0 + 32 * wc + acc_col(j, h, lane);
-        if (r >= n || c >= m) continue;
-        const std::size_t e = std::size_t(c) * n + r;
-        bt[e] = acc[i][j][h];
-        diff = fmax(diff, fabs(acc[i][j][h] - double(b[e])));
-        scale = fmax(scale, fabs(acc[i][j][h]));
-      }
+      for (int h = 0; h < 2; ++h)
+        smem[(32 * wc + acc_col(j, h, lane)) * kProdTile + 32 * wr + acc_row(i, lane)] =
+            acc[i][j][h];
+  double diff = 0, scale = 0;
+  cluster_sum(smem, kProdTile * kProdTile, [&](int e, double sum) {
+    const int r = row0 + e % kProdTile, c = col0 + e / kProdTile;
+    if (r >= n || c >= m) return;
+    const std::size_t x = std::size_t(c) * n + r;
+    bt[x] = sum;
+    diff = fmax(diff, fabs(sum - double(b[x])));
+    scale = fmax(scale, fabs(sum));
+  });
   for (int o = 16; o > 0; o >>= 1) {
     diff = fmax(diff, __shfl_xor_sync(0xffffffffu, diff, o));
     scale = fmax(scale, __shfl_xor_sync(0xffffffffu, scale, o));
@@ -407,14 +449,22 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
                              Buffer<double>& scratch, void* stream, int device) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const std::size_t nm = std::size_t(n) * m;
-  ensure_device(scratch, nm + 2, device);
+  const std::size_t masks =
+      std::size_t((m + kProdSlab - 1) / kProdSlab) * std::size_t((m + kProdTile - 1) / kProdTile);
+  ensure_device(scratch, nm + 2 + (masks + 1) / 2, device);
   const auto s = mimorx::detail::as_stream(stream);
   double* bt = scratch.data();
   auto* maxima = reinterpret_cast<unsigned long long*>(bt + nm);
+  auto* mask = reinterpret_cast<int*>(bt + nm + 2);
+  slab_mask_kernel<<<unsigned((masks * 32 + 255) / 256), 256, 0, s>>>(t, m, mask);
+  MIMORX_CUDA_CHECK_LAUNCH();
   MIMORX_CUDA_CHECK(cudaMemsetAsync(maxima, 0, 2 * sizeof(unsigned long long), s));
   const dim3 grid(unsigned((n + kProdTile - 1) / kProdTile),
                   unsigned((m + kProdTile - 1) / kProdTile));
-  product_kernel<<<grid, kProdThreads, 0, s>>>(in, t, b, n, m, bt, maxima);
+  // k split over clusters of 8: 256 tiles of one block each took 130 us at 1024 x 1024 (H200).
+  launch_split(split_for(reinterpret_cast<const void*>(product_kernel), kSplitK), product_kernel,
+               grid, dim3(kProdThreads), s, in, static_cast<const std::int64_t*>(t),
+               static_cast<const float*>(b), n, m, bt, maxima, static_cast<const int*>(mask));
   MIMORX_CUDA_CHECK_LAUNCH();
   double h[2];
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(h, maxima, sizeof(h), cudaMemcpyDeviceToHost, s));

@@ -253,11 +253,13 @@ TEST(LllGpu, GramCholeskyMatchesEigen) {
 // The block method's refactorisation of its window: columns from `first` replaced, their R
 // recomputed against the kept R of the columns before; equal to a full factorisation of the new
 // basis up to rounding. With the Schur complement's k range split over a cluster and without
-// (600 / 320: a cluster of 5 blocks, which does not divide a tile's 1024 entries).
+// (600 / 320: a cluster of 5 blocks, which does not divide a tile's 1024 entries), and with the
+// head's block rows from the inverse of R's head (tri_inverse_enqueue) instead of the forward
+// substitution.
 TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  for (bool split : {true, false})
+  for (int mode = 0; mode < 3; ++mode)  // split head solve, unsplit, split with the head inverse
     for (auto [m, first] : std::vector<std::pair<int, int>>{{40, 32},
                                                             {100, 33},
                                                             {300, 0},
@@ -266,6 +268,7 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
                                                             {600, 320},
                                                             {1024, 896},
                                                             {1030, 500}}) {
+      const bool split = mode != 1, inverse = mode == 2;
       lattice::detail::set_split_k(split);
       const int n = m + 2;
       const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -284,8 +287,17 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
       lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
                                                      dfail.data(), dn.data(), nullptr);
       db.copy_from_host(b2.data(), nm);
+      const int head = first / 32 * 32;
+      auto dw = Buffer<double>::device(inverse ? mm : 0), dtmp = Buffer<double>::device(mm);
+      if (inverse) {  // from a copy of R, as the block method does
+        auto dcopy = Buffer<double>::device(mm);
+        dcopy.copy_from(dr);
+        lattice::detail::tri_inverse_enqueue(dcopy.data(), m, head, dw.data(), dtmp.data(),
+                                             nullptr);
+      }
       lattice::detail::tail_cholesky_enqueue<double>(
-          db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), dn.data(), nullptr);
+          db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), dn.data(), nullptr,
+          inverse ? dw.data() : nullptr, head, dtmp.data());
       lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dfull.data(), ddiag.data(),
                                                      dfail.data(), dn2.data(), nullptr);
       std::vector<double> got(mm), want(mm), gn(m), wn(m);
@@ -302,7 +314,8 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
         big = std::max(big, std::abs(want[e]));
       }
       lattice::detail::set_split_k(true);
-      EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first << " split " << split;
+      EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first << " split " << split
+                                  << " inverse " << inverse;
       for (int j = 0; j < m; ++j)
         EXPECT_NEAR(gn[std::size_t(j)], wn[std::size_t(j)], 1e-10 * wn[std::size_t(j)])
             << "norm2 m=" << m << " j=" << j;
@@ -529,6 +542,46 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
                                                  dbl ? 1e-9 : 1e-4);
         EXPECT_TRUE(tr.ok()) << tr.message;
       }
+  }
+}
+
+// The inverse of R's leading f x f block by recursive doubling (tri_inverse_cuda.cu): W R = I
+// to rounding, zero below the diagonal, the columns from f on untouched; f not a multiple of
+// the 32-column diagonal blocks or of the doubling's powers of two.
+TEST(LllGpu, TriangularInverseOfTheHead) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (auto [m, f] : std::vector<std::pair<int, int>>{
+           {40, 32}, {40, 33}, {100, 100}, {300, 250}, {1024, 896}, {1030, 1030}}) {
+    const std::size_t mm = std::size_t(m) * m;
+    const auto b = test::gaussian_basis(g, m + 3, m);
+    auto db = Buffer<double>::device(b.size()), dr = Buffer<double>::device(mm),
+         ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m)),
+         dw = Buffer<double>::device(mm), dtmp = Buffer<double>::device(mm);
+    auto dfail = Buffer<int>::device(1);
+    dfail.fill_bytes(0);
+    db.copy_from_host(b.data(), b.size());
+    lattice::detail::gram_cholesky_enqueue<double>(db.data(), m + 3, m, dr.data(), ddiag.data(),
+                                                   dfail.data(), nullptr, nullptr);
+    const std::vector<double> marker(mm, 7.0);
+    dw.copy_from_host(marker.data(), mm);
+    lattice::detail::tri_inverse_enqueue(dr.data(), m, f, dw.data(), dtmp.data(), nullptr);
+    std::vector<double> r(mm), w(mm);
+    dr.copy_to_host(r.data(), mm);
+    dw.copy_to_host(w.data(), mm);
+    double err = 0;
+    for (int j = 0; j < f; ++j)
+      for (int i = 0; i < f; ++i) {
+        double sum = 0;  // (W R)(i, j)
+        for (int k = 0; k < f; ++k) sum += w[std::size_t(k) * m + i] * r[std::size_t(j) * m + k];
+        err = std::max(err, std::abs(sum - (i == j ? 1.0 : 0.0)));
+        if (i > j) {
+          ASSERT_EQ(w[std::size_t(j) * m + i], 0.0) << "below the diagonal, f=" << f;
+        }
+      }
+    EXPECT_LT(err, 1e-9) << "m=" << m << " f=" << f;
+    for (std::size_t e = std::size_t(f) * m; e < mm; ++e)
+      ASSERT_EQ(w[e], 7.0) << "column " << e / m << " beyond f=" << f;
   }
 }
 
