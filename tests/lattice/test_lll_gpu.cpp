@@ -586,9 +586,9 @@ TEST(LllGpu, TriangularInverseOfTheHead) {
 }
 
 // The block method's products with the size-reduction multipliers (B -= B0 M, T -= T0 M) with
-// their k range split over a cluster of blocks (split_k.cuh) and with one block per tile: T is
-// exact either way, and float32 bases are the same bit for bit (the float64 sums differ at most
-// in their last bits, below float32's rounding); float64 bases agree to rounding.
+// their k range split over a cluster of blocks (split_k.cuh) and with one block per tile: both
+// reduced and on the input lattice; the same T and float32 B' where the float64 sums' last bits
+// do not cross a float32 rounding (the usual case); float64 bases agree to rounding.
 TEST(LllGpu, BlockSplitProductsMatchUnsplit) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
@@ -636,8 +636,14 @@ TEST(LllGpu, BlockSplitProductsMatchUnsplit) {
         EXPECT_TRUE(tr.ok()) << what << " split " << split << ": " << tr.message;
       }
       if (!dbl) {
-        EXPECT_EQ(out[1], out[0]) << what;
-        EXPECT_EQ(t[1], t[0]) << what;
+        // Equal unless a float32 rounding boundary falls between the two float64 sums of some
+        // entry (odds of order 1e-3 per run where the size reduction cancels heavily); then the
+        // runs may take different paths, and both were verified above.
+        if (out[1] == out[0]) {
+          EXPECT_EQ(t[1], t[0]) << what;
+        } else {
+          std::printf("[ note     ] %s: split and unsplit float32 outputs differ\n", what.c_str());
+        }
       } else if (t[1] == t[0]) {
         double err = 0, big = 0;
         for (std::size_t e = 0; e < in.size(); ++e) {
