@@ -81,42 +81,62 @@ __global__ void __launch_bounds__(32 * kCols)
   };
   // The rows below chunk `base`: the chunk's multipliers (s_q) of every column applied.
   auto update_rows = [&](int base) {
-    // Two rows per thread and 16 loads of R0 per step in flight: one block per SM, so the
-    // loads' latency is hidden by this thread's own independent work.
-    for (int i0 = threadIdx.x; i0 < base; i0 += 2 * kThreads) {
-      const int i1 = i0 + kThreads;
-      const bool two = i1 < base;
-      double acc[2][kCols];
+    // Two rows per thread, in batches of 16 of the chunk's rows: the R0 loads of the next batch
+    // (the other half of the chunk, or the first half for the thread's next two rows) are in
+    // flight while this one's multiply-adds run, so that one load latency per batch is not
+    // paid in sequence (one block per SM: nothing else hides it).
+    const int iters = threadIdx.x < base ? (base - 1 - int(threadIdx.x)) / (2 * kThreads) + 1 : 0;
+    if (iters == 0) return;
+    auto load = [&](int b, double(&a)[2][16]) {
+      const int i0 = threadIdx.x + (b / 2) * 2 * kThreads, i1 = i0 + kThreads;
+      const int u0 = (b % 2) * 16;
+      const bool in = b < 2 * iters, two = i1 < base;
 #pragma unroll
-      for (int w = 0; w < kCols; ++w) {
-        acc[0][w] = w < cols ? s_x[w * m + i0] : 0.0;
-        acc[1][w] = w < cols && two ? s_x[w * m + i1] : 0.0;
+      for (int u = 0; u < 16; ++u) {
+        const int ru = base + kChunk - 1 - u0 - u;  // past m in a short last chunk
+        const double* col = r0 + (long long)ru * m;
+        a[0][u] = in && ru < m ? col[i0] : 0.0;
+        a[1][u] = in && ru < m && two ? col[i1] : 0.0;
       }
-      // Not all 32 rows of the chunk unrolled: the compiler would keep all 32 x kCols
-      // multipliers in registers across the loop over i, and spill.
+    };
+    double a[2][16];
+    load(0, a);
+    double acc[2][kCols] = {};
+    // Not unrolled: the compiler would keep all 32 x kCols multipliers in registers across the
+    // batches, and spill. Each entry still gets the chunk's 32 updates in descending j.
 #pragma unroll 1
-      for (int u0 = 0; u0 < kChunk; u0 += 16) {
-        double a[2][16];
+    for (int b = 0; b < 2 * iters; ++b) {
+      const int i0 = threadIdx.x + (b / 2) * 2 * kThreads, i1 = i0 + kThreads;
+      const int u0 = (b % 2) * 16;
+      const bool two = i1 < base;
+      if (u0 == 0) {
 #pragma unroll
-        for (int u = 0; u < 16; ++u) {
-          const int ru = base + kChunk - 1 - u0 - u;  // past m in a short last chunk
-          const double* col = r0 + (long long)ru * m;
-          a[0][u] = ru < m ? col[i0] : 0.0;
-          a[1][u] = ru < m && two ? col[i1] : 0.0;
+        for (int w = 0; w < kCols; ++w) {
+          acc[0][w] = w < cols ? s_x[w * m + i0] : 0.0;
+          acc[1][w] = w < cols && two ? s_x[w * m + i1] : 0.0;
         }
+      }
+      double next[2][16];
+      load(b + 1, next);
 #pragma unroll
-        for (int u = 0; u < 16; ++u)
+      for (int u = 0; u < 16; ++u)
 #pragma unroll
-          for (int w = 0; w < kCols; ++w) {
-            const double q = s_q[u0 + u][w];
-            acc[0][w] = fma(-q, a[0][u], acc[0][w]);
-            acc[1][w] = fma(-q, a[1][u], acc[1][w]);
-          }
+        for (int w = 0; w < kCols; ++w) {
+          const double q = s_q[u0 + u][w];
+          acc[0][w] = fma(-q, a[0][u], acc[0][w]);
+          acc[1][w] = fma(-q, a[1][u], acc[1][w]);
+        }
+      if (u0 == 16) {
+#pragma unroll
+        for (int w = 0; w < kCols; ++w) {
+          if (w < cols) s_x[w * m + i0] = acc[0][w];
+          if (w < cols && two) s_x[w * m + i1] = acc[1][w];
+        }
       }
 #pragma unroll
-      for (int w = 0; w < kCols; ++w) {
-        if (w < cols) s_x[w * m + i0] = acc[0][w];
-        if (w < cols && two) s_x[w * m + i1] = acc[1][w];
+      for (int u = 0; u < 16; ++u) {
+        a[0][u] = next[0][u];
+        a[1][u] = next[1][u];
       }
     }
   };
