@@ -184,13 +184,7 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
     __syncthreads();
   }
   // The loop ended on a barrier after the last reads of the slabs.
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        smem[(16 * wc + acc_col(j, h, lane)) * 64 + 32 * wr + acc_row(i, lane)] = acc[i][j][h];
+  store_acc(smem, 64, 32 * wr, 16 * wc, acc, lane);
   unsigned long long big = 0;
   cluster_sum(smem, 64 * 64, [&](int e, double sum) {
     const int r = I0 + e % 64, k = J0 + e / 64;

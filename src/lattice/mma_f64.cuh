@@ -63,4 +63,18 @@ __device__ __forceinline__ void warp_mma(const double* sa, const double* sb,
   }
 }
 
+// A warp's warp_mma sums into a column-major tile: part[(c0 + column) * ld + r0 + row], (r0, c0)
+// the warp's block in the tile (the split-K products stage their partial tiles this way).
+template <int NI, int NJ>
+__device__ __forceinline__ void store_acc(double* part, int ld, int r0, int c0,
+                                          const double (&acc)[NI][NJ][2], int lane) {
+#pragma unroll
+  for (int i = 0; i < NI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+        part[(c0 + acc_col(j, t, lane)) * ld + r0 + acc_row(i, lane)] = acc[i][j][t];
+}
+
 }  // namespace mimorx::lattice::detail

@@ -411,14 +411,7 @@ __global__ void __launch_bounds__(kProdThreads)
     k0 = k1;
   }
   // The loop ended on a barrier after the last reads of the slabs.
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        smem[(32 * wc + acc_col(j, h, lane)) * kProdTile + 32 * wr + acc_row(i, lane)] =
-            acc[i][j][h];
+  store_acc(smem, kProdTile, 32 * wr, 32 * wc, acc, lane);
   double diff = 0, scale = 0;
   cluster_sum(smem, kProdTile * kProdTile, [&](int e, double sum) {
     const int r = row0 + e % kProdTile, c = col0 + e / kProdTile;

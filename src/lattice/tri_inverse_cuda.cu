@@ -145,13 +145,7 @@ __global__ void __launch_bounds__(256) tri_product_kernel(ProductArgs pa) {
     warp_mma<16, 4, 2, 1, kLdA, kLdB, 1>(xa + 32 * wr, xb + 16 * wc * kLdB, acc, lane);
     __syncthreads();
   }
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        smem[(16 * wc + acc_col(j, h, lane)) * 64 + 32 * wr + acc_row(i, lane)] = acc[i][j][h];
+  store_acc(smem, 64, 32 * wr, 16 * wc, acc, lane);
   cluster_sum(smem, 64 * 64, [&](int e, double sum) {
     const int i = I0 + e % 64, j = J0 + e / 64;
     if (i < M && j < N) c[(long long)j * ldc + i] = alpha * sum;
