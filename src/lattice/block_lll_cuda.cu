@@ -123,10 +123,6 @@ __device__ unsigned long long magnitude(std::int64_t v) {
 // the k range ends at the tile's last column. The next slab is loaded into registers while this
 // one is multiplied (the longest tiles have 64 slabs). Loads: thread e reads A(I0 + e % 64,
 // k0 + e / 64) (along the rows) and M(k0 + e % 16, J0 + e / 16) (along k).
-// The products' shared memory: the float64 form's partial tile (its slabs fit in it), and the
-// 128-bit form's two 16 x 65 int64 slabs.
-constexpr int kProductSmem = 64 * 64;
-
 template <class X>
 struct ProductSlabs {
   static constexpr int kLdA = 64 + 4, kLdM = 16 + 4;  // half-warp fragment loads on 16 banks
@@ -144,6 +140,10 @@ struct ProductSlabs {
     }
   }
 };
+
+// The products' shared memory: the float64 form's partial tile (its slabs fit in it), and the
+// 128-bit form's two 16 x 65 int64 slabs.
+constexpr int kProductSmem = 64 * 64;
 
 // The float64 form (B, and T where every partial sum stays below 2^53, so exact in any order):
 // 8 warps of 32 x 16 outputs on the float64 tensor cores (mma_f64.cuh). The FMA loop it replaced
@@ -198,24 +198,6 @@ __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows,
     }
   });
   if constexpr (kInt) raise_bound(tbound, big);
-}
-
-// The current bound of |T| as rank 0 of the cluster read it (other clusters raise it
-// concurrently, and the blocks of one cluster must choose the same path).
-__device__ unsigned long long cluster_bound(const unsigned long long* tbound) {
-  __shared__ unsigned long long s_bound;
-  if (threadIdx.x == 0) s_bound = *tbound;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cl = cg::this_cluster();
-  cl.sync();
-  const unsigned long long v = *cl.map_shared_rank(&s_bound, 0);
-  cl.sync();  // rank 0's s_bound read by all before any block moves on
-  return v;
-#else
-  __syncthreads();
-  return s_bound;
-#endif
 }
 
 // T's product in 128-bit integers (when the float64 bound does not hold), overflow flagged.
@@ -289,7 +271,9 @@ __global__ void __launch_bounds__(256)
     // stays below 2^53.
     const double cmax = block_max_nonneg(
         threadIdx.x < 64 && J0 + int(threadIdx.x) < m ? colsum[J0 + threadIdx.x] : 0.0);
-    if (double(cluster_bound(tbound)) * (1.0 + cmax) < kExact) {
+    // The bound as rank 0 of the cluster read it: other clusters raise it concurrently, and the
+    // blocks of one cluster must choose the same path.
+    if (double(cluster_rank0_value(tbound)) * (1.0 + cmax) < kExact) {
       subtract_products_tile<X>(c, a, ld, rows, m, mult, tbound, smem);
     } else if (blockIdx.z == 0) {  // one block of the cluster, over the whole k range
       subtract_products_tile_wide(c, a, ld, rows, m, mult, flags, tbound, smem);

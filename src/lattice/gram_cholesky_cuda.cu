@@ -191,14 +191,7 @@ __device__ void gram_tile(const T* x, long long ld, int k_begin, int k_end, int 
     __syncwarp();
   }
   // The partial sums through shared memory (each warp its own area), added in warp order.
-  double* part = smem + warp * kGramWarpWords;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-        part[acc_col(j, t, lane) * kGramTile + acc_row(i, lane)] = acc[i][j][t];
+  store_acc(smem + warp * kGramWarpWords, kGramTile, 0, 0, acc, lane);
   __syncthreads();
   for (int e = threadIdx.x; e < kGramTile * kGramTile; e += 32 * kGramWarps) {
     double sum = smem[e];

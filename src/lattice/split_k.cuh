@@ -44,6 +44,26 @@ __device__ void cluster_sum(const double* part, int words, Out&& out) {
 #endif
 }
 
+// *p as block 0 of the calling cluster read it, the same in every block (for a choice that the
+// whole cluster must make alike from a word that others change concurrently). Called by every
+// thread of every block of the cluster.
+template <class T>
+__device__ T cluster_rank0_value(const T* p) {
+  __shared__ T s_value;
+  if (threadIdx.x == 0) s_value = *p;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+  const T v = *cl.map_shared_rank(&s_value, 0);
+  cl.sync();  // block 0's s_value read by all before any block moves on
+  return v;
+#else
+  __syncthreads();
+  return s_value;
+#endif
+}
+
 // This block's share [begin, end) of the k range [0, k_end) in steps of `step`, by its rank
 // along z (the cluster's z extent is the grid's: the launches below).
 __device__ __forceinline__ void split_range(int k_end, int step, int& begin, int& end) {
