@@ -686,7 +686,10 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
       // last ~128 columns instead of all 1024).
       const int first = std::min(dirty, m - 1);
-      const bool use_inverse = inv_size >= first / l * l && first >= l;
+      // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
+      // to wait for the side stream.
+      const int start = tail_cholesky_start(first);
+      const bool use_inverse = inv_size > 0 && start > 0 && start <= inv_size;
       if (use_inverse) ws.done.wait(stream);
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,

@@ -539,11 +539,13 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
                  nullptr);
 }
 
+int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
+
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv, int rinv_size,
                            double* scratch) {
-  factor_from<F>(b, n, m, first / kPanel * kPanel, r, diag, fail, norm2,
+  factor_from<F>(b, n, m, tail_cholesky_start(first), r, diag, fail, norm2,
                  mimorx::detail::as_stream(stream), rinv, rinv_size, scratch);
 }
 

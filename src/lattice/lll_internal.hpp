@@ -193,6 +193,9 @@ template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv = nullptr,
                            int rinv_size = 0, double* scratch = nullptr);
+// The column from which tail_cholesky_enqueue recomputes R for `first` (rounded down to the
+// panel width): it uses rinv exactly when 0 < tail_cholesky_start(first) <= rinv_size.
+int tail_cholesky_start(int first);
 // W = R^{-1} of the leading f x f block of the upper-triangular R (column-major, ld ld, zero
 // below the diagonal), into w (ld ld; its first f columns are overwritten, zero below the
 // diagonal); tmp: scratch of ld x ld doubles. Enqueued on `stream` (tri_inverse_cuda.cu).
