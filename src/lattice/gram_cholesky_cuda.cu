@@ -9,10 +9,12 @@
 //     per 16 FMAs); X staged through shared memory in float64;
 //   trailing update: C(I, J) -= sum_k X(k, I) X(k, J) over 64 x 64 tiles of the upper triangle,
 //     256 threads with 4 x 4 outputs each (rank-32 updates: bound by latency, not arithmetic);
-//   panel: one warp factors the 32 x 32 diagonal block (lane k owns column k, each row of the
-//     factor passed through shared memory), then every thread solves one column of the block row
-//     (R_pp^T X = G_p,c).
-// Right-looking: per panel of 32 columns one panel launch and one trailing-update launch.
+//   panel: one warp factors the 32 x 32 diagonal block (chol_tile.cuh), then every thread solves
+//     one column of the block row (R_pp^T X = G_p,c).
+// Right-looking: per panel of 32 columns one panel launch and one trailing-update launch. Where
+// cooperative launches work, the panels run instead as one persistent kernel with a lookahead
+// (chol_lookahead_cuda.cu, the same steps, the same R); this chain is the fallback and the
+// oracle of that kernel's test.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/cuda_smem_limit.hpp"
+#include "lattice/chol_tile.cuh"
 #include "lattice/lll_internal.hpp"
 #include "lattice/mma_f64.cuh"
 #include "lattice/split_k.cuh"
@@ -29,7 +32,6 @@ namespace {
 
 constexpr int kTile = 64;        // output tile of the Gram and trailing-update kernels
 constexpr int kSlab = 32;        // k entries staged per step (a trailing update's whole k range)
-constexpr int kPanel = 32;       // Cholesky block size (one warp factors it)
 constexpr int kPanelCols = 128;  // block-row columns solved per thread block
 
 // Programmatic dependent launch (sm_90): the factorisation is a chain of 64 small kernels per
@@ -245,39 +247,14 @@ __global__ void __launch_bounds__(kPanelCols)
   chain_wait_and_release();
   __shared__ double d[kPanel][kPanel + 1];  // d[i][k] = R(p + i, p + k), upper
   __shared__ double inv[kPanel];
-  __shared__ double row[2][kPanel];             // row j of the factor, for the update
+  __shared__ double row[2][2 * kPanel];         // row j of the factor, for the update
   __shared__ double x[kPanel][kPanelCols + 1];  // the block row, x[i][c]
   const int nb = min(kPanel, m - p);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = kPanelCols / 32;
   if (warp == 0) {
-    double c[kPanel];  // column `lane` of the diagonal block
-#pragma unroll
-    for (int i = 0; i < kPanel; ++i)
-      c[i] = lane < nb && i < nb ? g[(long long)(p + lane) * m + p + i] : (i == lane ? 1.0 : 0.0);
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) {
-      const double piv = __shfl_sync(0xffffffffu, c[j], j);
-      bool bad = !(piv > 0) || !isfinite(piv);
-      // 1/sqrt once, then multiplications: the division and square root were the step's
-      // critical path.
-      const double ir = bad ? 1.0 : rsqrt(piv);
-      if (bad && blockIdx.x == 0 && lane == 0) *fail = 1;
-      if (lane == j) {
-        c[j] = bad ? 1.0 : piv * ir;
-        inv[j] = ir;
-      }
-      if (lane > j) c[j] *= ir;  // R(j, lane)
-      // Row j through shared memory (one broadcast load per entry) rather than shuffles (two
-      // per double): the warp's instruction count is this loop's cost. Two rows alternate, so
-      // one __syncwarp per step suffices.
-      row[j & 1][lane] = c[j];
-      __syncwarp();
-#pragma unroll
-      for (int i = j + 1; i < kPanel; ++i)
-        if (lane >= i) c[i] -= row[j & 1][i] * c[j];  // R(j, i) R(j, lane)
-    }
-#pragma unroll
-    for (int i = 0; i < kPanel; ++i) d[i][lane] = i <= lane ? c[i] : 0.0;
+    const bool bad = factor_diag_warp(
+        [&](int i, int k) { return g[(long long)(p + k) * m + p + i]; }, nb, d, inv, row);
+    if (bad && blockIdx.x == 0 && lane == 0) *fail = 1;
   }
   const int c0 = p + nb + blockIdx.x * kPanelCols;
   const int cols = min(kPanelCols, m - c0);
@@ -288,19 +265,11 @@ __global__ void __launch_bounds__(kPanelCols)
     for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x)
       diag[(long long)p * kPanel + e] = d[e % kPanel][e / kPanel];
   if (threadIdx.x < cols) {
-    // Forward substitution with R_pp^T (lower): x_i = (G(p+i, c) - sum_{j<i} R(p+j, p+i) x_j) /
-    // R(p+i, p+i).
-    // Right-looking, so that the critical path is one multiply-add per row, not a chain of i.
     const int cc = threadIdx.x;
     double v[kPanel];
 #pragma unroll
     for (int i = 0; i < kPanel; ++i) v[i] = i < nb ? x[i][cc] : 0.0;
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) {
-      v[j] *= inv[j];
-#pragma unroll
-      for (int i = j + 1; i < kPanel; ++i) v[i] -= d[j][i] * v[j];
-    }
+    solve_column(v, d, inv);
 #pragma unroll
     for (int i = 0; i < kPanel; ++i) x[i][cc] = v[i];
   }
@@ -352,7 +321,8 @@ void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
 }
 
 std::size_t diag_scratch_size(int m) {
-  return std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel;
+  return std::max(std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel,
+                  lookahead_scratch_size(m));
 }
 
 namespace {
@@ -513,6 +483,7 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
                  schur_mma_kernel, dim3(t, t), dim3(32 * kGramWarps), s, r, m, first);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
+  if (cholesky_lookahead_enqueue(r, m, first, diag, fail, s)) return;
   for (int p = first; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);

@@ -193,6 +193,14 @@ template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv = nullptr,
                            int rinv_size = 0, double* scratch = nullptr);
+// The Cholesky factorisation of R's columns from `first` (a multiple of 32) on, whose Gram data
+// (with the head's contribution subtracted) is in R's upper triangle, as one persistent
+// cooperative kernel (chol_lookahead_cuda.cu); scratch: lookahead_scratch_size(m) doubles.
+// Returns false, enqueuing nothing, where it does not apply (one panel, no cooperative launch,
+// set_lookahead_factorisation(false)): the caller then runs the chain of panel kernels.
+bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, int* fail,
+                                void* stream);
+std::size_t lookahead_scratch_size(int m);
 // The column from which tail_cholesky_enqueue recomputes R for `first` (rounded down to the
 // panel width): it uses rinv exactly when 0 < tail_cholesky_start(first) <= rinv_size.
 int tail_cholesky_start(int first);
@@ -291,6 +299,9 @@ void set_head_inverse(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);
+// Test/benchmark knob: false factorises with the chain of panel kernels instead of the
+// persistent lookahead kernel (cholesky_lookahead_enqueue); both give the same R.
+void set_lookahead_factorisation(bool enabled);
 #endif
 
 }  // namespace mimorx::lattice::detail

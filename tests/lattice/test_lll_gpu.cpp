@@ -323,6 +323,63 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
     }
 }
 
+// The persistent lookahead factorisation (cholesky_lookahead_enqueue) against the chain of
+// panel kernels: the same steps in the same order, so the same R and pivot failure to the last
+// bit; full factorisations and refactorisations from a column, sizes around the 32-column
+// panels, up to 1030 columns (the most phases, a short last panel). A zero column must be
+// reported by both.
+TEST(LllGpu, LookaheadCholeskyMatchesChainBitForBit) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (auto [m, first] : std::vector<std::pair<int, int>>{{33, 0},
+                                                          {64, 0},
+                                                          {65, 0},
+                                                          {97, 32},
+                                                          {300, 0},
+                                                          {300, 96},
+                                                          {512, 0},
+                                                          {1024, 0},
+                                                          {1024, 700},
+                                                          {1030, 0}}) {
+    for (bool zero_column : {false, true}) {
+      const int n = m + 2;
+      const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+      auto b = test::gaussian_basis(g, n, m);
+      if (zero_column)
+        std::fill(b.begin() + std::ptrdiff_t(m - 5) * n, b.begin() + std::ptrdiff_t(m - 4) * n,
+                  0.0);
+      auto db = Buffer<double>::device(nm),
+           ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m));
+      db.copy_from_host(b.data(), nm);
+      std::vector<double> got[2];
+      int fail[2] = {0, 0};
+      for (int way = 0; way < 2; ++way) {  // the chain, then the lookahead kernel
+        lattice::detail::set_lookahead_factorisation(way == 1);
+        auto dr = Buffer<double>::device(mm);
+        auto dfail = Buffer<int>::device(1);
+        dfail.fill_bytes(0);
+        lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
+                                                       dfail.data(), nullptr, nullptr);
+        if (first > 0)  // refactorise from `first` over the kept head
+          lattice::detail::tail_cholesky_enqueue<double>(
+              db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), nullptr, nullptr);
+        got[way].resize(mm);
+        dr.copy_to_host(got[way].data(), mm);
+        dfail.copy_to_host(&fail[way], 1);
+      }
+      lattice::detail::set_lookahead_factorisation(true);
+      EXPECT_EQ(fail[0], int(zero_column)) << "chain, m=" << m;
+      EXPECT_EQ(fail[1], int(zero_column)) << "lookahead, m=" << m;
+      std::size_t differ = 0;
+      for (std::size_t e = 0; e < mm; ++e)
+        if (std::memcmp(&got[0][e], &got[1][e], sizeof(double)) != 0) ++differ;
+      EXPECT_EQ(differ, 0u) << "entries of R that differ, m=" << m << " first=" << first
+                            << " zero column " << zero_column;
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());

@@ -1,0 +1,388 @@
+// The block method's float64 Cholesky factorisation (R^T R = G, R upper) as one persistent,
+// cooperative kernel with a lookahead of one panel, in place of the chain of 2 launches per
+// 32-column panel (gram_cholesky_cuda.cu), whose ~17 us a panel were nearly all latency.
+//
+// Phase q (panel q's diagonal block R_qq already factored, in place):
+//   block 0, the lookahead: solves the block row's tile X(q, q+1) = R_qq^{-T} G(q, q+1), updates
+//     G(q+1, q+1) -= X^T X and factors it, so that the next phase can start at once;
+//   the other blocks: every other tile (i, j), q+1 <= i <= j, of the trailing matrix,
+//     G(i, j) -= X(q, i)^T X(q, j), solving the X tiles they need themselves (a work unit is one
+//     column j with up to 7 tiles i: warp 0 solves X(q, j), warps 1..7 the X(q, i));
+//   then a grid-wide barrier.
+// The X tiles go to a scratch row (two, by phase parity) and are copied into R's rows one phase
+// later: in phase q other blocks still read G(q, j) where X(q, j) belongs. Reads of data other
+// blocks wrote go through L2 (__ldcg), not the SM's incoherent L1.
+//
+// Block 0's steps are the critical path, ~11 us a phase at m = 1024 on the H100 (the factor
+// ~7 us, the solve 2, loads and update 2, the barrier 1): the kernel takes ~0.41 ms there,
+// against ~0.52-0.58 ms for the chain.
+//
+// The steps (factor_diag_warp, solve_column, the update's multiply-adds in k order and the
+// subtraction last) are the chain's own, so both paths give the same R to the last bit.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "core/cuda_check.hpp"
+#include "core/cuda_smem_limit.hpp"
+#include "lattice/chol_tile.cuh"
+#include "lattice/lll_internal.hpp"
+
+namespace mimorx::lattice::detail {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kChunk = kWarps - 1;  // tiles i per work unit
+static_assert(kChunk == 7, "update_unit is dispatched for 1 .. 7 tiles");
+constexpr int kLd = kPanel + 1;
+
+struct Smem {
+  double x[kWarps][kPanel][kLd];  // X tiles of the block row: x[w][i][c] = X(p + i, c0_w + c)
+  double d[kPanel][kLd];          // R_qq, d[i][k] = R(p + i, p + k)
+  double inv[kPanel];             // 1 / R(p + i, p + i)
+  double row[2][2 * kPanel];      // factor_diag_warp's rows
+};
+
+// The block's shared memory. The heavy warp steps (the factor and the solve) are separate
+// functions, not inlined: inlined into the kernel beside everything else they were compiled
+// under a 255-register ceiling, with the shared addresses and predicates rematerialised in
+// every step (~470 instructions per factor step, 24 us per factor at m = 1024, against ~10 us
+// for a whole panel kernel of the chain). They take the shared state from here, not through a
+// generic pointer, so that their accesses stay shared-memory loads.
+extern __shared__ double smem_raw[];
+__device__ __forceinline__ Smem& shared_state() { return *reinterpret_cast<Smem*>(smem_raw); }
+
+// The scratch (the `diag` buffer): two X rows of kPanel x mpad doubles (xs[c * kPanel + i] =
+// X(p + i, c)), then two sets of kPanel reciprocal pivots.
+__host__ __device__ inline long long padded(int m) { return (m + kPanel - 1) / kPanel * kPanel; }
+__device__ inline double* x_row(double* scratch, int m, int q) {
+  return scratch + (q & 1) * kPanel * padded(m);
+}
+__device__ inline double* inv_set(double* scratch, int m, int q) {
+  return scratch + 2 * kPanel * padded(m) + (q & 1) * kPanel;
+}
+
+// Warp: tile (rows of panel q, columns c0 .. c0 + 31) of R into registers (coalesced: lane =
+// row), then into x. All 32 loads are issued before the first store: one L2 latency, not 32 in
+// a row.
+struct TileLoad {
+  double v[kPanel];
+  __device__ __forceinline__ void issue(const double* r, int m, int p, int c0) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int cc = 0; cc < kPanel; ++cc)
+      v[cc] = c0 + cc < m ? __ldcg(&r[(long long)(c0 + cc) * m + p + lane]) : 0.0;
+  }
+  __device__ __forceinline__ void store(double (*x)[kLd]) const {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int cc = 0; cc < kPanel; ++cc) x[lane][cc] = v[cc];
+    __syncwarp();
+  }
+};
+
+// Warp: X = R_qq^{-T} of the tile in s.x[w], in place (lane = column).
+__device__ __noinline__ void solve_tile(int w) {
+  Smem& s = shared_state();
+  const int lane = threadIdx.x & 31;
+  double v[kPanel];
+#pragma unroll
+  for (int i = 0; i < kPanel; ++i) v[i] = s.x[w][i][lane];
+  solve_column(v, s.d, s.inv);
+#pragma unroll
+  for (int i = 0; i < kPanel; ++i) s.x[w][i][lane] = v[i];
+  __syncwarp();
+}
+
+// Warp: the solved tile (columns c0..) into the scratch row.
+__device__ __forceinline__ void store_x(const double (*x)[kLd], int m, int c0, double* xs) {
+  const int lane = threadIdx.x & 31;
+  for (int cc = 0; cc < kPanel && c0 + cc < m; ++cc)
+    __stcg(&xs[(long long)(c0 + cc) * kPanel + lane], x[lane][cc]);
+}
+
+// Thread (a, b0) of a block owns rows I0 + a of columns J0 + b0 + 8 e (e < kPer) of a
+// trailing tile: those in the matrix and, on a diagonal tile (I0 == J0), in its upper part.
+constexpr int kPer = kPanel / kWarps;
+__device__ __forceinline__ bool owned(int m, int I0, int J0, int e, int& row, int& col) {
+  const int a = threadIdx.x % 32, b = threadIdx.x / 32 + kWarps * e;
+  row = I0 + a;
+  col = J0 + b;
+  return row < m && col < m && (I0 != J0 || a <= b);
+}
+__device__ __forceinline__ void load_old(const double* r, int m, int I0, int J0,
+                                         double (&old)[kPer]) {
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    int row, col;
+    old[e] = owned(m, I0, J0, e, row, col) ? __ldcg(&r[(long long)col * m + row]) : 0.0;
+  }
+}
+
+// Block 0: the next diagonal block G(c0.., c0..) - X^T X (X = X(q, q + 1) in s.x[0]) into
+// s.x[1] (s.x[1][a][b] = G(c0 + a, c0 + b), zero outside the upper part), for the factor.
+__device__ __forceinline__ void update_next_diagonal(int m, int c0, const double (&old)[kPer],
+                                                     Smem& s) {
+  const int a = threadIdx.x % 32, b0 = threadIdx.x / 32;
+  double acc[kPer] = {};
+#pragma unroll 8
+  for (int k = 0; k < kPanel; ++k) {
+    const double xa = s.x[0][k][a];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) acc[e] = fma(xa, s.x[0][k][b0 + kWarps * e], acc[e]);
+  }
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    int row, col;
+    s.x[1][a][b0 + kWarps * e] = owned(m, c0, c0, e, row, col) ? old[e] - acc[e] : 0.0;
+  }
+}
+
+// Block, a work unit's trailing tiles G(i_begin + t, j) -= X(q, i_begin + t)^T X(q, j), t <
+// kTiles, with X(q, j) in s.x[0] and X(q, i_begin + t) in s.x[t + 1] once the block passes the
+// __syncthreads here. The old values are requested first (one L2 latency for all tiles), and
+// the tiles are updated together: each X(q, j) entry loaded from shared memory serves kTiles
+// multiply-adds (one tile at a time, 5 shared loads per 4 multiply-adds, took ~1.2 us a tile).
+template <int kTiles>
+__device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
+  Smem& s = shared_state();
+  const int a = threadIdx.x % 32, b0 = threadIdx.x / 32, J0 = j * kPanel;
+  double old[kTiles][kPer];
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) load_old(r, m, (i_begin + t) * kPanel, J0, old[t]);
+  __syncthreads();
+  double acc[kTiles][kPer] = {};
+#pragma unroll 4
+  for (int k = 0; k < kPanel; ++k) {
+    double xj[kPer];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) xj[e] = s.x[0][k][b0 + kWarps * e];
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+      const double xi = s.x[t + 1][k][a];
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) acc[t][e] = fma(xi, xj[e], acc[t][e]);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      int row, col;
+      if (owned(m, (i_begin + t) * kPanel, J0, e, row, col))
+        __stcg(&r[(long long)col * m + row], old[t][e] - acc[t][e]);
+    }
+}
+
+// Block 0, warp 0: factor the diagonal block of panel q, read from R (from_global) or from
+// s.x[1] (the lookahead's updated tile); R_qq into R in place and its reciprocal pivots into the
+// scratch. The factor stays in s.x[kWarps - 1] and s.inv for this block's next phase (s.d
+// holds this phase's R_qq).
+__device__ __noinline__ void factor_step(double* r, int m, int q, double* scratch, int* fail,
+                                         bool from_global) {
+  Smem& s = shared_state();
+  const int p = q * kPanel, nb = min(kPanel, m - p), lane = threadIdx.x & 31;
+  double(*d)[kLd] = s.x[kWarps - 1];
+  const bool bad = factor_diag_warp(
+      [&](int i, int k) {
+        return from_global ? __ldcg(&r[(long long)(p + k) * m + p + i]) : s.x[1][i][k];
+      },
+      nb, d, s.inv, s.row);
+  if (bad && lane == 0) *fail = 1;
+  __syncwarp();
+  for (int k = 0; k < nb; ++k)
+    if (lane <= k) __stcg(&r[(long long)(p + k) * m + p + lane], d[lane][k]);
+  __stcg(&inv_set(scratch, m, q)[lane], s.inv[lane]);
+}
+
+// R_qq into s.d: from global (published by block 0) or, in block 0, from its own s.x[kWarps-1].
+__device__ __forceinline__ void load_diag(const double* r, int m, int p, const double* scratch,
+                                          Smem& s) {
+  constexpr int kEach = kPanel * kPanel / kThreads;
+  double v[kEach];
+  const bool own = blockIdx.x == 0;
+#pragma unroll
+  for (int t = 0; t < kEach; ++t) {
+    const int e = threadIdx.x + t * kThreads, i = e % kPanel, k = e / kPanel;
+    v[t] = own ? s.x[kWarps - 1][i][k]
+               : (i <= k && p + k < m ? __ldcg(&r[(long long)(p + k) * m + p + i]) : 0.0);
+  }
+  if (!own && threadIdx.x < kPanel) s.inv[threadIdx.x] = __ldcg(&scratch[threadIdx.x]);
+#pragma unroll
+  for (int t = 0; t < kEach; ++t) {
+    const int e = threadIdx.x + t * kThreads;
+    s.d[e % kPanel][e / kPanel] = v[t];
+  }
+}
+
+// Work units of phase q for the blocks other than block 0: per column j >= q + 2, the tiles
+// i in [q + 1, j] in chunks of kChunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
+// f(j, i_begin, i_end) for this block's units. The walk skips whole columns: a scan over
+// every unit with a modulo each cost ~11 us a phase at m = 1024.
+template <class F>
+__device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
+  const int workers = gridDim.x - 1;
+  int j = q + 2, first = 0;  // column j's first unit
+  for (int u = int(blockIdx.x) - 1;; u += workers) {
+    for (;;) {
+      if (j >= np) return;
+      const int units = (j - q + kChunk - 1) / kChunk;
+      if (u < first + units) break;
+      first += units;
+      ++j;
+    }
+    const int i0 = q + 1 + (u - first) * kChunk;
+    f(j, i0, min(i0 + kChunk, j + 1));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    chol_lookahead_kernel(double* r, int m, int q0, double* scratch, int* fail) {
+  Smem& s = shared_state();
+  cg::grid_group grid = cg::this_grid();
+  const int np = (m + kPanel - 1) / kPanel;
+  const int warp = threadIdx.x / 32;
+  if (blockIdx.x == 0 && warp == 0) factor_step(r, m, q0, scratch, fail, true);
+  grid.sync();
+  for (int q = q0; q + 1 < np; ++q) {
+    const int p = q * kPanel;  // panels before the last are full
+    double* xs = x_row(scratch, m, q);
+    if (blockIdx.x == 0) {
+      // The lookahead: tile (q, q + 1) of the block row and the old values of the next diagonal
+      // block requested first, R_qq from this block's own factorisation.
+      const int c0 = p + kPanel;
+      TileLoad tile;
+      double old[kPer];
+      if (warp == 0) tile.issue(r, m, p, c0);
+      load_old(r, m, c0, c0, old);
+      load_diag(r, m, p, nullptr, s);
+      __syncthreads();
+      if (warp == 0) {
+        tile.store(s.x[0]);
+        solve_tile(0);
+        store_x(s.x[0], m, c0, xs);
+      }
+      __syncthreads();
+      update_next_diagonal(m, c0, old, s);
+      __syncthreads();
+      if (warp == 0) factor_step(r, m, q + 1, scratch, fail, false);
+    } else {
+      load_diag(r, m, p, inv_set(scratch, m, q), s);
+      // Last phase's X row into R's rows of panel q - 1 (nobody reads them in this phase).
+      if (q > q0) {
+        const double* prev = x_row(scratch, m, q - 1);
+        const long long total = (long long)(m - p) * kPanel;
+        for (long long e = (long long)(blockIdx.x - 1) * kThreads + threadIdx.x; e < total;
+             e += (long long)(gridDim.x - 1) * kThreads) {
+          const int c = p + int(e / kPanel), i = int(e % kPanel);
+          __stcg(&r[(long long)c * m + p - kPanel + i], __ldcg(&prev[(long long)c * kPanel + i]));
+        }
+      }
+      __syncthreads();
+      for_my_units(q, np, [&](int j, int i_begin, int i_end) {
+        const int tiles = i_end - i_begin;
+        // The X tiles' block-row entries (one warp each), solved.
+        const bool solver = warp <= tiles;
+        if (solver) {
+          TileLoad tile;
+          tile.issue(r, m, p, (warp == 0 ? j : i_begin + warp - 1) * kPanel);
+          tile.store(s.x[warp]);
+          solve_tile(warp);
+          if (warp == 0 && i_end == j + 1) store_x(s.x[0], m, j * kPanel, xs);
+        }
+        switch (tiles) {
+          case 1:
+            update_unit<1>(r, m, i_begin, j);
+            break;
+          case 2:
+            update_unit<2>(r, m, i_begin, j);
+            break;
+          case 3:
+            update_unit<3>(r, m, i_begin, j);
+            break;
+          case 4:
+            update_unit<4>(r, m, i_begin, j);
+            break;
+          case 5:
+            update_unit<5>(r, m, i_begin, j);
+            break;
+          case 6:
+            update_unit<6>(r, m, i_begin, j);
+            break;
+          default:
+            update_unit<kChunk>(r, m, i_begin, j);
+            break;
+        }
+        __syncthreads();
+      });
+    }
+    grid.sync();
+  }
+  // The last X row (panel np - 2) into R.
+  if (np - 1 > q0) {
+    const int p = (np - 1) * kPanel;
+    const double* prev = x_row(scratch, m, np - 2);
+    const long long total = (long long)(m - p) * kPanel;
+    for (long long e = (long long)blockIdx.x * kThreads + threadIdx.x; e < total;
+         e += (long long)gridDim.x * kThreads) {
+      const int c = p + int(e / kPanel), i = int(e % kPanel);
+      __stcg(&r[(long long)c * m + p - kPanel + i], __ldcg(&prev[(long long)c * kPanel + i]));
+    }
+  }
+}
+
+// Blocks that fit on the device at once (a cooperative launch needs them all resident), per
+// device; 0 where cooperative launches are not supported.
+int resident_blocks() {
+  static std::mutex mu;
+  static std::set<std::pair<int, int>> known;  // (device, blocks)
+  int device = 0;
+  MIMORX_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [dev, blocks] : known)
+    if (dev == device) return blocks;
+  int coop = 0, sms = 0, per_sm = 0;
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(chol_lookahead_kernel));
+  MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, chol_lookahead_kernel,
+                                                                  kThreads, sizeof(Smem)));
+  const int blocks = coop ? sms * per_sm : 0;
+  known.insert({device, blocks});
+  return blocks;
+}
+
+bool g_lookahead = true;  // set_lookahead_factorisation
+
+}  // namespace
+
+void set_lookahead_factorisation(bool enabled) { g_lookahead = enabled; }
+
+std::size_t lookahead_scratch_size(int m) {
+  return std::size_t(2 * kPanel * padded(m) + 2 * kPanel);
+}
+
+bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, int* fail,
+                                void* stream) {
+  if (!g_lookahead || m - first <= kPanel) return false;  // one panel: the chain's one launch
+  const int blocks = resident_blocks();
+  const int q0 = first / kPanel, np = (m + kPanel - 1) / kPanel;
+  int units = 0;  // phase q0's, the most
+  for (int j = q0 + 2; j < np; ++j) units += (j - q0 + kChunk - 1) / kChunk;
+  const int grid = std::min(blocks, 1 + std::max(units, 1));
+  if (grid < 2) return false;
+  void* args[] = {&r, &m, const_cast<int*>(&q0), &scratch, &fail};
+  MIMORX_CUDA_CHECK(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(chol_lookahead_kernel), dim3(grid), dim3(kThreads), args,
+      sizeof(Smem), mimorx::detail::as_stream(stream)));
+  return true;
+}
+
+}  // namespace mimorx::lattice::detail
