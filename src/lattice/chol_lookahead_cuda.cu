@@ -222,6 +222,20 @@ __device__ __forceinline__ void load_diag(const double* r, int m, int p, const d
   }
 }
 
+// Blocks first_block.. of the grid: the X row of panel q (scratch row of phase q, columns from
+// panel q + 1 on) into R's rows of panel q.
+__device__ __forceinline__ void publish_x_row(double* r, int m, double* scratch, int q,
+                                              int first_block) {
+  const int p = (q + 1) * kPanel;
+  const double* xs = x_row(scratch, m, q);
+  const long long total = (long long)(m - p) * kPanel;
+  for (long long e = (long long)(blockIdx.x - first_block) * kThreads + threadIdx.x; e < total;
+       e += (long long)(gridDim.x - first_block) * kThreads) {
+    const int c = p + int(e / kPanel), i = int(e % kPanel);
+    __stcg(&r[(long long)c * m + q * kPanel + i], __ldcg(&xs[(long long)c * kPanel + i]));
+  }
+}
+
 // Work units of phase q for the blocks other than block 0: per column j >= q + 2, the tiles
 // i in [q + 1, j] in chunks of kChunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
 // f(j, i_begin, i_end) for this block's units. The walk skips whole columns: a scan over
@@ -276,15 +290,7 @@ __global__ void __launch_bounds__(kThreads)
     } else {
       load_diag(r, m, p, inv_set(scratch, m, q), s);
       // Last phase's X row into R's rows of panel q - 1 (nobody reads them in this phase).
-      if (q > q0) {
-        const double* prev = x_row(scratch, m, q - 1);
-        const long long total = (long long)(m - p) * kPanel;
-        for (long long e = (long long)(blockIdx.x - 1) * kThreads + threadIdx.x; e < total;
-             e += (long long)(gridDim.x - 1) * kThreads) {
-          const int c = p + int(e / kPanel), i = int(e % kPanel);
-          __stcg(&r[(long long)c * m + p - kPanel + i], __ldcg(&prev[(long long)c * kPanel + i]));
-        }
-      }
+      if (q > q0) publish_x_row(r, m, scratch, q - 1, 1);
       __syncthreads();
       for_my_units(q, np, [&](int j, int i_begin, int i_end) {
         const int tiles = i_end - i_begin;
@@ -326,16 +332,7 @@ __global__ void __launch_bounds__(kThreads)
     grid.sync();
   }
   // The last X row (panel np - 2) into R.
-  if (np - 1 > q0) {
-    const int p = (np - 1) * kPanel;
-    const double* prev = x_row(scratch, m, np - 2);
-    const long long total = (long long)(m - p) * kPanel;
-    for (long long e = (long long)blockIdx.x * kThreads + threadIdx.x; e < total;
-         e += (long long)gridDim.x * kThreads) {
-      const int c = p + int(e / kPanel), i = int(e % kPanel);
-      __stcg(&r[(long long)c * m + p - kPanel + i], __ldcg(&prev[(long long)c * kPanel + i]));
-    }
-  }
+  if (np - 1 > q0) publish_x_row(r, m, scratch, np - 2, 0);
 }
 
 // Blocks that fit on the device at once (a cooperative launch needs them all resident), per
