@@ -40,7 +40,6 @@ namespace cg = cooperative_groups;
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kChunk = kWarps - 1;  // tiles i per work unit
-static_assert(kChunk == 7, "update_unit is dispatched for 1 .. 7 tiles");
 constexpr int kLd = kPanel + 1;
 
 struct Smem {
@@ -181,6 +180,19 @@ __device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
     }
 }
 
+// update_unit for a run-time number of tiles, 1 <= tiles <= kChunk.
+template <int kTiles = 1>
+__device__ __forceinline__ void update_unit_of(int tiles, double* r, int m, int i_begin, int j) {
+  if constexpr (kTiles < kChunk) {
+    if (tiles == kTiles)
+      update_unit<kTiles>(r, m, i_begin, j);
+    else
+      update_unit_of<kTiles + 1>(tiles, r, m, i_begin, j);
+  } else {
+    update_unit<kChunk>(r, m, i_begin, j);
+  }
+}
+
 // Block 0, warp 0: factor the diagonal block of panel q, read from R (from_global) or from
 // s.x[1] (the lookahead's updated tile); R_qq into R in place and its reciprocal pivots into the
 // scratch. The factor stays in s.x[kWarps - 1] and s.inv for this block's next phase (s.d
@@ -303,29 +315,7 @@ __global__ void __launch_bounds__(kThreads)
           solve_tile(warp);
           if (warp == 0 && i_end == j + 1) store_x(s.x[0], m, j * kPanel, xs);
         }
-        switch (tiles) {
-          case 1:
-            update_unit<1>(r, m, i_begin, j);
-            break;
-          case 2:
-            update_unit<2>(r, m, i_begin, j);
-            break;
-          case 3:
-            update_unit<3>(r, m, i_begin, j);
-            break;
-          case 4:
-            update_unit<4>(r, m, i_begin, j);
-            break;
-          case 5:
-            update_unit<5>(r, m, i_begin, j);
-            break;
-          case 6:
-            update_unit<6>(r, m, i_begin, j);
-            break;
-          default:
-            update_unit<kChunk>(r, m, i_begin, j);
-            break;
-        }
+        update_unit_of(tiles, r, m, i_begin, j);
         __syncthreads();
       });
     }
