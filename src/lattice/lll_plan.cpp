@@ -341,6 +341,23 @@ int threads_of(const LllConfig& c) {
   return c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads();
 }
 
+// The calling thread's OpenMP team size for the duration of a run: Eigen's products (the block
+// method's Gram matrix and factorisations) take omp_get_max_threads() threads, not the plan's
+// cpu_threads, so cpu_threads = 1 still ran two-thread products on a 2-vCPU machine, with the
+// unbound threads' erratic timings (docs/lll.md, "Not done").
+class OmpTeamScope {
+ public:
+  explicit OmpTeamScope(int threads) : saved_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  OmpTeamScope(const OmpTeamScope&) = delete;
+  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
+  ~OmpTeamScope() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
 template <class F>
 detail::BlockReducer<F> cpu_reducer(double delta, int threads) {
   return [delta, threads](F* blocks, std::int64_t* u, LllStatus* stat, int count, int l) {
@@ -739,6 +756,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
   const bool check = std::is_same_v<F, float> && cfg_.lattice_check && detail::float32_rebuild();
 
   if (mem == Memory::host) {
+    const OmpTeamScope team(threads);
     for (std::int64_t k = 0; k < nb; ++k) {
       std::int64_t where = 0;
       require(all_finite(basis.matrix(k), std::int64_t(n) * m, &where), "basis",

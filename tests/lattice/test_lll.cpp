@@ -1,6 +1,7 @@
 // LLL on the CPU: the reference, CR-AS-LLL (OpenMP) and CR-MB-LLL, each output passed through
 // the independent verification (long-double Gram-Schmidt, exact det T).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <complex>
@@ -615,6 +616,32 @@ TEST(LllPlanCpuLarge, AllSwapWithThreadsInsideOneBasis) {
   plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
            MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {});
   test::expect_reduced(n, n, b0, b, &t, 0.75, false, "all-swap, 2 threads in one basis");
+}
+
+// cpu_threads bounds the calling thread's OpenMP team (Eigen's products included) for the run
+// only: the caller's setting is back afterwards, also after a run that throws.
+TEST(LllPlanCpu, CpuThreadsScopeTheTeamOfTheRun) {
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 96, before = omp_get_max_threads();
+  omp_set_num_threads(3);
+  LllConfig cfg{n, n};
+  cfg.method = LllMethod::block;
+  cfg.transform = true;
+  cfg.cpu_threads = 1;
+  LllPlan plan(cfg, Backend::cpu());
+  auto b0 = test::gaussian_basis(g, n, n);
+  auto b = b0;
+  std::vector<std::int64_t> t(n * n);
+  plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
+           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {});
+  test::expect_reduced(n, n, b0, b, &t, 0.75, false, "block, one thread");
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  b[5] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
+                        MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {}),
+               Error);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(before);
 }
 
 TEST(LllPlanCpuErrors, HugeDynamicRangeAllMethods) {
