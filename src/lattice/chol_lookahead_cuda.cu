@@ -49,12 +49,10 @@ struct Smem {
   double row[2][2 * kPanel];      // factor_diag_warp's rows
 };
 
-// The block's shared memory. The heavy warp steps (the factor and the solve) are separate
-// functions, not inlined: inlined into the kernel beside everything else they were compiled
-// under a 255-register ceiling, with the shared addresses and predicates rematerialised in
-// every step (~470 instructions per factor step, 24 us per factor at m = 1024, against ~10 us
-// for a whole panel kernel of the chain). They take the shared state from here, not through a
-// generic pointer, so that their accesses stay shared-memory loads.
+// The block's shared memory. The heavy warp steps (the factor, the solve, a unit's update) are
+// separate functions, not inlined, each compiled under its own register pressure (the kernel as
+// a whole needs ~250 registers); they take the shared state from here rather than through a
+// generic pointer, so that their accesses compile to shared-memory loads.
 extern __shared__ double smem_raw[];
 __device__ __forceinline__ Smem& shared_state() { return *reinterpret_cast<Smem*>(smem_raw); }
 
@@ -360,12 +358,13 @@ bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, in
                                 void* stream) {
   if (!g_lookahead || m - first <= kPanel) return false;  // one panel: the chain's one launch
   const int blocks = resident_blocks();
-  const int q0 = first / kPanel, np = (m + kPanel - 1) / kPanel;
+  int q0 = first / kPanel;
+  const int np = (m + kPanel - 1) / kPanel;
   int units = 0;  // phase q0's, the most
   for (int j = q0 + 2; j < np; ++j) units += (j - q0 + kChunk - 1) / kChunk;
   const int grid = std::min(blocks, 1 + std::max(units, 1));
   if (grid < 2) return false;
-  void* args[] = {&r, &m, const_cast<int*>(&q0), &scratch, &fail};
+  void* args[] = {&r, &m, &q0, &scratch, &fail};
   MIMORX_CUDA_CHECK(cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(chol_lookahead_kernel), dim3(grid), dim3(kThreads), args,
       sizeof(Smem), mimorx::detail::as_stream(stream)));
