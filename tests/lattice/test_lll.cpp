@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -601,21 +602,33 @@ TEST(LllVsFplll, PresortEqualOrBetterDefectAt16And32) {
   }
 }
 
+namespace {
+// One fresh Gaussian n x n basis reduced with T on the CPU by `method` with `threads` threads,
+// checked; b and t keep the output. Returns the plan.
+std::unique_ptr<LllPlan> reduce_one_on_cpu(std::mt19937_64& g, int n, LllMethod method, int threads,
+                                           std::vector<double>& b, std::vector<std::int64_t>& t,
+                                           const char* what) {
+  LllConfig cfg{n, n};
+  cfg.method = method;
+  cfg.transform = true;
+  cfg.cpu_threads = threads;
+  auto plan = std::make_unique<LllPlan>(cfg, Backend::cpu());
+  const auto b0 = test::gaussian_basis(g, n, n);
+  b = b0;
+  t.assign(std::size_t(n) * n, 0);
+  plan->run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
+            MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {});
+  test::expect_reduced(n, n, b0, b, &t, 0.75, false, what);
+  return plan;
+}
+}  // namespace
+
 TEST(LllPlanCpuLarge, AllSwapWithThreadsInsideOneBasis) {
   // m >= 96 puts the OpenMP threads inside the basis (Algorithm 1's inner level).
   std::mt19937_64 g(test::fresh_seed());
-  const int n = 112;
-  LllConfig cfg{n, n};
-  cfg.method = LllMethod::all_swap;
-  cfg.transform = true;
-  cfg.cpu_threads = 2;
-  LllPlan plan(cfg, Backend::cpu());
-  auto b0 = test::gaussian_basis(g, n, n);
-  auto b = b0;
-  std::vector<std::int64_t> t(n * n);
-  plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
-           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {});
-  test::expect_reduced(n, n, b0, b, &t, 0.75, false, "all-swap, 2 threads in one basis");
+  std::vector<double> b;
+  std::vector<std::int64_t> t;
+  reduce_one_on_cpu(g, 112, LllMethod::all_swap, 2, b, t, "all-swap, 2 threads in one basis");
 }
 
 // cpu_threads bounds the calling thread's OpenMP team (Eigen's products included) for the run
@@ -624,21 +637,13 @@ TEST(LllPlanCpu, CpuThreadsScopeTheTeamOfTheRun) {
   std::mt19937_64 g(test::fresh_seed());
   const int n = 96, before = omp_get_max_threads();
   omp_set_num_threads(3);
-  LllConfig cfg{n, n};
-  cfg.method = LllMethod::block;
-  cfg.transform = true;
-  cfg.cpu_threads = 1;
-  LllPlan plan(cfg, Backend::cpu());
-  auto b0 = test::gaussian_basis(g, n, n);
-  auto b = b0;
-  std::vector<std::int64_t> t(n * n);
-  plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
-           MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {});
-  test::expect_reduced(n, n, b0, b, &t, 0.75, false, "block, one thread");
+  std::vector<double> b;
+  std::vector<std::int64_t> t;
+  const auto plan = reduce_one_on_cpu(g, n, LllMethod::block, 1, b, t, "block, one thread");
   EXPECT_EQ(omp_get_max_threads(), 3);
   b[5] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THROW(plan.run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
-                        MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {}),
+  EXPECT_THROW(plan->run(MatrixBatch<double>(b.data(), 1, n, n, Memory::host),
+                         MatrixBatch<std::int64_t>(t.data(), 1, n, n, Memory::host), {}),
                Error);
   EXPECT_EQ(omp_get_max_threads(), 3);
   omp_set_num_threads(before);
