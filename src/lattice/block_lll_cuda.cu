@@ -688,8 +688,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       const int first = std::min(dirty, m - 1);
       // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
       // to wait for the side stream.
-      const int start = tail_cholesky_start(first);
-      const bool use_inverse = inv_size > 0 && start > 0 && start <= inv_size;
+      const bool use_inverse = tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
       if (use_inverse) ws.done.wait(stream);
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,

@@ -123,22 +123,36 @@ __device__ __forceinline__ void load_old(const double* r, int m, int I0, int J0,
   }
 }
 
+// Thread (a, b0)'s products acc[t][e] = sum_k X_i(k, a) X_j(k, b0 + 8 e) of kTiles tiles, X_j =
+// s.x[0] and X_i = s.x[xi + t], k in order: the trailing update's arithmetic (the chain's).
+template <int kTiles>
+__device__ __forceinline__ void tile_products(const Smem& s, int xi, double (&acc)[kTiles][kPer]) {
+  const int a = threadIdx.x % 32, b0 = threadIdx.x / 32;
+#pragma unroll 4
+  for (int k = 0; k < kPanel; ++k) {
+    double xj[kPer];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) xj[e] = s.x[0][k][b0 + kWarps * e];
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+      const double x = s.x[xi + t][k][a];
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) acc[t][e] = fma(x, xj[e], acc[t][e]);
+    }
+  }
+}
+
 // Block 0: the next diagonal block G(c0.., c0..) - X^T X (X = X(q, q + 1) in s.x[0]) into
 // s.x[1] (s.x[1][a][b] = G(c0 + a, c0 + b), zero outside the upper part), for the factor.
 __device__ __forceinline__ void update_next_diagonal(int m, int c0, const double (&old)[kPer],
                                                      Smem& s) {
   const int a = threadIdx.x % 32, b0 = threadIdx.x / 32;
-  double acc[kPer] = {};
-#pragma unroll 8
-  for (int k = 0; k < kPanel; ++k) {
-    const double xa = s.x[0][k][a];
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) acc[e] = fma(xa, s.x[0][k][b0 + kWarps * e], acc[e]);
-  }
+  double acc[1][kPer] = {};
+  tile_products<1>(s, 0, acc);
 #pragma unroll
   for (int e = 0; e < kPer; ++e) {
     int row, col;
-    s.x[1][a][b0 + kWarps * e] = owned(m, c0, c0, e, row, col) ? old[e] - acc[e] : 0.0;
+    s.x[1][a][b0 + kWarps * e] = owned(m, c0, c0, e, row, col) ? old[e] - acc[0][e] : 0.0;
   }
 }
 
@@ -149,25 +163,14 @@ __device__ __forceinline__ void update_next_diagonal(int m, int c0, const double
 // multiply-adds (one tile at a time, 5 shared loads per 4 multiply-adds, took ~1.2 us a tile).
 template <int kTiles>
 __device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
-  Smem& s = shared_state();
-  const int a = threadIdx.x % 32, b0 = threadIdx.x / 32, J0 = j * kPanel;
+  const Smem& s = shared_state();
+  const int J0 = j * kPanel;
   double old[kTiles][kPer];
 #pragma unroll
   for (int t = 0; t < kTiles; ++t) load_old(r, m, (i_begin + t) * kPanel, J0, old[t]);
   __syncthreads();
   double acc[kTiles][kPer] = {};
-#pragma unroll 4
-  for (int k = 0; k < kPanel; ++k) {
-    double xj[kPer];
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) xj[e] = s.x[0][k][b0 + kWarps * e];
-#pragma unroll
-    for (int t = 0; t < kTiles; ++t) {
-      const double xi = s.x[t + 1][k][a];
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) acc[t][e] = fma(xi, xj[e], acc[t][e]);
-    }
-  }
+  tile_products<kTiles>(s, 1, acc);
 #pragma unroll
   for (int t = 0; t < kTiles; ++t)
 #pragma unroll

@@ -465,7 +465,7 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
     // G_tt - X^T X as one trailing update over the head's k range.
     // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
     // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
-    if (rinv && scratch && rinv_size >= first) {
+    if (rinv && scratch && tail_cholesky_uses_inverse(first, rinv_size)) {
       // X = R_hh^{-T} G_ht as one product with W = R_hh^{-1} (tri_inverse_cuda.cu), G_ht moved
       // out of R's block rows first.
       const std::size_t rest = std::size_t(m - first);
@@ -511,6 +511,9 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 }
 
 int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
+bool tail_cholesky_uses_inverse(int start, int rinv_size) {
+  return start > 0 && start <= rinv_size;
+}
 
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,

@@ -202,8 +202,9 @@ bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, in
                                 void* stream);
 std::size_t lookahead_scratch_size(int m);
 // The column from which tail_cholesky_enqueue recomputes R for `first` (rounded down to the
-// panel width): it uses rinv exactly when 0 < tail_cholesky_start(first) <= rinv_size.
+// panel width), and whether from that start it uses rinv (of rinv_size columns).
 int tail_cholesky_start(int first);
+bool tail_cholesky_uses_inverse(int start, int rinv_size);
 // W = R^{-1} of the leading f x f block of the upper-triangular R (column-major, ld ld, zero
 // below the diagonal), into w (ld ld; its first f columns are overwritten, zero below the
 // diagonal); tmp: scratch of ld x ld doubles. Enqueued on `stream` (tri_inverse_cuda.cu).
