@@ -556,6 +556,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure_device(ws.r0, mm, device);
   ensure_device(ws.mult, mm, device);
   ensure_device(ws.mcol, std::size_t(m), device);
+  ensure_device(ws.srsync, size_reduce_sync_size(m), device);
   ensure_device(ws.diag, diag_scratch_size(m), device);
   ensure_device(ws.norm2, std::size_t(m), device);
   ensure_device(ws.rdiag, std::size_t(m), device);
@@ -635,7 +636,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                         (mm - c0 * m) * sizeof(std::int64_t),
                                         cudaMemcpyDeviceToDevice, s));
     size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
-                        ws.mcol.data(), stream, sr_from);
+                        ws.mcol.data(), ws.srsync.data(), stream, sr_from);
     const unsigned ct = unsigned((m + 63) / 64);
     launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK),
                  subtract_products_kernel<F>, dim3(ct, unsigned((n + 63) / 64)), dim3(256), s, b,

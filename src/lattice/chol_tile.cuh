@@ -20,8 +20,22 @@ constexpr int kPanel = 32;  // Cholesky block size (one warp factors it)
 // loop need not be unrolled whole: 4 steps a loop body. Unrolled whole, the factor was ~40 KB
 // of straight-line code run once per panel, its instructions fetched through L2 each time: in
 // the lookahead kernel (chol_lookahead_cuda.cu) 6.3 us a factor while the other blocks idled,
-// 10 us while they loaded L2; 4 steps a body: 7.0 and 8.1 us. The rows' upper halves stay
-// zero, for the entries shifted in past the block's end.
+// 10 us while they loaded L2; 4 steps a body: 7.0 and 8.1 us.
+//
+// The step's critical path is the next pivot: its shuffle, its 1/sqrt and the multiplication
+// by it. Three things keep other work off that path (one warp alone on an idle H100, cycles a
+// factor; the same R and inv to the bit throughout):
+// - the pivot test without branches (`&`, not `||`): the branches split the step into blocks
+//   the compiler schedules one after the other (10993 -> 9283);
+// - c[0] of the next step, c[1] - R(j, j + 1) R(j, lane), from a shuffle of R(j, j + 1) rather
+//   than from row j in shared memory, and the 1/sqrt at the end of the step, where the
+//   compiler can interleave it with the update (9283 -> 8532);
+// - row j stored shifted by j (R(j, j + i) at row[.][kPanel + i], written by lane j + i), so
+//   that every lane reads constant offsets. Entries past the block's end read stale values of
+//   an earlier row; they only ever meet rows past the block's end, which are never read.
+// Not kept: the next pivot from the pivot lane's registers before the row goes through shared
+// memory (12894: the update then waits behind the 1/sqrt), a diagonal register per lane
+// (10756), 16-byte row loads (no change).
 template <class Load>
 __device__ __forceinline__ bool factor_diag_warp(Load&& load, int nb, double (*d)[kPanel + 1],
                                                  double* inv, double (*row)[2 * kPanel]) {
@@ -30,32 +44,39 @@ __device__ __forceinline__ bool factor_diag_warp(Load&& load, int nb, double (*d
 #pragma unroll
   for (int i = 0; i < kPanel; ++i)
     c[i] = lane < nb && i < nb ? load(i, lane) : (i == lane ? 1.0 : 0.0);
-  row[0][kPanel + lane] = 0.0;
-  row[1][kPanel + lane] = 0.0;
-  bool any_bad = false;
+  // 1/sqrt once, then multiplications: the division and square root were the step's critical
+  // path. A pivot that is not positive and finite gives 1 (and bad).
+  auto checked_rsqrt = [](double piv, bool& bad) {
+    bad = !((piv > 0) & (piv < __longlong_as_double(0x7ff0000000000000LL)));
+    const double r = rsqrt(piv);
+    return bad ? 1.0 : r;
+  };
+  bool bad = false, any_bad = false;
+  double piv = __shfl_sync(0xffffffffu, c[0], 0);
+  double ir = checked_rsqrt(piv, bad);
   // Lanes left of the diagonal are updated too, without a predicate per entry: their values
   // are never read (the pivot of step j is lane j's, row j is read from lanes > j, and d keeps
   // the upper part only); 31 lane predicates a step cost ~400 instructions a step where the
   // compiler ran short of predicate registers.
 #pragma unroll 4
   for (int j = 0; j < kPanel; ++j) {
-    const double piv = __shfl_sync(0xffffffffu, c[0], j);
-    const bool bad = !(piv > 0) || !isfinite(piv);
-    any_bad = any_bad || bad;
-    // 1/sqrt once, then multiplications: the division and square root were the step's critical
-    // path.
-    const double ir = bad ? 1.0 : rsqrt(piv);
+    any_bad = any_bad | bad;
     inv[j] = ir;                                                       // the same from every lane
     const double rj = lane == j ? (bad ? 1.0 : piv * ir) : c[0] * ir;  // R(j, lane), lane >= j
     d[j][lane] = j <= lane ? rj : 0.0;
-    // Row j through shared memory (one broadcast load per entry) rather than shuffles (two per
-    // double): the warp's instruction count is this loop's cost. Two rows alternate, so one
-    // __syncwarp per step suffices.
-    row[j & 1][lane] = rj;
+    // Two rows alternate, so one __syncwarp per step suffices.
+    double* rw = row[j & 1] + kPanel;
+    rw[lane - j] = rj;
+    const int next = (j + 1) & (kPanel - 1);  // past the last step: unused
+    const double next_piv = __shfl_sync(0xffffffffu, fma(-rj, rj, c[1]), next);
+    const double c0 = fma(-__shfl_sync(0xffffffffu, rj, next), rj, c[1]);
     __syncwarp();
 #pragma unroll
-    for (int i = 1; i < kPanel; ++i) c[i - 1] = c[i] - row[j & 1][j + i] * rj;
+    for (int i = 2; i < kPanel; ++i) c[i - 1] = fma(-rw[i], rj, c[i]);
+    c[0] = c0;
     c[kPanel - 1] = 0.0;
+    piv = next_piv;
+    ir = checked_rsqrt(piv, bad);
   }
   __syncwarp();
   return any_bad;

@@ -220,9 +220,11 @@ void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 // `stream`: every column k of R (m x m, device, column-major) reduced against the snapshot r0
 // with pivots d0 = diag(r0); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
 // where column k has any. m <= 4096. first_col > 0: only the columns from first_col on (and
-// the rest of its tile) are reduced; M's columns below it are left as they are.
+// the rest of its tile) are reduced; M's columns below it are left as they are. sync: device
+// scratch of size_reduce_sync_size(m) ints.
+std::size_t size_reduce_sync_size(int m);
 void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, void* stream, int first_col = 0);
+                         int* mcol, int* sync, void* stream, int first_col = 0);
 
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
 // reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,
@@ -275,7 +277,7 @@ struct BlockLllWorkspace {
   Buffer<double> colsum;              // T's products: column sums of |M|
   Buffer<unsigned long long> tbound;  // an upper bound of max |T| (device word)
   Buffer<std::int32_t> bstatus;
-  Buffer<int> flags, hflags, mcol, ident;
+  Buffer<int> flags, hflags, mcol, ident, srsync;
 };
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
