@@ -190,6 +190,9 @@ __global__ void __launch_bounds__(kThreads)
         continue;
       }
       // This stripe's chunk: the solve, rows top down.
+      double tv[kTriPer];
+      if (c > c_lo) load_tri(c - 1, tv);
+      const double next_dj = pivot(c - 1);
       const int row = base + kChunk - 1 - lane;
       const bool valid = has_col && row < k;
       double x = valid ? s_x[warp][row - lo] : 0.0;
@@ -216,9 +219,6 @@ __global__ void __launch_bounds__(kThreads)
       if (has_col && row < m) publish_multiplier(&mult[(long long)k * m + row], myq);
       if (warp < kCols) s_q[lane][warp] = valid ? myq : 0.0;
       const bool nonzero = __syncthreads_or(myq != 0);
-      double tv[kTriPer];
-      if (c > c_lo) load_tri(c - 1, tv);
-      const double next_dj = pivot(c - 1);
       if (nonzero) update_rows(end);
       if (c > c_lo) store_tri(buf ^ 1, tv);
       dj = next_dj;
