@@ -15,10 +15,12 @@
 //
 // Block 0's steps are the critical path, ~11 us a phase at m = 1024 on the H100 (the factor
 // ~7 us, the solve 2, loads and update 2, the barrier 1): the kernel takes ~0.41 ms there,
-// against ~0.52-0.58 ms for the chain.
+// against ~0.52-0.58 ms for the chain. Since the seventeenth session block 0's solve uses all of
+// its threads (solve_tile_block).
 //
-// The steps (factor_diag_warp, solve_column, the update's multiply-adds in k order and the
-// subtraction last) are the chain's own, so both paths give the same R to the last bit.
+// The steps (factor_diag_warp, solve_column or solve_tile_block with the same operations, the
+// update's multiply-adds in k order and the subtraction last) are the chain's own, so both paths
+// give the same R to the last bit.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -39,6 +41,7 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
+static_assert(kThreads == kSolveThreads, "block 0 solves with all of its threads");
 constexpr int kChunk = kWarps - 1;  // tiles i per work unit
 constexpr int kLd = kPanel + 1;
 
@@ -96,6 +99,12 @@ __device__ __noinline__ void solve_tile(int w) {
 #pragma unroll
   for (int i = 0; i < kPanel; ++i) s.x[w][i][lane] = v[i];
   __syncwarp();
+}
+
+// Block: X = R_qq^{-T} of the tile in s.x[0], in place, by all threads (block 0's lookahead).
+__device__ __noinline__ void solve_first_tile() {
+  Smem& s = shared_state();
+  solve_tile_block(s.x[0], s.d, s.inv);
 }
 
 // Warp: the solved tile (columns c0..) into the scratch row.
@@ -290,13 +299,11 @@ __global__ void __launch_bounds__(kThreads)
       if (warp == 0) tile.issue(r, m, p, c0);
       load_old(r, m, c0, c0, old);
       load_diag(r, m, p, nullptr, s);
+      if (warp == 0) tile.store(s.x[0]);
       __syncthreads();
-      if (warp == 0) {
-        tile.store(s.x[0]);
-        solve_tile(0);
-        store_x(s.x[0], m, c0, xs);
-      }
-      __syncthreads();
+      // The lookahead's solve is on the critical path: all of the block's threads take it.
+      solve_first_tile();
+      if (warp == 0) store_x(s.x[0], m, c0, xs);
       update_next_diagonal(m, c0, old, s);
       __syncthreads();
       if (warp == 0) factor_step(r, m, q + 1, scratch, fail, false);
