@@ -25,11 +25,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <mutex>
-#include <set>
-#include <utility>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_occupancy.hpp"
 #include "core/cuda_smem_limit.hpp"
 #include "lattice/chol_tile.cuh"
 #include "lattice/lll_internal.hpp"
@@ -333,25 +331,16 @@ __global__ void __launch_bounds__(kThreads)
   if (np - 1 > q0) publish_x_row(r, m, scratch, np - 2, 0);
 }
 
-// Blocks that fit on the device at once (a cooperative launch needs them all resident), per
-// device; 0 where cooperative launches are not supported.
+// Blocks that fit on the device at once (a cooperative launch needs them all resident); 0 where
+// cooperative launches are not supported.
 int resident_blocks() {
-  static std::mutex mu;
-  static std::set<std::pair<int, int>> known;  // (device, blocks)
-  int device = 0;
+  int device = 0, coop = 0;
   MIMORX_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mu);
-  for (const auto& [dev, blocks] : known)
-    if (dev == device) return blocks;
-  int coop = 0, sms = 0, per_sm = 0;
   MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(chol_lookahead_kernel));
-  MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, chol_lookahead_kernel,
-                                                                  kThreads, sizeof(Smem)));
-  const int blocks = coop ? sms * per_sm : 0;
-  known.insert({device, blocks});
-  return blocks;
+  if (!coop) return 0;
+  const auto* kernel = reinterpret_cast<const void*>(chol_lookahead_kernel);
+  mimorx::detail::raise_smem_limit(kernel);
+  return mimorx::detail::resident_blocks(kernel, kThreads, sizeof(Smem));
 }
 
 bool g_lookahead = true;  // set_lookahead_factorisation

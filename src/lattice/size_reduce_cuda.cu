@@ -25,11 +25,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_occupancy.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "mimorx/core/error.hpp"
@@ -54,11 +53,11 @@ constexpr long long kUnwritten = -1;
 struct TileShape {
   int k0, cols, c_top, stripes;
 };
-__device__ __forceinline__ TileShape tile_shape(int m, int rank) {
+__host__ __device__ inline TileShape tile_shape(int m, int rank) {
   const int ntiles = (m + kCols - 1) / kCols;
   TileShape t;
   t.k0 = (ntiles - 1 - rank) * kCols;
-  t.cols = min(kCols, m - t.k0);
+  t.cols = m - t.k0 < kCols ? m - t.k0 : kCols;
   const int top = t.k0 + t.cols - 2;  // the highest row of the tile's columns
   t.c_top = top < 0 ? -1 : top / kChunk;
   t.stripes = top < 0 ? 0 : top / kStripe + 1;
@@ -235,21 +234,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Thread blocks of the kernel that fit on the device at once (the grid need not exceed them).
-int resident_blocks() {
-  static std::mutex mu;
-  static std::map<int, int> known;  // device -> blocks
-  int device = 0;
-  MIMORX_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mu);
-  if (auto it = known.find(device); it != known.end()) return it->second;
-  int sms = 0, per_sm = 0;
-  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, striped_size_reduce_kernel, kThreads, 0));
-  return known[device] = std::max(1, sms * per_sm);
-}
-
 }  // namespace
 
 std::size_t size_reduce_sync_size(int) { return 1; }
@@ -268,16 +252,15 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
   // cover the columns from first_col on.
   const int ntiles = (m + kCols - 1) / kCols, tiles = ntiles - from / kCols;
   long long items = 0;
-  for (int rank = 0; rank < tiles; ++rank) {
-    const int k0 = (ntiles - 1 - rank) * kCols, top = k0 + std::min(kCols, m - k0) - 2;
-    items += top < 0 ? 0 : top / kStripe + 1;
-  }
+  for (int rank = 0; rank < tiles; ++rank) items += tile_shape(m, rank).stripes;
   // The kernel writes every entry of M's columns from `from` on; unwritten: all bits set.
   MIMORX_CUDA_CHECK(cudaMemsetAsync(mult + std::size_t(from) * m, items == 0 ? 0 : 0xff,
                                     std::size_t(m - from) * m * sizeof(double), s));
   if (items == 0) return;
   MIMORX_CUDA_CHECK(cudaMemsetAsync(sync, 0x7f, sizeof(int), s));
-  const int grid = int(std::min<long long>(items, resident_blocks()));
+  const int resident = mimorx::detail::resident_blocks(
+      reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, 0);
+  const int grid = int(std::min<long long>(items, std::max(1, resident)));
   striped_size_reduce_kernel<<<grid, kThreads, 0, s>>>(m, tiles, r, r0, d0, mult, mcol, sync);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
