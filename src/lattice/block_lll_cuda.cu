@@ -52,6 +52,17 @@ enum Flag : int {
   kUMax,            // the largest |U| entry of this pass's blocks (clamped to 2^30)
   kFlags
 };
+// A second bank of kFlags ints after the first takes the checks whose verdicts the host reads
+// together with an earlier one (after the block pass, after a size reduction enqueued before
+// the host knew it wanted it).
+constexpr int kBank = kFlags;
+// The size reduction enqueued behind a check runs only where the ints [0, kGateCount) of the
+// first bank are zero: no failed factorisation and no Lovasz violation (overflow, swap and block
+// status are zero before a pass's blocks).
+constexpr int kGateCount = kViolations + 1;
+static_assert(kCholFail < kGateCount && kSingular < kGateCount && kInaccurate < kGateCount,
+              "the size reduction's gate covers the factorisation's failures");
+static_assert(kFirstViolation == kViolations + 1, "one memset clears a bank's check");
 
 // T = I, and tbound (the running upper bound of |T|, raised by every kernel that writes T) =
 // bound0 (1; 2^60 when the test knob turns the float64 products off).
@@ -575,18 +586,19 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
   ensure_device(ws.bstatus, std::size_t(m), device);
   ensure_device(ws.ident, std::size_t(m), device);
-  ensure_device(ws.flags, kFlags, device);
+  ensure_device(ws.flags, 2 * kFlags, device);
   if (t) {
     ensure_device(ws.t0, mm, device);
     ensure_device(ws.colsum, std::size_t(m), device);
     ensure_device(ws.tbound, 1, device);
   }
   unsigned long long* tbound = t ? ws.tbound.data() : nullptr;
-  if (ws.hflags.size() < kFlags) ws.hflags = Buffer<int>::pinned(kFlags);
+  if (ws.hflags.size() < 2 * kFlags) ws.hflags = Buffer<int>::pinned(2 * kFlags);
   int* flags = ws.flags.data();
   int* hf = ws.hflags.data();
   auto read_flags = [&] {
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(hf, flags, kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+    MIMORX_CUDA_CHECK(
+        cudaMemcpyAsync(hf, flags, 2 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
     MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
   };
   MIMORX_CUDA_CHECK(
@@ -633,7 +645,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     *stats = st;
     return true;
   };
-  auto size_reduce = [&] {
+  // gate: null, or the flags whose kGateCount first ints must be zero for it to run.
+  auto size_reduce = [&](const int* gate) {
     // Against a snapshot of the columns from sr_from on (those before have not changed since
     // the snapshots were last taken).
     const std::size_t c0 = std::size_t(sr_from);
@@ -647,7 +660,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                         (mm - c0 * m) * sizeof(std::int64_t),
                                         cudaMemcpyDeviceToDevice, s));
     size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
-                        ws.mcol.data(), ws.srsync.data(), stream, sr_from);
+                        ws.mcol.data(), ws.srsync.data(), stream, sr_from, gate,
+                        gate ? kGateCount : 0);
     const unsigned ct = unsigned((m + 63) / 64);
     launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK),
                  subtract_products_kernel<F>, dim3(ct, unsigned((n + 63) / 64)), dim3(256), s, b,
@@ -672,12 +686,19 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                                                                     m, flags);
     MIMORX_CUDA_CHECK_LAUNCH();
   };
-  auto check = [&] {
+  auto enqueue_check = [&](int* bank) {
     lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.r.data(), m,
-                                                                             delta_check, flags);
+                                                                             delta_check, bank);
     MIMORX_CUDA_CHECK_LAUNCH();
+  };
+  auto check = [&] {
+    enqueue_check(flags);
     read_flags();
   };
+  // The check of the R a block pass left, read with that pass's flags: the next pass's check
+  // where nothing comes between (one host round trip fewer a pass).
+  bool have_next_check = false;
+  int next_violations = 0, next_first = 0;
   // After a size reduction (flags read): it changed columns from kFirstChanged on.
   auto after_size_reduction = [&] {
     if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
@@ -687,7 +708,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   for (long pass = 0;; ++pass) {
     if (pass >= max_passes) return finish(LllStatus::not_converged);
     st.iterations = pass + 1;
-    MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, kFlags * sizeof(int), s));
+    MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
     // R from B at the start, every kFullEvery passes against drift and to confirm a check that
     // passed on the updated R (as the host version); otherwise R follows the block reductions
     // by the GSC-Update below.
@@ -711,10 +732,26 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       dirty = m;
     }
     const bool reduce_first = m > 1 && sr_from < m && growth > 16;
+    // A confirming factorisation is expected to pass: the final size reduction and its check
+    // are enqueued behind its check, gated on the device by its verdict and the
+    // factorisation's flags, and all of them read at once.
+    const bool speculate = confirming && !reduce_first && m > 1 && sr_from < m;
     // The factorisation's flags are read with the check's (one sync fewer), unless a size
     // reduction, which changes B, would come between.
     if (fresh && reduce_first) read_flags();
-    if (!reduce_first) check();
+    if (speculate) {
+      enqueue_check(flags);
+      size_reduce(flags);
+      enqueue_check(flags + kBank);
+      read_flags();
+    } else if (!reduce_first && !fresh && have_next_check) {
+      std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset above
+      hf[kViolations] = next_violations;
+      hf[kFirstViolation] = next_first;
+    } else if (!reduce_first) {
+      check();
+    }
+    have_next_check = false;
     if (fresh) {
       if (hf[kCholFail] || hf[kInaccurate]) {
         // Not for this path: restore the input; the caller runs the host version.
@@ -726,8 +763,14 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       if (hf[kSingular]) return finish(LllStatus::singular);
     }
+    if (speculate && hf[kViolations] == 0) {
+      // The gate was open: the size reduction ran, and its check is the one that counts.
+      after_size_reduction();
+      hf[kViolations] = hf[kBank + kViolations];
+      hf[kFirstViolation] = hf[kBank + kFirstViolation];
+    }
     if (reduce_first) {
-      size_reduce();
+      size_reduce(nullptr);
       check();
       after_size_reduction();
     }
@@ -738,7 +781,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     }
     if (hf[kViolations] == 0 && m > 1 && sr_from < m) {
       // The final check: size-reduce, then Lovasz again on the size-reduced R.
-      size_reduce();
+      size_reduce(nullptr);
       check();
       after_size_reduction();
       if (hf[kOverflow]) return finish(LllStatus::precision_loss);
@@ -761,10 +804,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                         cudaMemcpyDeviceToDevice, s));
       ws.copied.record(stream);
       ws.copied.wait(side);
-      tri_inverse_enqueue(ws.rcopy.data(), m, lo, ws.rinv.data(), ws.rinv_tmp.data(), side);
-      ws.done.record(side);
       inv_size = lo;
     }
+    // The inverse's ~20 launches are enqueued after the block pass's: enqueued first, they held
+    // the pass back by their launch time.
+    const bool enqueue_inverse = pass == 0 && inv_size > 0;
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
@@ -804,7 +848,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       MIMORX_CUDA_CHECK_LAUNCH();
     }
+    MIMORX_CUDA_CHECK(
+        cudaMemsetAsync(flags + kBank + kViolations, 0, 2 * sizeof(int), s));  // the bank's check
+    enqueue_check(flags + kBank);
+    if (enqueue_inverse) {
+      tri_inverse_enqueue(ws.rcopy.data(), m, inv_size, ws.rinv.data(), ws.rinv_tmp.data(),
+                          ws.side.get(device));
+      ws.done.record(ws.side.get(device));
+    }
     read_flags();
+    have_next_check = true;
+    next_violations = hf[kBank + kViolations];
+    next_first = hf[kBank + kFirstViolation];
     if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
     if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     st.swaps += hf[kSwapped];

@@ -221,10 +221,13 @@ void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 // with pivots d0 = diag(r0); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
 // where column k has any. m <= 4096. first_col > 0: only the columns from first_col on (and
 // the rest of its tile) are reduced; M's columns below it are left as they are. sync: device
-// scratch of size_reduce_sync_size(m) ints.
+// scratch of size_reduce_sync_size(m) ints. gate (device, may be null): where any of its
+// gate_count ints is non-zero when the kernel runs, R is left as it is and mcol all zero (M
+// unspecified), so that a caller can enqueue the reduction before it knows whether it wants it.
 std::size_t size_reduce_sync_size(int m);
 void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, int* sync, void* stream, int first_col = 0);
+                         int* mcol, int* sync, void* stream, int first_col = 0,
+                         const int* gate = nullptr, int gate_count = 0);
 
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
 // reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,

@@ -78,10 +78,17 @@ __device__ __forceinline__ void publish_multiplier(double* p, double q) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-// sync[0]: the item counter.
+// sync[0]: the item counter. gate (may be null): the kernel does nothing where one of its
+// gate_count ints is non-zero.
 __global__ void __launch_bounds__(kThreads)
     striped_size_reduce_kernel(int m, int tiles, double* r, const double* r0, const double* d0,
-                               double* mult, int* mcol, int* sync) {
+                               double* mult, int* mcol, int* sync, const int* gate,
+                               int gate_count) {
+  if (gate) {
+    int closed = 0;
+    for (int i = 0; i < gate_count; ++i) closed |= gate[i];
+    if (closed) return;  // mcol stays zero: the products after it do nothing either
+  }
   __shared__ double s_x[kCols][kStripe];           // s_x[w][i - lo]: the stripe's rows
   __shared__ double s_tri[2][kChunk][kChunk + 1];  // [chunk & 1][u][s] = R0(row_s, row_u), s > u
   __shared__ double s_q[kChunk][kCols];            // the chunk's multipliers per column
@@ -239,7 +246,8 @@ __global__ void __launch_bounds__(kThreads)
 std::size_t size_reduce_sync_size(int) { return 1; }
 
 void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, int* sync, void* stream, int first_col) {
+                         int* mcol, int* sync, void* stream, int first_col, const int* gate,
+                         int gate_count) {
   const auto s = mimorx::detail::as_stream(stream);
   // Columns below the tile of first_col keep their multipliers (zero: the caller reduces only
   // columns that can have changed).
@@ -261,7 +269,8 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
   const int resident = mimorx::detail::resident_blocks(
       reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, 0);
   const int grid = int(std::min<long long>(items, std::max(1, resident)));
-  striped_size_reduce_kernel<<<grid, kThreads, 0, s>>>(m, tiles, r, r0, d0, mult, mcol, sync);
+  striped_size_reduce_kernel<<<grid, kThreads, 0, s>>>(m, tiles, r, r0, d0, mult, mcol, sync, gate,
+                                                       gate_count);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

@@ -168,8 +168,11 @@ namespace {
 // rows descending, q = round(x * (1 / r_jj)), one fused multiply-add per update; results equal
 // to the last bit. The snapshot R0 has small off-diagonal entries (so that multipliers stay
 // moderate over thousands of rows); the columns of R to reduce are R0's (no multiplier), large
-// (dense multipliers), or large in their lower half.
-void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0) {
+// (dense multipliers), or large in their lower half. gated: called with a gate of three ints
+// {0, gate, 0} (closed where gate != 0: R unchanged and no column marked).
+void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0, bool gated = false,
+                      int gate = 0) {
+  const bool closed = gated && gate != 0;
   const std::size_t mm = std::size_t(m) * m;
   std::vector<double> r0(mm, 0.0), d(m);
   std::normal_distribution<double> nd;
@@ -187,7 +190,7 @@ void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0) {
   std::vector<double> want = r, wmult(mm, 0.0);
   std::vector<int> wcol(m, 0);
   const int from = first_col / 8 * 8;  // the first column of first_col's tile
-  for (int k = std::max(1, from); k < m; ++k) {
+  for (int k = std::max(1, from); k < m && !closed; ++k) {
     double* x = want.data() + std::size_t(k) * m;
     for (int j = k - 1; j >= 0; --j) {
       // the product rounded on its own (no fused + 0.5), as on the GPU
@@ -209,8 +212,12 @@ void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0) {
   dmult.fill_bytes(0x7F);  // garbage: the function zeroes it (from column `from` on)
   dcol.fill_bytes(0x7F);
   dsync.fill_bytes(0x11);
+  auto dgate = Buffer<int>::device(3);
+  const int hgate[3] = {0, gate, 0};
+  dgate.copy_from_host(hgate, 3);
   lattice::detail::size_reduce_enqueue(m, dr.data(), dr0.data(), dd.data(), dmult.data(),
-                                       dcol.data(), dsync.data(), nullptr, first_col);
+                                       dcol.data(), dsync.data(), nullptr, first_col,
+                                       gated ? dgate.data() : nullptr, gated ? 3 : 0);
   std::vector<double> got(mm), gmult(mm);
   std::vector<int> gcol(m);
   dr.copy_to_host(got.data(), mm);
@@ -223,7 +230,7 @@ void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0) {
                     << ", model " << want[e];
       ++bad;
     }
-    if (e >= std::size_t(from) * m && gmult[e] != wmult[e]) {
+    if (!closed && e >= std::size_t(from) * m && gmult[e] != wmult[e]) {
       ADD_FAILURE() << "m=" << m << " M(" << e % m << ", " << e / m << ") = " << gmult[e]
                     << ", model " << wmult[e];
       ++bad;
@@ -245,6 +252,13 @@ TEST(LllGpu, SizeReductionMatchesHostModel) {
   }
   for (auto [m, first] : std::vector<std::pair<int, int>>{{100, 50}, {300, 129}, {1024, 896}}) {
     size_reduce_case(g, m, first);
+    if (::testing::Test::HasFailure()) return;
+  }
+  // The gate (the block method enqueues the final reduction before it reads the check that
+  // decides it): open, the same numbers; closed, nothing changes.
+  for (int gate : {0, 1, -7}) {
+    size_reduce_case(g, 300, 0, true, gate);
+    size_reduce_case(g, 1024, 896, true, gate);
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -1385,6 +1399,9 @@ TEST(LllGpu, PresortMatchesTheHost) {
   presort_device_case<float>(g, 300, 200);
   presort_device_case<double>(g, 64, 64);
   presort_device_case<float>(g, 1024, 1024);
+  // n not a multiple of the 16-byte unit: the permutation moves single entries.
+  presort_device_case<float>(g, 37, 50);
+  presort_device_case<double>(g, 33, 20);
   for (auto [n, m, batch] : {std::tuple{8, 8, 200}, std::tuple{16, 16, 100}, std::tuple{20, 12, 50},
                              std::tuple{64, 64, 20}}) {
     presort_plan_case<float>(g, LllMethod::all_swap, n, m, batch);
