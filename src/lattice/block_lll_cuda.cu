@@ -35,7 +35,8 @@ namespace {
 
 bool g_device_enabled = true;
 bool g_t_float64 = true;
-bool g_head_inverse = true;  // set_head_inverse
+bool g_head_inverse = true;     // set_head_inverse
+bool g_refactor_window = true;  // set_refactor_small_window
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -564,6 +565,7 @@ void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
 bool block_device_enabled() { return g_device_enabled; }
 void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
 void set_head_inverse(bool enabled) { g_head_inverse = enabled; }
+void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -629,6 +631,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   double growth = 0;  // log2 of the entries' possible growth since the last size reduction
   int quiet = 0, checks = 0;
   bool refresh = true;  // the next pass starts from a fresh R
+  // The next fresh R confirms a check that passed on the updated R (or follows drift): counted
+  // against a loop of confirmations that keep failing.
+  bool confirm_check = false;
   long last_full = 0;
   constexpr long kFullEvery = 8;
   // W = R_hh^{-1} of the head before the first window (tri_inverse_cuda.cu), computed on the
@@ -712,7 +717,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // R from B at the start, every kFullEvery passes against drift and to confirm a check that
     // passed on the updated R (as the host version); otherwise R follows the block reductions
     // by the GSC-Update below.
-    const bool confirming = refresh && pass > 0;  // a check that passed on the updated R
+    // A fresh R after a check that passed on the updated R, or after a block pass that left R
+    // as it was (a small window, refactorised instead): expected to pass.
+    const bool confirming = refresh && pass > 0;
     const bool fresh = refresh || pass - last_full >= kFullEvery;
     if (fresh) {
       // After the first pass only the columns from `dirty` on can have changed: their R is
@@ -722,10 +729,10 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
       // to wait for the side stream.
       const bool use_inverse = tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
-      if (use_inverse) ws.done.wait(stream);
+      // It waits for the side stream's W only where it needs it (after the Gram columns).
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
-                               inv_size, ws.rinv_tmp.data());
+                               inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       last_full = pass;
@@ -777,6 +784,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     if (hf[kViolations] == 0 && !fresh) {
       refresh = true;  // confirm on a fresh R
+      confirm_check = true;
       continue;
     }
     if (hf[kViolations] == 0 && m > 1 && sr_from < m) {
@@ -787,8 +795,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     }
     if (hf[kViolations] == 0) return finish(LllStatus::reduced);  // fresh and size-reduced
-    if (confirming && ++checks > 16) return finish(LllStatus::precision_loss);
+    if (confirming && confirm_check && ++checks > 16) return finish(LllStatus::precision_loss);
     refresh = false;
+    confirm_check = false;
     const int first_violation = m - hf[kFirstViolation];  // pair (first_violation - 1, it)
     const int want = (first_violation - 1) / l * l;
     lo = pass == 0 ? want : std::min(lo, want);
@@ -809,6 +818,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // The inverse's ~20 launches are enqueued after the block pass's: enqueued first, they held
     // the pass back by their launch time.
     const bool enqueue_inverse = pass == 0 && inv_size > 0;
+    // A window of at most m / 8 columns: R is not carried through the pass (R U_c, the GSC QR
+    // and its application, ~85 us at 1024 x 1024 with 4 blocks); the changed columns are
+    // refactorised instead (~100 us there), which the last pass needed anyway to confirm. On a
+    // wider window the refactorisation grows with it and the GSC-Update stays.
+    const bool update_r = !(g_refactor_window && std::int64_t(m - lo) * 8 <= m);
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
@@ -830,6 +844,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
             t, m, m, g.start, g.stride, sz, ws.u.data(), ident, flags, tbound);
         MIMORX_CUDA_CHECK_LAUNCH();
       }
+      if (!update_r) continue;
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.
       apply_u_kernel<double><<<apply_grid(g.count, m), kApplyRows * kApplyGroups, 0, s>>>(
@@ -848,16 +863,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       MIMORX_CUDA_CHECK_LAUNCH();
     }
-    MIMORX_CUDA_CHECK(
-        cudaMemsetAsync(flags + kBank + kViolations, 0, 2 * sizeof(int), s));  // the bank's check
-    enqueue_check(flags + kBank);
+    if (update_r) {
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(flags + kBank + kViolations, 0, 2 * sizeof(int),
+                                        s));  // the bank's check
+      enqueue_check(flags + kBank);
+    }
     if (enqueue_inverse) {
       tri_inverse_enqueue(ws.rcopy.data(), m, inv_size, ws.rinv.data(), ws.rinv_tmp.data(),
                           ws.side.get(device));
       ws.done.record(ws.side.get(device));
     }
     read_flags();
-    have_next_check = true;
+    have_next_check = update_r;
     next_violations = hf[kBank + kViolations];
     next_first = hf[kBank + kFirstViolation];
     if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
@@ -873,8 +890,12 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     quiet = hf[kSwapped] == 0 ? quiet + 1 : 0;
     if (quiet >= 2) {
       refresh = true;
+      confirm_check = true;
       quiet = 0;
     }
+    // R not updated: the next pass refactorises the changed columns (without a change it is
+    // still R of B, and the next pass checks it again with the other block offset).
+    if (!update_r && hf[kChanged]) refresh = true;
   }
 }
 

@@ -448,8 +448,8 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 // for the panels from `first`.
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
-                 double* norm2, cudaStream_t s, const double* rinv, int rinv_size,
-                 double* scratch) {
+                 double* norm2, cudaStream_t s, const double* rinv, int rinv_size, double* scratch,
+                 const OrderEvent* ready) {
   const std::size_t f = std::size_t(first);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(r + f * m, 0, (std::size_t(m) - f) * m * sizeof(double), s));
   const bool chained = chain_supported();
@@ -468,6 +468,7 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
     if (rinv && scratch && tail_cholesky_uses_inverse(first, rinv_size)) {
       // X = R_hh^{-T} G_ht as one product with W = R_hh^{-1} (tri_inverse_cuda.cu), G_ht moved
       // out of R's block rows first.
+      if (ready) ready->wait(s);
       const std::size_t rest = std::size_t(m - first);
       MIMORX_CUDA_CHECK(cudaMemcpy2DAsync(
           scratch, std::size_t(first) * sizeof(double), r + f * m, std::size_t(m) * sizeof(double),
@@ -507,7 +508,7 @@ template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream) {
   factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream), nullptr, 0,
-                 nullptr);
+                 nullptr, nullptr);
 }
 
 int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
@@ -518,9 +519,9 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size) {
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv, int rinv_size,
-                           double* scratch) {
+                           double* scratch, const OrderEvent* ready) {
   factor_from<F>(b, n, m, tail_cholesky_start(first), r, diag, fail, norm2,
-                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch);
+                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready);
 }
 
 template <class F>
@@ -550,9 +551,11 @@ template void gram_cholesky_enqueue<float>(const float*, int, int, double*, doub
 template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*,
                                             double*, void*);
 template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
-                                           double*, void*, const double*, int, double*);
+                                           double*, void*, const double*, int, double*,
+                                           const OrderEvent*);
 template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
-                                            double*, void*, const double*, int, double*);
+                                            double*, void*, const double*, int, double*,
+                                            const OrderEvent*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

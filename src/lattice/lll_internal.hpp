@@ -188,11 +188,15 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 // recomputed; norm2 likewise): the block method's refactorisation of its active window.
 // rinv (may be null): W = R^{-1} of R's leading rinv_size x rinv_size block (tri_inverse_enqueue)
 // with rinv_size >= first; then the head's block rows are one product W^T G instead of a
-// forward substitution, with `scratch` (first x (m - first) doubles) for G.
+// forward substitution, with `scratch` (first x (m - first) doubles) for G. ready (may be null):
+// the work that writes rinv and scratch, waited for just before they are used (the Gram
+// columns before it do not need them).
+class OrderEvent;
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv = nullptr,
-                           int rinv_size = 0, double* scratch = nullptr);
+                           int rinv_size = 0, double* scratch = nullptr,
+                           const OrderEvent* ready = nullptr);
 // The Cholesky factorisation of R's columns from `first` (a multiple of 32) on, whose Gram data
 // (with the head's contribution subtracted) is in R's upper triangle, as one persistent
 // cooperative kernel (chol_lookahead_cuda.cu); scratch: lookahead_scratch_size(m) doubles.
@@ -302,6 +306,10 @@ void set_split_k(bool enabled);
 // Benchmark knob: false makes the GPU-resident block method refactorise its window by forward
 // substitution instead of with the inverse of R's head (tri_inverse_enqueue).
 void set_head_inverse(bool enabled);
+// Test/benchmark knob: false keeps the GSC-Update of R through every block pass; true (the
+// default) refactorises the changed columns after a pass over a window of at most m / 8 columns
+// instead.
+void set_refactor_small_window(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

@@ -1252,6 +1252,35 @@ TEST(LllGpu, BlockMethodWindowGrowsToTheFront) {
   }
 }
 
+// A window of at most m / 8 columns is refactorised after its block pass instead of carried
+// through the GSC-Update (set_refactor_small_window): the 1024 x 1024 Gaussian basis (window
+// [896, 1024) after the presort) and the window that grows to the front (from 32 of 256
+// columns, then wider), with T, both ways; every output reduced on the input lattice.
+TEST(LllGpu, BlockMethodRefactorisedWindow) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  struct Case {
+    int n;
+    bool presort, short_last;
+  };
+  for (const Case c : {Case{1024, true, false}, Case{256, false, true}}) {
+    auto b0 = test::gaussian_basis(g, c.n, c.n);
+    if (c.short_last)
+      for (int i = 0; i < c.n; ++i) b0[std::size_t(c.n - 1) * c.n + i] *= 1e-3;
+    LllConfig cfg{c.n, c.n};
+    cfg.method = LllMethod::block;
+    cfg.presort = c.presort;
+    cfg.transform = true;
+    for (bool refactor : {true, false}) {
+      lattice::detail::set_refactor_small_window(refactor);
+      const std::string what = "n=" + std::to_string(c.n) + (refactor ? " refactorised" : " GSC");
+      reduce_one_on_gpu<float>(cfg, b0, what.c_str());
+      lattice::detail::set_refactor_small_window(true);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST(LllGpu, BlockMethodFallsBackOnIllConditionedBases) {
   // Columns scaled by 10^-5 .. 10^5: the Cholesky factor's diagonal ratio is far below 1e-6, so
   // the device-resident path hands the basis (restored) to the host-side path (Householder QR).
