@@ -329,12 +329,18 @@ constexpr int kMaxBlock = 64;  // LllConfig::block <= 64
 // one thread a row for all columns (32 x 32 multiply-adds behind shared-memory loads, one warp
 // per SMSP) took 25 us (B) and 21 us (R) for one 32-column block at n = 1024 on the H100, now 20
 // and 15 us. Each output still accumulates over k in order, so the numbers are the same.
+// SZ: the block size at compile time (32, the automatic one from m = 64 on), 0: sz at run time.
+// With a run-time size the loads of U_c and of the row waited for one another (Nsight Compute:
+// 20 us for B at 1024, long-scoreboard stalls first).
 constexpr int kApplyRows = 32, kApplyGroups = 4;
-template <class X>
+template <class X, int SZ>
 __global__ void __launch_bounds__(128)
-    apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz, const std::int64_t* u,
-                   const int* ident, int* flags, unsigned long long* tbound) {
-  if (ident[blockIdx.x]) return;  // U_c = I
+    apply_u_kernel(X* x, long long ld, int rows, int s0, int stride, int sz_run,
+                   const std::int64_t* u, const int* ident, int* flags,
+                   unsigned long long* tbound) {
+  const int sz = SZ ? SZ : sz_run;
+  constexpr int kMaxK = SZ ? SZ : kMaxBlock;  // the unrolled loops' bound
+  if (ident[blockIdx.x]) return;              // U_c = I
   constexpr bool kInt = std::is_same_v<X, std::int64_t>;
   const int c = blockIdx.x, s = s0 + c * stride;
   const std::int64_t* uc = u + (long long)c * sz * sz;
@@ -352,11 +358,24 @@ __global__ void __launch_bounds__(128)
     }
     wide = !(double(*tbound) * block_max_nonneg(colmax) < kExact);
   }
-  for (int e = threadIdx.x; e < sz * sz; e += blockDim.x) {
-    if (wide) {
-      us_raw[e] = uc[e];
-    } else {
-      usd[e] = double(uc[e]);
+  // 8 loads in flight a thread.
+  constexpr int kStageLoads = 8;
+  for (int e0 = threadIdx.x; e0 < sz * sz; e0 += kStageLoads * blockDim.x) {
+    std::int64_t v[kStageLoads];
+#pragma unroll
+    for (int p = 0; p < kStageLoads; ++p) {
+      const int e = e0 + p * int(blockDim.x);
+      v[p] = e < sz * sz ? uc[e] : 0;
+    }
+#pragma unroll
+    for (int p = 0; p < kStageLoads; ++p) {
+      const int e = e0 + p * int(blockDim.x);
+      if (e >= sz * sz) break;
+      if (wide) {
+        us_raw[e] = v[p];
+      } else {
+        usd[e] = double(v[p]);
+      }
     }
   }
   __syncthreads();
@@ -366,15 +385,15 @@ __global__ void __launch_bounds__(128)
   const int j0 = int(threadIdx.x) / kApplyRows * per, j1 = min(sz, j0 + per);
   if constexpr (kInt) {
     if (wide) {
-      std::int64_t in[kMaxBlock];
+      std::int64_t in[kMaxK];
 #pragma unroll
-      for (int kk = 0; kk < kMaxBlock; ++kk)
+      for (int kk = 0; kk < kMaxK; ++kk)
         if (kk < sz) in[kk] = x[(long long)(s + kk) * ld + row];
       unsigned long long big = 0;
       for (int j = j0; j < j1; ++j) {
         __int128 acc = 0;
 #pragma unroll
-        for (int kk = 0; kk < kMaxBlock; ++kk)
+        for (int kk = 0; kk < kMaxK; ++kk)
           if (kk < sz) acc += (__int128)us_raw[j * sz + kk] * in[kk];
         if (acc > (__int128)INT64_MAX || acc < (__int128)INT64_MIN) flags[kOverflow] = 1;
         x[(long long)(s + j) * ld + row] = std::int64_t(acc);
@@ -387,15 +406,15 @@ __global__ void __launch_bounds__(128)
   // Four output columns per step, four independent accumulation chains (one chain per thread
   // left the kernel latency-bound at 4 resident warps per SM).
   using In = std::conditional_t<kInt, double, X>;
-  In in[kMaxBlock];
+  In in[kMaxK];
 #pragma unroll
-  for (int kk = 0; kk < kMaxBlock; ++kk)
+  for (int kk = 0; kk < kMaxK; ++kk)
     if (kk < sz) in[kk] = In(x[(long long)(s + kk) * ld + row]);
   unsigned long long big = 0;
   for (int j = j0; j < j1; j += 4) {
     double acc[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int kk = 0; kk < kMaxBlock; ++kk)
+    for (int kk = 0; kk < kMaxK; ++kk)
       if (kk < sz) {
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj)
@@ -413,6 +432,22 @@ __global__ void __launch_bounds__(128)
 
 dim3 apply_grid(int blocks, int rows) {
   return dim3(unsigned(blocks), unsigned((rows + kApplyRows - 1) / kApplyRows));
+}
+
+// X[:, blocks of the group] <- X U_c: the kernel for the group's block size.
+template <class X>
+void apply_u(X* x, long long ld, int rows, int s0, int stride, int sz, int count,
+             const std::int64_t* u, const int* ident, int* flags, unsigned long long* tbound,
+             cudaStream_t s) {
+  const dim3 grid = apply_grid(count, rows), block(kApplyRows * kApplyGroups);
+  if (sz == 32) {
+    apply_u_kernel<X, 32>
+        <<<grid, block, 0, s>>>(x, ld, rows, s0, stride, sz, u, ident, flags, tbound);
+  } else {
+    apply_u_kernel<X, 0>
+        <<<grid, block, 0, s>>>(x, ld, rows, s0, stride, sz, u, ident, flags, tbound);
+  }
+  MIMORX_CUDA_CHECK_LAUNCH();
 }
 
 // The row half of the GSC-Update (Jozsa et al., CR-MB-LLL) for diagonal block c at s (after the
@@ -559,6 +594,16 @@ __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) 
   }
 }
 
+// The side stream's inverse of R runs where the first check finds the factorisation sound and
+// its first violated pair's window, rounded down to l, starts at `from` or later (the host's
+// choice after reading the same flags); *skip = 1 otherwise.
+__global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, int* skip) {
+  bool use = flags[kViolations] > 0 && flags[kFirstViolation] > 0 && !flags[kCholFail] &&
+             !flags[kSingular] && !flags[kInaccurate];
+  if (use) use = (m - flags[kFirstViolation] - 1) / l * l >= from;
+  *skip = use ? 0 : 1;
+}
+
 }  // namespace
 
 void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
@@ -636,13 +681,37 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   bool confirm_check = false;
   long last_full = 0;
   constexpr long kFullEvery = 8;
-  // W = R_hh^{-1} of the head before the first window (tri_inverse_cuda.cu), computed on the
-  // side stream during the first block pass: the refactorisations' head block rows are then one
-  // product. Columns before the window keep their R to the end (while the window does not
-  // reach them), so W stays valid for every refactorisation from a column up to inv_size.
+  // W = R^{-1} of the first factorisation (tri_inverse_cuda.cu), computed on the side stream
+  // from the moment R is there (enqueued before the host reads the first check, behind a copy
+  // of R), gated on the device by that check: it runs where the first window starts at
+  // kInverseFrom or later. W's leading block of the head [0, lo) is the inverse of R's (R is
+  // triangular), and the refactorisations' head block rows are then one product. Columns before
+  // the window keep their R to the end (while the window does not reach them), so W stays valid
+  // for every refactorisation from a column up to inv_size.
   int inv_size = 0;
+  bool side_launched = false;
   auto join_side = [&] {  // later work on `stream` (this call's or the next) waits for it
-    if (inv_size > 0) ws.done.wait(stream);
+    if (side_launched) ws.done.wait(stream);
+  };
+  auto launch_inverse = [&] {
+    const std::size_t total = mm;
+    ensure_device(ws.rcopy, total, device);
+    ensure_device(ws.rinv, total, device);
+    ensure_device(ws.rinv_tmp, mm, device);
+    ensure_device(ws.inv_skip, 1, device);
+    void* side = ws.side.get(device);
+    ws.factored.record(stream);
+    ws.factored.wait(side);
+    const auto ss = mimorx::detail::as_stream(side);
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), total * sizeof(double),
+                                      cudaMemcpyDeviceToDevice, ss));
+    inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, ws.inv_skip.data());
+    MIMORX_CUDA_CHECK_LAUNCH();
+    ws.copied.record(side);  // R copied and the flags read: this stream may change both
+    tri_inverse_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
+                        ws.inv_skip.data());
+    ws.done.record(side);
+    side_launched = true;
   };
   auto finish = [&](LllStatus status) {
     join_side();
@@ -755,6 +824,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset above
       hf[kViolations] = next_violations;
       hf[kFirstViolation] = next_first;
+    } else if (pass == 0 && m >= kInverseFrom && g_head_inverse) {
+      enqueue_check(flags);
+      launch_inverse();
+      read_flags();
+      ws.copied.wait(stream);  // R and the flags are read before this stream changes them
     } else if (!reduce_first) {
       check();
     }
@@ -801,23 +875,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     const int first_violation = m - hf[kFirstViolation];  // pair (first_violation - 1, it)
     const int want = (first_violation - 1) / l * l;
     lo = pass == 0 ? want : std::min(lo, want);
-    if (pass == 0 && lo >= kInverseFrom && g_head_inverse) {
-      // R's head [0, lo) copied (the stream's later size reductions may change it), inverted on
-      // the side stream.
-      const std::size_t head = std::size_t(lo) * m;
-      ensure_device(ws.rcopy, head, device);
-      ensure_device(ws.rinv, head, device);
-      ensure_device(ws.rinv_tmp, mm, device);
-      void* side = ws.side.get(device);
-      MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), head * sizeof(double),
-                                        cudaMemcpyDeviceToDevice, s));
-      ws.copied.record(stream);
-      ws.copied.wait(side);
-      inv_size = lo;
-    }
-    // The inverse's ~20 launches are enqueued after the block pass's: enqueued first, they held
-    // the pass back by their launch time.
-    const bool enqueue_inverse = pass == 0 && inv_size > 0;
+    // The side stream's gate made the same choice.
+    if (pass == 0 && side_launched && lo >= kInverseFrom) inv_size = lo;
     // A window of at most m / 8 columns: R is not carried through the pass (R U_c, the GSC QR
     // and its application, ~85 us at 1024 x 1024 with 4 blocks); the changed columns are
     // refactorised instead (~100 us there), which the last pass needed anyway to confirm. On a
@@ -836,20 +895,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       int* ident = ws.ident.data();
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
       MIMORX_CUDA_CHECK_LAUNCH();
-      apply_u_kernel<F><<<apply_grid(g.count, n), kApplyRows * kApplyGroups, 0, s>>>(
-          b, n, n, g.start, g.stride, sz, ws.u.data(), ident, flags, nullptr);
-      MIMORX_CUDA_CHECK_LAUNCH();
-      if (t) {
-        apply_u_kernel<std::int64_t><<<apply_grid(g.count, m), kApplyRows * kApplyGroups, 0, s>>>(
-            t, m, m, g.start, g.stride, sz, ws.u.data(), ident, flags, tbound);
-        MIMORX_CUDA_CHECK_LAUNCH();
-      }
+      apply_u<F>(b, n, n, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags, nullptr, s);
+      if (t)
+        apply_u<std::int64_t>(t, m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
+                              tbound, s);
       if (!update_r) continue;
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.
-      apply_u_kernel<double><<<apply_grid(g.count, m), kApplyRows * kApplyGroups, 0, s>>>(
-          ws.r.data(), m, m, g.start, g.stride, sz, ws.u.data(), ident, flags, nullptr);
-      MIMORX_CUDA_CHECK_LAUNCH();
+      apply_u<double>(ws.r.data(), m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
+                      nullptr, s);
       gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident,
                                             ws.refl.data());
       MIMORX_CUDA_CHECK_LAUNCH();
@@ -867,11 +921,6 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       MIMORX_CUDA_CHECK(cudaMemsetAsync(flags + kBank + kViolations, 0, 2 * sizeof(int),
                                         s));  // the bank's check
       enqueue_check(flags + kBank);
-    }
-    if (enqueue_inverse) {
-      tri_inverse_enqueue(ws.rcopy.data(), m, inv_size, ws.rinv.data(), ws.rinv_tmp.data(),
-                          ws.side.get(device));
-      ws.done.record(ws.side.get(device));
     }
     read_flags();
     have_next_check = update_r;

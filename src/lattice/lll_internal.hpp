@@ -212,7 +212,10 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size);
 // W = R^{-1} of the leading f x f block of the upper-triangular R (column-major, ld ld, zero
 // below the diagonal), into w (ld ld; its first f columns are overwritten, zero below the
 // diagonal); tmp: scratch of ld x ld doubles. Enqueued on `stream` (tri_inverse_cuda.cu).
-void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream);
+// W's leading k x k block is the inverse of R's (triangular). skip (device, may be null): where
+// it is non-zero when the kernels run, they do nothing (W is then left zero).
+void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
+                         const int* skip = nullptr);
 // X = W^T G for W from tri_inverse_enqueue (f x f, ld ld), G f x cols (ld ldg) and X f x cols
 // (ld ld; not overlapping G), enqueued on `stream`.
 void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
@@ -272,12 +275,13 @@ class SideStream {
 
 template <class F>
 struct BlockLllWorkspace {
-  // The inverse of R's head (tri_inverse_enqueue) on a side stream: R's leading block copied
-  // (rcopy), W, the doubling's scratch; `copied` recorded on the block method's stream, `done`
-  // on the side stream.
+  // The inverse of R (tri_inverse_enqueue) on a side stream: R copied (rcopy), W, the doubling's
+  // scratch, the gate that skips it; `factored` recorded on the block method's stream, `copied`
+  // and `done` on the side stream.
   Buffer<double> rcopy, rinv, rinv_tmp;
+  Buffer<int> inv_skip;
   SideStream side;
-  OrderEvent copied, done;
+  OrderEvent factored, copied, done;
   Buffer<F> b_in, b0, blocks;
   Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
   Buffer<std::int64_t> t0, u;

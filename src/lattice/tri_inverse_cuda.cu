@@ -27,7 +27,8 @@ constexpr int kDiag = 32;  // the diagonal blocks inverted directly
 // W's diagonal block p = 32 blockIdx.x: lane j computes column j of R_pp^{-1} by back
 // substitution (a short last block padded with the identity).
 __global__ void __launch_bounds__(32)
-    diag_inverse_kernel(const double* r, int ld, int f, double* w) {
+    diag_inverse_kernel(const double* r, int ld, int f, double* w, const int* skip) {
+  if (skip && *skip) return;
   __shared__ double s_r[kDiag][kDiag + 1];  // s_r[i][k] = R(p + i, p + k)
   const int p = blockIdx.x * kDiag, nb = min(kDiag, f - p), j = threadIdx.x;
   for (int i = 0; i < kDiag; ++i)
@@ -62,12 +63,14 @@ struct ProductArgs {
   double* x;        // X (kApply)
   long long ld, ldg;
   int f, s, cols;
+  const int* skip;  // may be null; non-zero: do nothing
 };
 
 constexpr int kLdA = 64 + 4, kLdB = 16 + 4;  // slab strides (distinct banks per half-warp)
 
 template <int kMode>
 __global__ void __launch_bounds__(256) tri_product_kernel(ProductArgs pa) {
+  if (pa.skip && *pa.skip) return;  // the whole cluster
   // This batch's operands: op(A)(i, k), B(k, j), C(i, j).
   const double *a, *b;
   double* c;
@@ -165,13 +168,15 @@ void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cud
 
 }  // namespace
 
-void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream) {
+void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
+                         const int* skip) {
   if (f <= 0) return;
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(w, 0, std::size_t(f) * ld * sizeof(double), s));
-  diag_inverse_kernel<<<unsigned((f + kDiag - 1) / kDiag), kDiag, 0, s>>>(r, ld, f, w);
+  diag_inverse_kernel<<<unsigned((f + kDiag - 1) / kDiag), kDiag, 0, s>>>(r, ld, f, w, skip);
   MIMORX_CUDA_CHECK_LAUNCH();
   ProductArgs pa{};
+  pa.skip = skip;
   pa.r = r;
   pa.w = w;
   pa.tmp = tmp;
