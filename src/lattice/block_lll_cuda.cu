@@ -694,16 +694,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (side_launched) ws.done.wait(stream);
   };
   auto launch_inverse = [&] {
-    const std::size_t total = mm;
-    ensure_device(ws.rcopy, total, device);
-    ensure_device(ws.rinv, total, device);
+    ensure_device(ws.rcopy, mm, device);
+    ensure_device(ws.rinv, mm, device);
     ensure_device(ws.rinv_tmp, mm, device);
     ensure_device(ws.inv_skip, 1, device);
     void* side = ws.side.get(device);
     ws.factored.record(stream);
     ws.factored.wait(side);
     const auto ss = mimorx::detail::as_stream(side);
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), total * sizeof(double),
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), mm * sizeof(double),
                                       cudaMemcpyDeviceToDevice, ss));
     inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, ws.inv_skip.data());
     MIMORX_CUDA_CHECK_LAUNCH();
