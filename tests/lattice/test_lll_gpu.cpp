@@ -1252,6 +1252,7 @@ TEST(LllGpu, BlockMethodWindowGrowsToTheFront) {
   }
 }
 
+#if MIMORX_HAS_CUDA  // the knob exists in CUDA builds only
 // A window of at most m / 8 columns is refactorised after its block pass instead of carried
 // through the GSC-Update (set_refactor_small_window): the 1024 x 1024 Gaussian basis (window
 // [896, 1024) after the presort) and the window that grows to the front (from 32 of 256
@@ -1280,6 +1281,7 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
     }
   }
 }
+#endif
 
 TEST(LllGpu, BlockMethodFallsBackOnIllConditionedBases) {
   // Columns scaled by 10^-5 .. 10^5: the Cholesky factor's diagonal ratio is far below 1e-6, so
