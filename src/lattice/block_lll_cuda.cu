@@ -594,13 +594,20 @@ __global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) 
   }
 }
 
+// The first column of the window a check's first violated pair asks for: that pair's first
+// column rounded down to l (first_violation_flag: flags[kFirstViolation], m - k for the pair
+// (k - 1, k)). The host and the side stream's gate both choose by it.
+__host__ __device__ inline int window_start(int m, int first_violation_flag, int l) {
+  return (m - first_violation_flag - 1) / l * l;
+}
+
 // The side stream's inverse of R runs where the first check finds the factorisation sound and
-// its first violated pair's window, rounded down to l, starts at `from` or later (the host's
-// choice after reading the same flags); *skip = 1 otherwise.
+// its window starts at `from` or later (the host's choice after reading the same flags);
+// *skip = 1 otherwise.
 __global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, int* skip) {
   bool use = flags[kViolations] > 0 && flags[kFirstViolation] > 0 && !flags[kCholFail] &&
              !flags[kSingular] && !flags[kInaccurate];
-  if (use) use = (m - flags[kFirstViolation] - 1) / l * l >= from;
+  if (use) use = window_start(m, flags[kFirstViolation], l) >= from;
   *skip = use ? 0 : 1;
 }
 
@@ -770,8 +777,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   };
   // The check of the R a block pass left, read with that pass's flags: the next pass's check
   // where nothing comes between (one host round trip fewer a pass).
+  // Its verdict stays in hf's second bank until then.
   bool have_next_check = false;
-  int next_violations = 0, next_first = 0;
   // After a size reduction (flags read): it changed columns from kFirstChanged on.
   auto after_size_reduction = [&] {
     if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
@@ -820,9 +827,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       enqueue_check(flags + kBank);
       read_flags();
     } else if (!reduce_first && !fresh && have_next_check) {
+      // No flags were read since the block pass's: its bank-1 check is this pass's check.
+      const int violations = hf[kBank + kViolations], first = hf[kBank + kFirstViolation];
       std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset above
-      hf[kViolations] = next_violations;
-      hf[kFirstViolation] = next_first;
+      hf[kViolations] = violations;
+      hf[kFirstViolation] = first;
     } else if (pass == 0 && m >= kInverseFrom && g_head_inverse) {
       enqueue_check(flags);
       launch_inverse();
@@ -871,8 +880,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (confirming && confirm_check && ++checks > 16) return finish(LllStatus::precision_loss);
     refresh = false;
     confirm_check = false;
-    const int first_violation = m - hf[kFirstViolation];  // pair (first_violation - 1, it)
-    const int want = (first_violation - 1) / l * l;
+    const int want = window_start(m, hf[kFirstViolation], l);
     lo = pass == 0 ? want : std::min(lo, want);
     // The side stream's gate made the same choice.
     if (pass == 0 && side_launched && lo >= kInverseFrom) inv_size = lo;
@@ -923,8 +931,6 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     }
     read_flags();
     have_next_check = update_r;
-    next_violations = hf[kBank + kViolations];
-    next_first = hf[kBank + kFirstViolation];
     if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
     if (hf[kOverflow]) return finish(LllStatus::precision_loss);
     st.swaps += hf[kSwapped];
