@@ -13,10 +13,12 @@
 // later: in phase q other blocks still read G(q, j) where X(q, j) belongs. Reads of data other
 // blocks wrote go through L2 (__ldcg), not the SM's incoherent L1.
 //
-// Block 0's steps are the critical path, ~11 us a phase at m = 1024 on the H100 (the factor
-// ~7 us, the solve 2, loads and update 2, the barrier 1): the kernel takes ~0.41 ms there,
-// against ~0.52-0.58 ms for the chain. Since the seventeenth session block 0's solve uses all of
-// its threads (solve_tile_block).
+// Block 0's steps are the critical path. At m = 1024 on the H100 (globaltimer, nineteenth
+// session) they take ~8.4 us a phase: loads 0.7, the solve 1.6, the update 1.2, the factor 4.6
+// (~8,900 cycles, as on a warm warp alone), its stores 0.3; then the barrier, ~1.1. Until then
+// the factor had taken 13,400 cycles and its stores 1.6 us, their code cold and full of branches
+// (factor_step), and the phase ~13.5 us. Since the seventeenth session block 0's solve uses all
+// of its threads (solve_tile_block).
 //
 // The steps (factor_diag_warp, solve_column or solve_tile_block with the same operations, the
 // update's multiply-adds in k order and the subtraction last) are the chain's own, so both paths
@@ -40,7 +42,7 @@ namespace cg = cooperative_groups;
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 static_assert(kThreads == kSolveThreads, "block 0 solves with all of its threads");
-constexpr int kChunk = kWarps - 1;  // tiles i per work unit
+constexpr int kChunk = kWarps - 1;  // tiles i a work unit at most (a warp solves each)
 constexpr int kLd = kPanel + 1;
 
 struct Smem {
@@ -67,6 +69,26 @@ __device__ inline double* inv_set(double* scratch, int m, int q) {
   return scratch + 2 * kPanel * padded(m) + (q & 1) * kPanel;
 }
 
+// A global load (through L2) or store under a predicate, without a branch: the compiler turns a
+// conditional access into a branch around it, and block 0 runs its steps once a panel with a
+// cold instruction cache, so a branch an element of a 32-element loop is code it fetches cold
+// and a chain of steps it waits on (see factor_step).
+__device__ __forceinline__ double ldcg_if(bool p, const double* a) {
+  double v;
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b64 %0, 0;\n @q ld.global.cg.f64 %0, "
+      "[%1];\n}"
+      : "=d"(v)
+      : "l"(a), "r"(int(p)));
+  return v;
+}
+__device__ __forceinline__ void stcg_if(bool p, double* a, double v) {
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n @q st.global.cg.f64 [%0], %1;\n}" ::"l"(a),
+      "d"(v), "r"(int(p))
+      : "memory");
+}
+
 // Warp: tile (rows of panel q, columns c0 .. c0 + 31) of R into registers (coalesced: lane =
 // row), then into x. All 32 loads are issued before the first store: one L2 latency, not 32 in
 // a row.
@@ -76,7 +98,7 @@ struct TileLoad {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int cc = 0; cc < kPanel; ++cc)
-      v[cc] = c0 + cc < m ? __ldcg(&r[(long long)(c0 + cc) * m + p + lane]) : 0.0;
+      v[cc] = ldcg_if(c0 + cc < m, &r[(long long)(c0 + cc) * m + p + lane]);
   }
   __device__ __forceinline__ void store(double (*x)[kLd]) const {
     const int lane = threadIdx.x & 31;
@@ -105,11 +127,16 @@ __device__ __noinline__ void solve_first_tile() {
   solve_tile_block(s.x[0], s.d, s.inv);
 }
 
-// Warp: the solved tile (columns c0..) into the scratch row.
+// Warp: the solved tile (columns c0..) into the scratch row. The values are read before the
+// first store (each store waiting on its own shared-memory load, one after the other, ~1 us).
 __device__ __forceinline__ void store_x(const double (*x)[kLd], int m, int c0, double* xs) {
   const int lane = threadIdx.x & 31;
-  for (int cc = 0; cc < kPanel && c0 + cc < m; ++cc)
-    __stcg(&xs[(long long)(c0 + cc) * kPanel + lane], x[lane][cc]);
+  double v[kPanel];
+#pragma unroll
+  for (int cc = 0; cc < kPanel; ++cc) v[cc] = x[lane][cc];
+  double* dst = xs + (long long)c0 * kPanel + lane;
+#pragma unroll
+  for (int cc = 0; cc < kPanel; ++cc) stcg_if(c0 + cc < m, dst + cc * kPanel, v[cc]);
 }
 
 // Thread (a, b0) of a block owns rows I0 + a of columns J0 + b0 + 8 e (e < kPer) of a
@@ -126,7 +153,8 @@ __device__ __forceinline__ void load_old(const double* r, int m, int I0, int J0,
 #pragma unroll
   for (int e = 0; e < kPer; ++e) {
     int row, col;
-    old[e] = owned(m, I0, J0, e, row, col) ? __ldcg(&r[(long long)col * m + row]) : 0.0;
+    const bool own = owned(m, I0, J0, e, row, col);
+    old[e] = ldcg_if(own, &r[(long long)col * m + row]);
   }
 }
 
@@ -183,8 +211,8 @@ __device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
       int row, col;
-      if (owned(m, (i_begin + t) * kPanel, J0, e, row, col))
-        __stcg(&r[(long long)col * m + row], old[t][e] - acc[t][e]);
+      const bool own = owned(m, (i_begin + t) * kPanel, J0, e, row, col);
+      stcg_if(own, &r[(long long)col * m + row], old[t][e] - acc[t][e]);
     }
 }
 
@@ -201,24 +229,37 @@ __device__ __forceinline__ void update_unit_of(int tiles, double* r, int m, int 
   }
 }
 
-// Block 0, warp 0: factor the diagonal block of panel q, read from R (from_global) or from
+// Block 0, warp 0: factor the diagonal block of panel q, read from R (kFromGlobal) or from
 // s.x[1] (the lookahead's updated tile); R_qq into R in place and its reciprocal pivots into the
 // scratch. The factor stays in s.x[kWarps - 1] and s.inv for this block's next phase (s.d
 // holds this phase's R_qq).
-__device__ __noinline__ void factor_step(double* r, int m, int q, double* scratch, int* fail,
-                                         bool from_global) {
+//
+// Block 0 runs this once a panel with its instruction cache cold for it (the kernel's other
+// steps come in between), so the code is kept free of branches: the source a template
+// parameter, the loads unconditional (clamped), the 32 values of the stores read before the
+// first store. Per panel at m = 1024 (globaltimer): with a run-time source and conditional loads
+// and stores, ~10 KB of code of one branch per element, the factor took 13,400 cycles (8,600
+// alone on a warm warp) and the stores 1.6 us.
+template <bool kFromGlobal>
+__device__ __noinline__ void factor_step(double* r, int m, int q, double* scratch, int* fail) {
   Smem& s = shared_state();
   const int p = q * kPanel, nb = min(kPanel, m - p), lane = threadIdx.x & 31;
   double(*d)[kLd] = s.x[kWarps - 1];
   const bool bad = factor_diag_warp(
       [&](int i, int k) {
-        return from_global ? __ldcg(&r[(long long)(p + k) * m + p + i]) : s.x[1][i][k];
+        if constexpr (kFromGlobal)
+          return __ldcg(&r[(long long)(p + min(k, nb - 1)) * m + p + min(i, nb - 1)]);
+        else
+          return s.x[1][i][k];
       },
       nb, d, s.inv, s.row);
   if (bad && lane == 0) *fail = 1;
-  __syncwarp();
-  for (int k = 0; k < nb; ++k)
-    if (lane <= k) __stcg(&r[(long long)(p + k) * m + p + lane], d[lane][k]);
+  double v[kPanel];
+#pragma unroll
+  for (int k = 0; k < kPanel; ++k) v[k] = d[lane][k];
+  double* col = r + (long long)p * m + p + lane;
+#pragma unroll
+  for (int k = 0; k < kPanel; ++k) stcg_if(lane <= k && k < nb, col + (long long)k * m, v[k]);
   __stcg(&inv_set(scratch, m, q)[lane], s.inv[lane]);
 }
 
@@ -256,24 +297,42 @@ __device__ __forceinline__ void publish_x_row(double* r, int m, double* scratch,
   }
 }
 
+// The work units of phase q with `chunk` tiles a unit at most.
+__host__ __device__ inline int phase_units(int q, int np, int chunk) {
+  int units = 0;
+  for (int j = q + 2; j < np; ++j) units += (j - q + chunk - 1) / chunk;
+  return units;
+}
+
+// The fewest tiles a unit (at most kChunk) for which phase q's units do not outnumber the
+// workers: a phase ends with its slowest block, and a unit's time grows with its tiles. With
+// kChunk tiles a unit throughout, block 0 (8.4 us of steps a phase at m = 1024 once its code was
+// branch-free) waited ~4 us a phase at the barrier for the blocks with the heaviest units.
+__device__ __forceinline__ int phase_chunk(int q, int np, int workers) {
+  int chunk = 1;
+  while (chunk < kChunk && phase_units(q, np, chunk) > workers) ++chunk;
+  return chunk;
+}
+
 // Work units of phase q for the blocks other than block 0: per column j >= q + 2, the tiles
-// i in [q + 1, j] in chunks of kChunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
+// i in [q + 1, j] in chunks of phase_chunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
 // f(j, i_begin, i_end) for this block's units. The walk skips whole columns: a scan over
 // every unit with a modulo each cost ~11 us a phase at m = 1024.
 template <class F>
 __device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
   const int workers = gridDim.x - 1;
+  const int chunk = phase_chunk(q, np, workers);
   int j = q + 2, first = 0;  // column j's first unit
   for (int u = int(blockIdx.x) - 1;; u += workers) {
     for (;;) {
       if (j >= np) return;
-      const int units = (j - q + kChunk - 1) / kChunk;
+      const int units = (j - q + chunk - 1) / chunk;
       if (u < first + units) break;
       first += units;
       ++j;
     }
-    const int i0 = q + 1 + (u - first) * kChunk;
-    f(j, i0, min(i0 + kChunk, j + 1));
+    const int i0 = q + 1 + (u - first) * chunk;
+    f(j, i0, min(i0 + chunk, j + 1));
   }
 }
 
@@ -283,7 +342,7 @@ __global__ void __launch_bounds__(kThreads)
   cg::grid_group grid = cg::this_grid();
   const int np = (m + kPanel - 1) / kPanel;
   const int warp = threadIdx.x / 32;
-  if (blockIdx.x == 0 && warp == 0) factor_step(r, m, q0, scratch, fail, true);
+  if (blockIdx.x == 0 && warp == 0) factor_step<true>(r, m, q0, scratch, fail);
   grid.sync();
   for (int q = q0; q + 1 < np; ++q) {
     const int p = q * kPanel;  // panels before the last are full
@@ -304,7 +363,7 @@ __global__ void __launch_bounds__(kThreads)
       if (warp == 0) store_x(s.x[0], m, c0, xs);
       update_next_diagonal(m, c0, old, s);
       __syncthreads();
-      if (warp == 0) factor_step(r, m, q + 1, scratch, fail, false);
+      if (warp == 0) factor_step<false>(r, m, q + 1, scratch, fail);
     } else {
       load_diag(r, m, p, inv_set(scratch, m, q), s);
       // Last phase's X row into R's rows of panel q - 1 (nobody reads them in this phase).
@@ -359,8 +418,7 @@ bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, in
   const int blocks = resident_blocks();
   int q0 = first / kPanel;
   const int np = (m + kPanel - 1) / kPanel;
-  int units = 0;  // phase q0's, the most
-  for (int j = q0 + 2; j < np; ++j) units += (j - q0 + kChunk - 1) / kChunk;
+  const int units = phase_units(q0, np, 1);  // phase q0's at one tile a unit, the most
   const int grid = std::min(blocks, 1 + std::max(units, 1));
   if (grid < 2) return false;
   void* args[] = {&r, &m, &q0, &scratch, &fail};

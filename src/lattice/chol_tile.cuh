@@ -10,9 +10,12 @@ namespace mimorx::lattice::detail {
 constexpr int kPanel = 32;  // Cholesky block size (one warp factors it)
 
 // Warp-level factor of the diagonal block G_pp = R_pp^T R_pp of nb <= 32 columns: load(i, k) =
-// G(p + i, p + k) for i, k < nb (only i <= k is used). Lane k holds column k in registers; each
-// row of the factor is passed on through shared memory (`row`: 2 x 2 kPanel). A short block is
-// padded with the identity. Leaves d[i][k] = R(p + i, p + k) (zero below the diagonal) and
+// G(p + i, p + k) for i, k < nb (only i <= k is used). `load` must be safe to call for every
+// i, k < kPanel (clamp the indices of a short block), so that the 32 loads need no branches:
+// loads under a condition compiled to a branch each, ~10 KB of code that the lookahead kernel's
+// block 0 fetched cold every panel. Lane k holds column k in registers; each row of the factor
+// is passed on through shared memory (`row`: 2 x 2 kPanel). A short block is padded with the
+// identity. Leaves d[i][k] = R(p + i, p + k) (zero below the diagonal) and
 // inv[j] = 1 / R(p + j, p + j). Returns (on every lane) whether a pivot was not positive and
 // finite; such a pivot is replaced by 1, so that the rest stays finite.
 //
@@ -42,8 +45,10 @@ __device__ __forceinline__ bool factor_diag_warp(Load&& load, int nb, double (*d
   const int lane = threadIdx.x & 31;
   double c[kPanel];  // c[i] = entry j + i of column `lane` at step j
 #pragma unroll
-  for (int i = 0; i < kPanel; ++i)
-    c[i] = lane < nb && i < nb ? load(i, lane) : (i == lane ? 1.0 : 0.0);
+  for (int i = 0; i < kPanel; ++i) {
+    const double g = load(i, lane);
+    c[i] = lane < nb && i < nb ? g : (i == lane ? 1.0 : 0.0);
+  }
   // 1/sqrt once, then multiplications: the division and square root were the step's critical
   // path. A pivot that is not positive and finite gives 1 (and bad).
   auto checked_rsqrt = [](double piv, bool& bad) {
