@@ -297,11 +297,15 @@ __device__ __forceinline__ void publish_x_row(double* r, int m, double* scratch,
   }
 }
 
-// The work units of phase q with `chunk` tiles a unit at most.
+// The work units of phase q with `chunk` tiles a unit at most: the sum over columns j = q + 2 ..
+// np - 1 of ceil(n / chunk), n = j - q, in closed form (N = a chunk + b: full groups of columns
+// give chunk (1 + .. + a) units, the rest (a + 1) b, less the column n = 1 that is not there).
+// Divisions by a run-time chunk in a loop over the columns took several us a phase.
 __host__ __device__ inline int phase_units(int q, int np, int chunk) {
-  int units = 0;
-  for (int j = q + 2; j < np; ++j) units += (j - q + chunk - 1) / chunk;
-  return units;
+  const int n = np - 1 - q;
+  if (n < 2) return 0;
+  const int a = n / chunk, b = n % chunk;
+  return chunk * a * (a + 1) / 2 + (a + 1) * b - 1;
 }
 
 // The fewest tiles a unit (at most kChunk) for which phase q's units do not outnumber the
@@ -316,22 +320,29 @@ __device__ __forceinline__ int phase_chunk(int q, int np, int workers) {
 
 // Work units of phase q for the blocks other than block 0: per column j >= q + 2, the tiles
 // i in [q + 1, j] in chunks of phase_chunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
-// f(j, i_begin, i_end) for this block's units. The walk skips whole columns: a scan over
-// every unit with a modulo each cost ~11 us a phase at m = 1024.
+// f(j, i_begin, i_end) for this block's units. The walk skips whole columns (a scan over every
+// unit with a modulo each cost ~11 us a phase at m = 1024) and divides by nothing: a column has
+// one unit more than the column before it every chunk columns.
 template <class F>
 __device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
   const int workers = gridDim.x - 1;
   const int chunk = phase_chunk(q, np, workers);
   int j = q + 2, first = 0;  // column j's first unit
+  int units = 1, fill = 2;   // column j's units, and its tiles in the last of them
+  for (; fill > chunk; fill -= chunk) ++units;
   for (int u = int(blockIdx.x) - 1;; u += workers) {
     for (;;) {
       if (j >= np) return;
-      const int units = (j - q + chunk - 1) / chunk;
       if (u < first + units) break;
       first += units;
       ++j;
+      if (++fill > chunk) {
+        fill = 1;
+        ++units;
+      }
     }
-    const int i0 = q + 1 + (u - first) * chunk;
+    int i0 = q + 1;
+    for (int k = first; k < u; ++k) i0 += chunk;  // u - first < units <= np: a short loop
     f(j, i0, min(i0 + chunk, j + 1));
   }
 }
