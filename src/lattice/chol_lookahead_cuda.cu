@@ -248,7 +248,7 @@ __device__ __noinline__ void factor_step(double* r, int m, int q, double* scratc
   const bool bad = factor_diag_warp(
       [&](int i, int k) {
         if constexpr (kFromGlobal)
-          return __ldcg(&r[(long long)(p + min(k, nb - 1)) * m + p + min(i, nb - 1)]);
+          return __ldcg(&r[diag_block_index(m, p, nb, i, k)]);
         else
           return s.x[1][i][k];
       },
@@ -341,8 +341,7 @@ __device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
         ++units;
       }
     }
-    int i0 = q + 1;
-    for (int k = first; k < u; ++k) i0 += chunk;  // u - first < units <= np: a short loop
+    const int i0 = q + 1 + (u - first) * chunk;
     f(j, i0, min(i0 + chunk, j + 1));
   }
 }

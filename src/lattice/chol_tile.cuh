@@ -39,6 +39,12 @@ constexpr int kPanel = 32;  // Cholesky block size (one warp factors it)
 // Not kept: the next pivot from the pivot lane's registers before the row goes through shared
 // memory (12894: the update then waits behind the 1/sqrt), a diagonal register per lane
 // (10756), 16-byte row loads (no change).
+// The index of G(p + i, p + k) in a column-major m x m matrix, i and k clamped to the block's
+// nb columns: a load from it is safe for every i, k < kPanel (factor_diag_warp's contract).
+__device__ __forceinline__ long long diag_block_index(int m, int p, int nb, int i, int k) {
+  return (long long)(p + min(k, nb - 1)) * m + p + min(i, nb - 1);
+}
+
 template <class Load>
 __device__ __forceinline__ bool factor_diag_warp(Load&& load, int nb, double (*d)[kPanel + 1],
                                                  double* inv, double (*row)[2 * kPanel]) {

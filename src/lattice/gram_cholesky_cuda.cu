@@ -253,8 +253,7 @@ __global__ void __launch_bounds__(kPanelCols)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = kPanelCols / 32;
   if (warp == 0) {
     const bool bad = factor_diag_warp(
-        [&](int i, int k) { return g[(long long)(p + min(k, nb - 1)) * m + p + min(i, nb - 1)]; },
-        nb, d, inv, row);
+        [&](int i, int k) { return g[diag_block_index(m, p, nb, i, k)]; }, nb, d, inv, row);
     if (bad && blockIdx.x == 0 && lane == 0) *fail = 1;
   }
   const int c0 = p + nb + blockIdx.x * kPanelCols;

@@ -1026,8 +1026,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       // The workers' streams start after the caller's work on `stream` by an event, not a host
       // synchronisation: on the legacy default stream that was cudaDeviceSynchronize, ~20 us of
       // the host's time at the start of every run (H100 host, of ~0.87 ms at 1024 x 1024).
-      const detail::OrderEvent& input_ready = workers_->input_ready;
-      workers_->input_ready.record(stream.handle());
+      detail::OrderEvent& input_ready = workers_->input_ready;
+      input_ready.record(stream.handle());
       while (int(pool.size()) < workers)
         pool.push_back(std::make_unique<BlockWorker<F>>(backend_.device(), cfg_.delta));
 #pragma omp parallel num_threads(workers)
