@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.hpp"
+#include "lattice/column_warp_lll.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "lattice/mma_f64.cuh"
@@ -37,6 +38,8 @@ bool g_device_enabled = true;
 bool g_t_float64 = true;
 bool g_head_inverse = true;     // set_head_inverse
 bool g_refactor_window = true;  // set_refactor_small_window
+bool g_column_warp = true;      // set_column_warp_blocks
+bool g_early_refactor = true;   // set_early_refactorisation
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -618,6 +621,8 @@ bool block_device_enabled() { return g_device_enabled; }
 void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
 void set_head_inverse(bool enabled) { g_head_inverse = enabled; }
 void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
+void set_column_warp_blocks(bool enabled) { g_column_warp = enabled; }
+void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -647,7 +652,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     ensure_device(ws.tbound, 1, device);
   }
   unsigned long long* tbound = t ? ws.tbound.data() : nullptr;
-  if (ws.hflags.size() < 2 * kFlags) ws.hflags = Buffer<int>::pinned(2 * kFlags);
+  // Two banks, then the flags of a block pass settled late (`pending` below).
+  if (ws.hflags.size() < 3 * kFlags) ws.hflags = Buffer<int>::pinned(3 * kFlags);
   int* flags = ws.flags.data();
   int* hf = ws.hflags.data();
   auto read_flags = [&] {
@@ -779,6 +785,30 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // where nothing comes between (one host round trip fewer a pass).
   // Its verdict stays in hf's second bank until then.
   bool have_next_check = false;
+  // A block pass's flags (pf: as read): its blocks' statuses, overflow, swaps, growth, quiet
+  // passes. Returns a status to finish with, or -1.
+  auto settle_pass = [&](const int* pf) {
+    if (pf[kBlockStatus]) return pf[kBlockStatus] - 1;
+    if (pf[kOverflow]) return int(LllStatus::precision_loss);
+    st.swaps += pf[kSwapped];
+    if (pf[kChanged]) {
+      dirty = std::min(dirty, lo);
+      sr_from = std::min(sr_from, lo);
+      growth += std::log2(1.0 + double(std::max(pf[kUMax], 1)) * l);
+    }
+    // Two passes (both offsets) without a swap while the updated R still shows violations: its
+    // drift; start again from a fresh one.
+    quiet = pf[kSwapped] == 0 ? quiet + 1 : 0;
+    if (quiet >= 2) {
+      refresh = true;
+      confirm_check = true;
+      quiet = 0;
+    }
+    return -1;
+  };
+  // A small window's pass whose flags were not read before the refactorisation that follows it
+  // was enqueued (their copy is at hf + 2 kFlags).
+  bool pending = false;
   // After a size reduction (flags read): it changed columns from kFirstChanged on.
   auto after_size_reduction = [&] {
     if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
@@ -841,6 +871,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       check();
     }
     have_next_check = false;
+    if (pending) {
+      // Before the factorisation's verdict: a block that failed may have left B unusable.
+      pending = false;
+      if (const int f = settle_pass(hf + 2 * kFlags); f >= 0) return finish(LllStatus(f));
+    }
     if (fresh) {
       if (hf[kCholFail] || hf[kInaccurate]) {
         // Not for this path: restore the input; the caller runs the host version.
@@ -894,11 +929,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       g.start += lo;
       const int sz = g.size;
       const std::int64_t bs = std::int64_t(sz) * sz;
-      extract_blocks_kernel<F>
-          <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
-      MIMORX_CUDA_CHECK_LAUNCH();
-      all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
-                       delta, default_max_iter(sz), stream, device);
+      if (g_column_warp && sz <= kColumnWarpMaxBlock) {
+        // Blocks of up to 32 columns: a warp a column on R in float64, shaped for latency (the
+        // batched all-swap kernel took 91-95 us for the 1024 window's four blocks).
+        column_warp_lll_enqueue(ws.r.data(), m, g.start, g.stride, sz, g.count, delta,
+                                default_max_iter(sz), ws.u.data(), ws.bstatus.data(), stream);
+      } else {
+        extract_blocks_kernel<F>
+            <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
+        MIMORX_CUDA_CHECK_LAUNCH();
+        all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
+                         delta, default_max_iter(sz), stream, device);
+      }
       int* ident = ws.ident.data();
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
       MIMORX_CUDA_CHECK_LAUNCH();
@@ -929,24 +971,22 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                         s));  // the bank's check
       enqueue_check(flags + kBank);
     }
-    read_flags();
-    have_next_check = update_r;
-    if (hf[kBlockStatus]) return finish(LllStatus(hf[kBlockStatus] - 1));
-    if (hf[kOverflow]) return finish(LllStatus::precision_loss);
-    st.swaps += hf[kSwapped];
-    if (hf[kChanged]) {
+    if (!update_r && g_early_refactor) {
+      // R not updated: the next pass refactorises the window as if the pass changed it (it
+      // does unless no block swapped; refactorising unchanged columns gives the same R), without
+      // waiting for the pass's flags: they are copied aside and settled with the next read (one
+      // host round trip fewer, ~25 us at 1024). The growth they report counts from then on.
+      MIMORX_CUDA_CHECK(
+          cudaMemcpyAsync(hf + 2 * kFlags, flags, kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+      pending = true;
       dirty = std::min(dirty, lo);
       sr_from = std::min(sr_from, lo);
-      growth += std::log2(1.0 + double(std::max(hf[kUMax], 1)) * l);
-    }
-    // Two passes (both offsets) without a swap while the updated R still shows violations: its
-    // drift; start again from a fresh one.
-    quiet = hf[kSwapped] == 0 ? quiet + 1 : 0;
-    if (quiet >= 2) {
       refresh = true;
-      confirm_check = true;
-      quiet = 0;
+      continue;
     }
+    read_flags();
+    have_next_check = update_r;
+    if (const int f = settle_pass(hf); f >= 0) return finish(LllStatus(f));
     // R not updated: the next pass refactorises the changed columns (without a change it is
     // still R of B, and the next pass checks it again with the other block offset).
     if (!update_r && hf[kChanged]) refresh = true;

@@ -314,6 +314,13 @@ void set_head_inverse(bool enabled);
 // default) refactorises the changed columns after a pass over a window of at most m / 8 columns
 // instead.
 void set_refactor_small_window(bool enabled);
+// Test/benchmark knob: true (the default) reduces the GPU-resident block method's blocks of up to
+// 32 columns with column_warp_lll_enqueue (one warp a column, R in float64); false with the
+// batched all-swap kernel on float copies of the blocks, as before.
+void set_column_warp_blocks(bool enabled);
+// Test/benchmark knob: true (the default) enqueues the refactorisation after a small window's
+// block pass before the host reads the pass's flags; false reads them first, as before.
+void set_early_refactorisation(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

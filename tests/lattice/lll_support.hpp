@@ -54,6 +54,31 @@ inline std::vector<double> knapsack_basis(std::mt19937_64& g, int m, double scal
   return b;
 }
 
+// The upper triangular factor R of b (n x m, column-major, independent columns): R^T R = B^T B,
+// positive diagonal, by Householder QR (m x m, column-major). The block method's diagonal blocks
+// are such factors.
+inline std::vector<double> upper_factor(int n, int m, const std::vector<double>& b) {
+  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(Eigen::Map<const Eigen::MatrixXd>(b.data(), n, m));
+  Eigen::MatrixXd r = qr.matrixQR().topRows(m).triangularView<Eigen::Upper>();
+  for (int i = 0; i < m; ++i)
+    if (r(i, i) < 0) r.row(i) *= -1.0;
+  return std::vector<double>(r.data(), r.data() + std::size_t(m) * m);
+}
+
+// X = R U for an m x m R (column-major) and an integer U, summed in long double.
+inline std::vector<double> times_integer(int m, const std::vector<double>& r,
+                                         const std::vector<std::int64_t>& u) {
+  std::vector<double> x(std::size_t(m) * m);
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < m; ++i) {
+      long double acc = 0;
+      for (int k = 0; k < m; ++k)
+        acc += (long double)r[std::size_t(k) * m + i] * (long double)u[std::size_t(j) * m + k];
+      x[std::size_t(j) * m + i] = double(acc);
+    }
+  return x;
+}
+
 // The 64x64 Gaussian basis on which the float32 all-swap reduction once reported `reduced` with
 // |mu| = 0.60: its final size reduction needed a multiplier of 4117 (> big_quotient = 4096), so R
 // was imprecise; basis 2528 of the benchmark's Gaussian 64x64 set (bench/lattice/lll_inputs.hpp,

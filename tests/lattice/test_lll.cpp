@@ -8,8 +8,10 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "lattice/column_warp_lll.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_support.hpp"
 #include "mimorx/core/error.hpp"
@@ -774,4 +776,49 @@ TEST(LllPlanCpuErrors, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
            View<LllStatus>(&st, 1, Memory::host));
   ASSERT_EQ(st, LllStatus::reduced);
   test::expect_reduced(n, n, in, bf, &t, 0.75, true, "cpu all-swap float32");
+}
+
+// The host model of the block method's latency kernel for its diagonal blocks
+// (column_warp_lll.hpp): the R factors of Gaussian and knapsack blocks of 2..32 columns come
+// out LLL-reduced as R U, with U integer and unimodular (independent checks: long-double
+// Gram-Schmidt, exact det U).
+TEST(LllColumnWarp, HostModelReducesTriangularBlocks) {
+  std::mt19937_64 g(test::fresh_seed());
+  for (int sz : {2, 3, 5, 8, 16, 31, 32}) {
+    for (int kind = 0; kind < 2; ++kind) {
+      const auto b = kind == 0 ? test::gaussian_basis(g, sz, sz) : test::knapsack_basis(g, sz, 1e4);
+      const auto r = test::upper_factor(sz, sz, b);
+      for (double delta : {0.75, 0.99}) {
+        std::vector<std::int64_t> u(std::size_t(sz) * sz);
+        const LllStatus st = lattice::detail::column_warp_lll_host(
+            sz, r.data(), sz, delta, lattice::detail::default_max_iter(sz), u.data());
+        const std::string what = "sz=" + std::to_string(sz) + " kind=" + std::to_string(kind) +
+                                 " delta=" + std::to_string(delta);
+        ASSERT_EQ(st, LllStatus::reduced) << what << ": " << to_string(st);
+        const auto x = test::times_integer(sz, r, u);
+        CheckOptions opt;
+        opt.delta = delta;
+        const auto q = check_lll(sz, sz, x.data(), opt);
+        EXPECT_TRUE(q.reduced()) << what << ": " << q.message;
+        const auto tr = check_transform(sz, sz, r.data(), x.data(), u.data(), 1e-9);
+        EXPECT_TRUE(tr.ok()) << what << ": " << tr.message;
+      }
+    }
+  }
+}
+
+TEST(LllColumnWarp, HostModelLimitsAndErrors) {
+  std::mt19937_64 g(test::fresh_seed());
+  const int sz = 16;
+  const auto r = test::upper_factor(sz, sz, test::knapsack_basis(g, sz, 1e4));
+  std::vector<std::int64_t> u(std::size_t(sz) * sz);
+  // One swap phase is not enough for a knapsack block.
+  EXPECT_EQ(lattice::detail::column_warp_lll_host(sz, r.data(), sz, 0.75, 1, u.data()),
+            LllStatus::not_converged);
+  std::vector<std::int64_t> big(33 * 33);
+  std::vector<double> r33(33 * 33, 1.0);
+  EXPECT_THROW(lattice::detail::column_warp_lll_host(33, r33.data(), 33, 0.75, 10, big.data()),
+               InvalidArgument);
+  EXPECT_THROW(lattice::detail::column_warp_lll_host(1, r33.data(), 1, 0.75, 10, big.data()),
+               InvalidArgument);
 }

@@ -9,10 +9,12 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "lattice/column_warp_lll.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "lattice/lll_support.hpp"
@@ -627,12 +629,19 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
 
 // The inverse of R's leading f x f block by recursive doubling (tri_inverse_cuda.cu): W R = I
 // to rounding, zero below the diagonal, the columns from f on untouched; f not a multiple of
-// the 32-column diagonal blocks or of the doubling's powers of two.
+// the 128-column diagonal blocks (and their 32-column steps) or of the doubling's powers of two.
 TEST(LllGpu, TriangularInverseOfTheHead) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  for (auto [m, f] : std::vector<std::pair<int, int>>{
-           {40, 32}, {40, 33}, {100, 100}, {300, 250}, {1024, 896}, {1030, 1030}}) {
+  for (auto [m, f] : std::vector<std::pair<int, int>>{{40, 32},
+                                                      {40, 33},
+                                                      {100, 100},
+                                                      {130, 128},
+                                                      {130, 129},
+                                                      {300, 250},
+                                                      {300, 256},
+                                                      {1024, 896},
+                                                      {1030, 1030}}) {
     const std::size_t mm = std::size_t(m) * m;
     const auto b = test::gaussian_basis(g, m + 3, m);
     auto db = Buffer<double>::device(b.size()), dr = Buffer<double>::device(mm),
@@ -1254,9 +1263,10 @@ TEST(LllGpu, BlockMethodWindowGrowsToTheFront) {
 
 #if MIMORX_HAS_CUDA  // the knob exists in CUDA builds only
 // A window of at most m / 8 columns is refactorised after its block pass instead of carried
-// through the GSC-Update (set_refactor_small_window): the 1024 x 1024 Gaussian basis (window
-// [896, 1024) after the presort) and the window that grows to the front (from 32 of 256
-// columns, then wider), with T, both ways; every output reduced on the input lattice.
+// through the GSC-Update (set_refactor_small_window), early or not (set_early_refactorisation): the
+// 1024 x 1024 Gaussian basis (window [896, 1024) after the presort) and the window that grows to
+// the front (from 32 of 256 columns, then wider), with T, both ways; every output reduced on the
+// input lattice.
 TEST(LllGpu, BlockMethodRefactorisedWindow) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
@@ -1272,14 +1282,94 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
     cfg.method = LllMethod::block;
     cfg.presort = c.presort;
     cfg.transform = true;
-    for (bool refactor : {true, false}) {
+    // Refactorised with the pass's flags read before (early = false) or after the
+    // refactorisation is enqueued (set_early_refactorisation), or carried through the GSC-Update.
+    for (int mode : {0, 1, 2}) {
+      const bool refactor = mode < 2, early = mode == 0;
       lattice::detail::set_refactor_small_window(refactor);
-      const std::string what = "n=" + std::to_string(c.n) + (refactor ? " refactorised" : " GSC");
+      lattice::detail::set_early_refactorisation(early);
+      const std::string what =
+          "n=" + std::to_string(c.n) +
+          (refactor ? (early ? " refactorised early" : " refactorised") : " GSC");
       reduce_one_on_gpu<float>(cfg, b0, what.c_str());
       lattice::detail::set_refactor_small_window(true);
+      lattice::detail::set_early_refactorisation(true);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
+}
+#endif
+
+#if MIMORX_HAS_CUDA
+// The block method's latency kernel for its diagonal blocks (column_warp_lll_enqueue) against
+// its host model: the same U to the bit and the same status, for blocks of 2..32 columns at
+// offsets and strides inside a larger R (Gaussian and knapsack blocks, delta 0.75 and 0.99, a
+// phase limit that stops it early); the host model's own outputs are checked in test_lll.cpp.
+TEST(LllGpu, ColumnWarpBlocksMatchTheHostModel) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  const int m = 300;
+  struct Case {
+    int sz, s0, stride, count;
+    double delta;
+    long phases;
+  };
+  for (const Case c :
+       {Case{32, 3, 33, 8, 0.75, 0}, Case{31, 0, 31, 9, 0.99, 0}, Case{16, 7, 40, 7, 0.75, 0},
+        Case{2, 1, 2, 60, 0.75, 0}, Case{5, 10, 9, 30, 0.99, 0}, Case{32, 0, 32, 9, 0.75, 3}}) {
+    std::vector<double> r(std::size_t(m) * m, 0.0);
+    for (int k = 0; k < c.count; ++k) {
+      const auto b =
+          k % 2 ? test::knapsack_basis(g, c.sz, 1e4) : test::gaussian_basis(g, c.sz, c.sz);
+      const auto rb = test::upper_factor(c.sz, c.sz, b);
+      const int s = c.s0 + k * c.stride;
+      for (int j = 0; j < c.sz; ++j)
+        for (int i = 0; i < c.sz; ++i)
+          r[std::size_t(s + j) * m + s + i] = rb[std::size_t(j) * c.sz + i];
+    }
+    const long phases = c.phases ? c.phases : lattice::detail::default_max_iter(c.sz);
+    const std::size_t bs = std::size_t(c.sz) * c.sz;
+    auto dr = Buffer<double>::device(r.size());
+    auto du = Buffer<std::int64_t>::device(bs * c.count);
+    auto dst = Buffer<std::int32_t>::device(c.count);
+    dr.copy_from_host(r.data(), r.size());
+    du.fill_bytes(0x7F);
+    dst.fill_bytes(0x7F);
+    lattice::detail::column_warp_lll_enqueue(dr.data(), m, c.s0, c.stride, c.sz, c.count, c.delta,
+                                             phases, du.data(), dst.data(), nullptr);
+    std::vector<std::int64_t> gu(du.size());
+    std::vector<std::int32_t> gst(c.count);
+    du.copy_to_host(gu.data(), gu.size());
+    dst.copy_to_host(gst.data(), gst.size());
+    for (int k = 0; k < c.count; ++k) {
+      std::vector<std::int64_t> hu(bs);
+      const int s = c.s0 + k * c.stride;
+      const LllStatus hst = lattice::detail::column_warp_lll_host(
+          c.sz, r.data() + std::size_t(s) * m + s, m, c.delta, phases, hu.data());
+      const std::string what = "sz=" + std::to_string(c.sz) + " block " + std::to_string(k);
+      ASSERT_EQ(gst[k], std::int32_t(hst)) << what;
+      if (c.phases == 0) {
+        EXPECT_EQ(hst, LllStatus::reduced) << what;
+      }
+      if (hst != LllStatus::reduced) continue;
+      for (std::size_t e = 0; e < bs; ++e)
+        ASSERT_EQ(gu[k * bs + e], hu[e]) << what << " U(" << e % c.sz << ", " << e / c.sz << ")";
+    }
+  }
+}
+
+// The batched all-swap kernel still reduces the blocks where the column-warp kernel is off.
+TEST(LllGpu, BlockMethodWithAllSwapBlocks) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  const int n = 256;
+  const auto b0 = test::gaussian_basis(g, n, n);
+  LllConfig cfg{n, n};
+  cfg.method = LllMethod::block;
+  cfg.transform = true;
+  lattice::detail::set_column_warp_blocks(false);
+  reduce_one_on_gpu<float>(cfg, b0, "gpu block, all-swap blocks");
+  lattice::detail::set_column_warp_blocks(true);
 }
 #endif
 
