@@ -1,20 +1,28 @@
 // The inverse W = R^{-1} of the leading f x f block of the block method's R (upper triangular,
-// column-major, ld m) in float64, by recursive doubling: the 32 x 32 diagonal blocks inverted
-// in parallel (one warp each), then for s = 32, 64, ...: every pair of neighbouring s-blocks A,
-// C gets W_AC = -W_AA R_AC W_CC (two batched products). log2(f / 32) + 1 dependent steps
-// instead of the f / 32 of a forward substitution, and none of them on the critical path: the
-// block method runs it on a side stream while its block pass works, and the tail
-// refactorisation's head block X = R_hh^{-T} G_ht becomes one product W^T G_ht (the forward
-// substitution, 28 dependent chunk steps, took 190 us at m = 1024, f = 896 on the H200).
+// column-major, ld m) in float64, by recursive doubling: the 128 x 128 diagonal blocks inverted
+// in parallel (one thread block each, doubling inside it from 32 x 32 blocks), then for s = 128,
+// 256, ...: every pair of neighbouring s-blocks A, C gets W_AC = -W_AA R_AC W_CC (two batched
+// products). log2(f / 128) + 1 dependent launches instead of the f / 32 steps of a forward
+// substitution, and none of them on the critical path while the block pass runs longer: the
+// block method runs it on a side stream, and the tail refactorisation's head block
+// X = R_hh^{-T} G_ht becomes one product W^T G_ht (the forward substitution, 28 dependent chunk
+// steps, took 190 us at m = 1024, f = 896 on the H200).
 //
 // The products: 64 x 64 output tiles of 8 warps on the float64 tensor cores (mma_f64.cuh), 16
 // deep slabs, the k range of a tile cut to where its triangular operand is not zero and split
 // over a cluster of blocks (split_k.cuh).
+//
+// Until the twentieth session the doubling started from the 32 x 32 blocks (one warp each, then
+// two products a level from s = 32): at m = 1024 its 11 launches took ~140 us, and once the block
+// pass was shaped for latency (column_warp_lll_cuda.cu) the refactorisation waited ~50 us for W.
+// The levels s = 32 and 64 (a launch pair each, 6-8 us apiece for a few small tiles) and the
+// diagonal inverses (9.4 us) now run in one kernel.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_smem_limit.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/mma_f64.cuh"
 #include "lattice/split_k.cuh"
@@ -22,30 +30,190 @@
 namespace mimorx::lattice::detail {
 namespace {
 
-constexpr int kDiag = 32;  // the diagonal blocks inverted directly
+constexpr int kDiag = 32;    // the diagonal blocks inverted by back substitution
+constexpr int kFused = 128;  // the diagonal blocks inverted by one thread block
+constexpr int kFusedThreads = 256;
+// Shared memory of fused_diag_inverse_kernel (doubles): W's block (column-major, ld 129), R's
+// staged blocks and the products' T (each four 32 x 33 blocks or one 64 x 65).
+constexpr int kFusedLd = kFused + 1, kStage = 4 * kDiag * (kDiag + 1);
+constexpr std::size_t kFusedSmem = sizeof(double) * (kFused * kFusedLd + 2 * kStage);
 
-// W's diagonal block p = 32 blockIdx.x: lane j computes column j of R_pp^{-1} by back
-// substitution (a short last block padded with the identity).
-__global__ void __launch_bounds__(32)
-    diag_inverse_kernel(const double* r, int ld, int f, double* w, const int* skip) {
+// One 128 x 128 diagonal block p = 128 blockIdx.x of W (a short last block padded with the
+// identity; the entries below the diagonal written as zeros): warps 0-3 invert its four 32 x 32
+// diagonal blocks by back substitution (lane j computes column j) while the other R blocks wait
+// in registers, then the levels s = 32 (two pairs) and s = 64 (one pair) as
+// W_AC = -W_AA (R_AC W_CC), every thread a 2 x 4 or 4 x 4 register tile of the output.
+__global__ void __launch_bounds__(kFusedThreads)
+    fused_diag_inverse_kernel(const double* r, int ld, int f, double* w, const int* skip) {
   if (skip && *skip) return;
-  __shared__ double s_r[kDiag][kDiag + 1];  // s_r[i][k] = R(p + i, p + k)
-  const int p = blockIdx.x * kDiag, nb = min(kDiag, f - p), j = threadIdx.x;
-  for (int i = 0; i < kDiag; ++i)
-    s_r[i][j] = i < nb && j < nb ? r[(long long)(p + j) * ld + p + i] : (i == j ? 1.0 : 0.0);
-  __syncwarp();
-  double x[kDiag];  // column j of the inverse; x[k] = 0 for k > j
+  extern __shared__ double smem[];
+  double* sw = smem;                      // sw[j * kFusedLd + i] = W(p + i, p + j)
+  double* sa = smem + kFused * kFusedLd;  // staged R
+  double* st = sa + kStage;               // staged R of the diagonal blocks, then T
+  const int p = blockIdx.x * kFused, nb = min(kFused, f - p), t = threadIdx.x;
+  const int warp = t / 32, lane = t % 32;
+  // R(p + i, p + k) of the block, padded with the identity.
+  auto rr = [&](int i, int k) {
+    return i < nb && k < nb ? r[(long long)(p + k) * ld + p + i] : (i == k ? 1.0 : 0.0);
+  };
+  // Every global load first, into registers (stored to shared memory when its area is free):
+  // one at a time, each waiting for the shared-memory store before it, they took ~20 us.
+  // Warps 0-3: row `lane` of diagonal block q = warp; warps 4-7: level 32's R_AC of pair b,
+  // entries e = t - 128 + 128 v; all: level 64's R_AC, entries e = t + 256 v.
+  double dv[kDiag];
+  if (warp < 4) {
 #pragma unroll
-  for (int i = kDiag - 1; i >= 0; --i) {
-    double acc = 0;
+    for (int k = 0; k < kDiag; ++k) dv[k] = rr(kDiag * warp + lane, kDiag * warp + k);
+  } else {
 #pragma unroll
-    for (int k = i + 1; k < kDiag; ++k) acc = fma(s_r[i][k], x[k], acc);
-    x[i] = i > j ? 0.0 : ((i == j ? 1.0 : 0.0) - acc) / s_r[i][i];
+    for (int v = 0; v < 16; ++v) {
+      const int e = t - 128 + 128 * v, b = e / (kDiag * kDiag), i = e % kDiag,
+                k = e / kDiag % kDiag;
+      dv[v] = rr(64 * b + i, 64 * b + kDiag + k);
+    }
   }
-  if (j < nb)
+  double pre64[16];
 #pragma unroll
-    for (int i = 0; i < kDiag; ++i)
-      if (i < nb) w[(long long)(p + j) * ld + p + i] = x[i];
+  for (int v = 0; v < 16; ++v) {
+    const int e = t + kFusedThreads * v;
+    pre64[v] = rr(e % 64, 64 + e / 64);
+  }
+  if (warp < 4) {
+    // st[q * 1056 + i * 33 + k] = R(32q + i, 32q + k)
+    double* sq = st + warp * kDiag * (kDiag + 1);
+#pragma unroll
+    for (int k = 0; k < kDiag; ++k) sq[lane * (kDiag + 1) + k] = dv[k];
+  } else {
+    // sa[b * 1056 + k * 33 + i] = R(64b + i, 64b + 32 + k)
+#pragma unroll
+    for (int v = 0; v < 16; ++v) {
+      const int e = t - 128 + 128 * v, b = e / (kDiag * kDiag), i = e % kDiag,
+                k = e / kDiag % kDiag;
+      sa[b * kDiag * (kDiag + 1) + k * (kDiag + 1) + i] = dv[v];
+    }
+  }
+  __syncthreads();
+  if (warp < 4) {
+    const double* sq = st + warp * kDiag * (kDiag + 1);
+    const int j = lane, q0 = kDiag * warp;
+    // The reciprocal pivots first (independent), so that the back substitution's chain has
+    // multiplications instead of divisions.
+    double inv[kDiag];
+#pragma unroll
+    for (int i = 0; i < kDiag; ++i) inv[i] = 1.0 / sq[i * (kDiag + 1) + i];
+    double x[kDiag];  // column j of the block's inverse; x[k] = 0 for k > j
+#pragma unroll
+    for (int i = kDiag - 1; i >= 0; --i) {
+      double acc = 0;
+#pragma unroll
+      for (int k = i + 1; k < kDiag; ++k) acc = fma(sq[i * (kDiag + 1) + k], x[k], acc);
+      x[i] = i > j ? 0.0 : ((i == j ? 1.0 : 0.0) - acc) * inv[i];
+    }
+#pragma unroll
+    for (int i = 0; i < kDiag; ++i) sw[(q0 + j) * kFusedLd + q0 + i] = x[i];
+    // The zeros of the 32 x 32 blocks below the diagonal blocks (the rest of the lower part is
+    // covered by the pairs' blocks, written below, which are above the diagonal).
+    for (int q = warp + 1; q < 4; ++q)
+      for (int i = 0; i < kDiag; ++i) sw[(q0 + j) * kFusedLd + kDiag * q + i] = 0.0;
+  }
+  __syncthreads();
+  // Level 32, pairs b = 0, 1 (A = [64b, 64b + 32), C = A + 32): T = R_AC W_CC into st
+  // (st[b * 1056 + j * 33 + i]); thread: pair t / 128, rows i0 + 16 a, columns j0 + 8 c.
+  {
+    const int b = t / 128, i0 = t % 16, j0 = t % 128 / 16, c0 = 64 * b + kDiag;
+    const double* ra = sa + b * kDiag * (kDiag + 1);
+    double acc[2][4] = {};
+    for (int k = 0; k <= j0 + 24; ++k) {
+      double av[2], bv[4];
+#pragma unroll
+      for (int a = 0; a < 2; ++a) av[a] = ra[k * (kDiag + 1) + i0 + 16 * a];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) bv[c] = sw[(c0 + j0 + 8 * c) * kFusedLd + c0 + k];
+#pragma unroll
+      for (int a = 0; a < 2; ++a)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
+    }
+    double* tb = st + b * kDiag * (kDiag + 1);
+#pragma unroll
+    for (int a = 0; a < 2; ++a)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) tb[(j0 + 8 * c) * (kDiag + 1) + i0 + 16 * a] = acc[a][c];
+  }
+  __syncthreads();
+  // Level 32: W_AC = -W_AA T (W_AA's zeros below the diagonal from the first step); meanwhile
+  // level 64's R_AC into sa (sa[k * 65 + i] = R(i, 64 + k); level 32 read sa before the barrier).
+  {
+    const int b = t / 128, i0 = t % 16, j0 = t % 128 / 16, a0 = 64 * b, c0 = a0 + kDiag;
+    const double* tb = st + b * kDiag * (kDiag + 1);
+    double acc[2][4] = {};
+    for (int k = i0; k < kDiag; ++k) {
+      double av[2], bv[4];
+#pragma unroll
+      for (int a = 0; a < 2; ++a) av[a] = sw[(a0 + k) * kFusedLd + a0 + i0 + 16 * a];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) bv[c] = tb[(j0 + 8 * c) * (kDiag + 1) + k];
+#pragma unroll
+      for (int a = 0; a < 2; ++a)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
+    }
+#pragma unroll
+    for (int a = 0; a < 2; ++a)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sw[(c0 + j0 + 8 * c) * kFusedLd + a0 + i0 + 16 * a] = -acc[a][c];
+#pragma unroll
+    for (int v = 0; v < 16; ++v) {
+      const int e = t + kFusedThreads * v;
+      sa[(e / 64) * 65 + e % 64] = pre64[v];
+    }
+  }
+  __syncthreads();
+  // Level 64, one pair (A = [0, 64), C = [64, 128)): T = R_AC W_CC into st (st[j * 65 + i]),
+  // then W_AC = -W_AA T; thread: rows i0 + 16 a, columns j0 + 16 c.
+  const int i0 = t % 16, j0 = t / 16;
+  {
+    double acc[4][4] = {};
+    for (int k = 0; k <= j0 + 48; ++k) {
+      double av[4], bv[4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a) av[a] = sa[k * 65 + i0 + 16 * a];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) bv[c] = sw[(64 + j0 + 16 * c) * kFusedLd + 64 + k];
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
+    }
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) st[(j0 + 16 * c) * 65 + i0 + 16 * a] = acc[a][c];
+  }
+  __syncthreads();
+  {
+    double acc[4][4] = {};
+    for (int k = i0; k < 64; ++k) {
+      double av[4], bv[4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a) av[a] = sw[k * kFusedLd + i0 + 16 * a];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) bv[c] = st[(j0 + 16 * c) * 65 + k];
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
+    }
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sw[(64 + j0 + 16 * c) * kFusedLd + i0 + 16 * a] = -acc[a][c];
+  }
+  __syncthreads();
+  for (int e = t; e < kFused * kFused; e += kFusedThreads) {
+    const int i = e % kFused, j = e / kFused;
+    if (i < nb && j < nb) w[(long long)(p + j) * ld + p + i] = sw[j * kFusedLd + i];
+  }
 }
 
 // The three products (every matrix column-major with ld `ld`; pair b of level s: A = [a0, a0 +
@@ -158,9 +326,12 @@ __global__ void __launch_bounds__(256) tri_product_kernel(ProductArgs pa) {
 template <int kMode>
 void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cudaStream_t s) {
   const int tiles = ((M + 63) / 64) * ((N + 63) / 64);
-  // About 8 slabs per block: short products need no split.
-  const int split =
-      split_for(reinterpret_cast<const void*>(tri_product_kernel<kMode>), (K + 127) / 128);
+  // About 8 slabs per block; the products of the level s = 128 (K = 128) 2 slabs a block: each
+  // 11.2 -> ~7.5 us at m = 1024 (their slab loop waits on its loads), the whole inverse 0.121 ->
+  // 0.112 ms (H100); the longer products were slower with 2 slabs a block (the cluster's sums).
+  const int per_block = K <= 128 ? 32 : 128;
+  const int split = split_for(reinterpret_cast<const void*>(tri_product_kernel<kMode>),
+                              (K + per_block - 1) / per_block);
   launch_split(split, tri_product_kernel<kMode>, dim3(unsigned(tiles), unsigned(batches)),
                dim3(256), s, pa);
   MIMORX_CUDA_CHECK_LAUNCH();
@@ -173,7 +344,9 @@ void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp,
   if (f <= 0) return;
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(w, 0, std::size_t(f) * ld * sizeof(double), s));
-  diag_inverse_kernel<<<unsigned((f + kDiag - 1) / kDiag), kDiag, 0, s>>>(r, ld, f, w, skip);
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(fused_diag_inverse_kernel));
+  fused_diag_inverse_kernel<<<unsigned((f + kFused - 1) / kFused), kFusedThreads, kFusedSmem, s>>>(
+      r, ld, f, w, skip);
   MIMORX_CUDA_CHECK_LAUNCH();
   ProductArgs pa{};
   pa.skip = skip;
@@ -182,7 +355,7 @@ void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp,
   pa.tmp = tmp;
   pa.ld = ld;
   pa.f = f;
-  for (int sz = kDiag; sz < f; sz *= 2) {
+  for (int sz = kFused; sz < f; sz *= 2) {
     pa.s = sz;
     const int pairs = (f - sz + 2 * sz - 1) / (2 * sz);  // pairs whose C is not empty
     launch_product<kRC>(pa, sz, sz, sz, pairs, s);
