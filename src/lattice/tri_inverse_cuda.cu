@@ -38,6 +38,24 @@ constexpr int kFusedThreads = 256;
 constexpr int kFusedLd = kFused + 1, kStage = 4 * kDiag * (kDiag + 1);
 constexpr std::size_t kFusedSmem = sizeof(double) * (kFused * kFusedLd + 2 * kStage);
 
+// acc[a][c] += sum over k in [k0, k1) of A(k, a) B(k, c), a register tile of RA x RC outputs a
+// thread (a_at, b_at: the operands' entries, from shared memory), one fma an entry and k.
+template <int RA, int RC, class AAt, class BAt>
+__device__ __forceinline__ void tile_product(int k0, int k1, AAt&& a_at, BAt&& b_at,
+                                             double (&acc)[RA][RC]) {
+  for (int k = k0; k < k1; ++k) {
+    double av[RA], bv[RC];
+#pragma unroll
+    for (int a = 0; a < RA; ++a) av[a] = a_at(k, a);
+#pragma unroll
+    for (int c = 0; c < RC; ++c) bv[c] = b_at(k, c);
+#pragma unroll
+    for (int a = 0; a < RA; ++a)
+#pragma unroll
+      for (int c = 0; c < RC; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
+  }
+}
+
 // One 128 x 128 diagonal block p = 128 blockIdx.x of W (a short last block padded with the
 // identity; the entries below the diagonal written as zeros): warps 0-3 invert its four 32 x 32
 // diagonal blocks by back substitution (lane j computes column j) while the other R blocks wait
@@ -123,17 +141,9 @@ __global__ void __launch_bounds__(kFusedThreads)
     const int b = t / 128, i0 = t % 16, j0 = t % 128 / 16, c0 = 64 * b + kDiag;
     const double* ra = sa + b * kDiag * (kDiag + 1);
     double acc[2][4] = {};
-    for (int k = 0; k <= j0 + 24; ++k) {
-      double av[2], bv[4];
-#pragma unroll
-      for (int a = 0; a < 2; ++a) av[a] = ra[k * (kDiag + 1) + i0 + 16 * a];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) bv[c] = sw[(c0 + j0 + 8 * c) * kFusedLd + c0 + k];
-#pragma unroll
-      for (int a = 0; a < 2; ++a)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
-    }
+    tile_product(
+        0, j0 + 25, [&](int k, int a) { return ra[k * (kDiag + 1) + i0 + 16 * a]; },
+        [&](int k, int c) { return sw[(c0 + j0 + 8 * c) * kFusedLd + c0 + k]; }, acc);
     double* tb = st + b * kDiag * (kDiag + 1);
 #pragma unroll
     for (int a = 0; a < 2; ++a)
@@ -147,17 +157,9 @@ __global__ void __launch_bounds__(kFusedThreads)
     const int b = t / 128, i0 = t % 16, j0 = t % 128 / 16, a0 = 64 * b, c0 = a0 + kDiag;
     const double* tb = st + b * kDiag * (kDiag + 1);
     double acc[2][4] = {};
-    for (int k = i0; k < kDiag; ++k) {
-      double av[2], bv[4];
-#pragma unroll
-      for (int a = 0; a < 2; ++a) av[a] = sw[(a0 + k) * kFusedLd + a0 + i0 + 16 * a];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) bv[c] = tb[(j0 + 8 * c) * (kDiag + 1) + k];
-#pragma unroll
-      for (int a = 0; a < 2; ++a)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
-    }
+    tile_product(
+        i0, kDiag, [&](int k, int a) { return sw[(a0 + k) * kFusedLd + a0 + i0 + 16 * a]; },
+        [&](int k, int c) { return tb[(j0 + 8 * c) * (kDiag + 1) + k]; }, acc);
 #pragma unroll
     for (int a = 0; a < 2; ++a)
 #pragma unroll
@@ -174,17 +176,9 @@ __global__ void __launch_bounds__(kFusedThreads)
   const int i0 = t % 16, j0 = t / 16;
   {
     double acc[4][4] = {};
-    for (int k = 0; k <= j0 + 48; ++k) {
-      double av[4], bv[4];
-#pragma unroll
-      for (int a = 0; a < 4; ++a) av[a] = sa[k * 65 + i0 + 16 * a];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) bv[c] = sw[(64 + j0 + 16 * c) * kFusedLd + 64 + k];
-#pragma unroll
-      for (int a = 0; a < 4; ++a)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
-    }
+    tile_product(
+        0, j0 + 49, [&](int k, int a) { return sa[k * 65 + i0 + 16 * a]; },
+        [&](int k, int c) { return sw[(64 + j0 + 16 * c) * kFusedLd + 64 + k]; }, acc);
 #pragma unroll
     for (int a = 0; a < 4; ++a)
 #pragma unroll
@@ -193,17 +187,9 @@ __global__ void __launch_bounds__(kFusedThreads)
   __syncthreads();
   {
     double acc[4][4] = {};
-    for (int k = i0; k < 64; ++k) {
-      double av[4], bv[4];
-#pragma unroll
-      for (int a = 0; a < 4; ++a) av[a] = sw[k * kFusedLd + i0 + 16 * a];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) bv[c] = st[(j0 + 16 * c) * 65 + k];
-#pragma unroll
-      for (int a = 0; a < 4; ++a)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[a][c] = fma(av[a], bv[c], acc[a][c]);
-    }
+    tile_product(
+        i0, 64, [&](int k, int a) { return sw[k * kFusedLd + i0 + 16 * a]; },
+        [&](int k, int c) { return st[(j0 + 16 * c) * 65 + k]; }, acc);
 #pragma unroll
     for (int a = 0; a < 4; ++a)
 #pragma unroll
