@@ -19,8 +19,6 @@ constexpr int kMax = kColumnWarpMaxBlock;
 using Column = std::array<double, kMax>;
 using UColumn = std::array<long long, kMax>;
 
-bool u_too_big(long long v) { return v >= (1LL << 31) || v <= -(1LL << 31); }
-
 struct State {
   int sz;
   std::array<Column, kMax> x{};
@@ -50,7 +48,7 @@ struct State {
       }
       if (stopped) continue;
       for (int i = 0; i < kMax; ++i)
-        if (u_too_big(u[k][i])) raise(LllStatus::precision_loss);
+        if (column_warp_u_too_big(u[k][i])) raise(LllStatus::precision_loss);
     }
   }
 
@@ -73,7 +71,7 @@ struct State {
           for (int i = 0; i < kMax; ++i) {
             x[k][i] = std::fma(-q, sx[k - 1][i], x[k][i]);
             u[k][i] -= static_cast<long long>(q) * su[k - 1][i];
-            if (u_too_big(u[k][i])) raise(LllStatus::precision_loss);
+            if (column_warp_u_too_big(u[k][i])) raise(LllStatus::precision_loss);
           }
           b2 = std::fma(-q, a, b);
         }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "mimorx/config.hpp"
+#include "mimorx/core/hd.hpp"
 #include "mimorx/lattice/lll.hpp"
 
 namespace mimorx::lattice::detail {
@@ -19,6 +20,7 @@ constexpr int kColumnWarpFullEvery = 32;
 // A larger size-reduction multiplier ends the reduction with precision_loss (as does an entry
 // of U of 2^31 or more: the float32 blocks' int32 T had the same limit).
 constexpr double kColumnWarpMaxMultiplier = 1073741824.0;  // 2^30
+MIMORX_HD bool column_warp_u_too_big(long long v) { return v >= (1LL << 31) || v <= -(1LL << 31); }
 
 // r: R's diagonal block (upper triangular, sz x sz, column-major with leading dimension ld,
 // positive diagonal); u: sz x sz column-major, receives U with R U reduced (up to the rotations'

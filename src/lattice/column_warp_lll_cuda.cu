@@ -33,12 +33,6 @@ struct Shared {
 
 __device__ __forceinline__ void raise(Shared& sh, LllStatus s) { atomicMax(&sh.bad, int(s)); }
 
-// |v| >= 2^31: U has left the range the block method's products take (as the all-swap
-// kernel's int32 T for float32 blocks).
-__device__ __forceinline__ bool u_too_big(long long v) {
-  return v >= (1LL << 31) || v <= -(1LL << 31);
-}
-
 // Column k reduced against the snapshot buf, j = k - 1 down to 0 (the snapshot's columns keep
 // their r_jj, so the result is size-reduced).
 __device__ void full_reduce(Shared& sh, int buf, int k, int lane, double& x, long long& u) {
@@ -53,7 +47,7 @@ __device__ void full_reduce(Shared& sh, int buf, int k, int lane, double& x, lon
     x = fma(-q, sh.x[buf][j][lane], x);
     u -= (long long)q * sh.u[buf][j][lane];
   }
-  if (u_too_big(u)) raise(sh, LllStatus::precision_loss);
+  if (column_warp_u_too_big(u)) raise(sh, LllStatus::precision_loss);
 }
 
 __global__ void __launch_bounds__(kMax * 32)
@@ -91,7 +85,7 @@ __global__ void __launch_bounds__(kMax * 32)
         } else {
           x = fma(-q, sh.x[buf][k - 1][lane], x);
           u -= (long long)q * sh.u[buf][k - 1][lane];
-          if (u_too_big(u)) raise(sh, LllStatus::precision_loss);
+          if (column_warp_u_too_big(u)) raise(sh, LllStatus::precision_loss);
           b2 = fma(-q, a, b);  // lane k - 1's new x
         }
       }
