@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(kFusedThreads)
   auto rr = [&](int i, int k) {
     return i < nb && k < nb ? r[(long long)(p + k) * ld + p + i] : (i == k ? 1.0 : 0.0);
   };
-  // Every global load first, into registers (stored to shared memory when its area is free):
-  // one at a time, each waiting for the shared-memory store before it, they took ~20 us.
+  // Every global load first, into registers (stored to shared memory when its area is free), so
+  // that they are in flight together. (Suspected of the kernel's ~30 us; measured: no change.)
   // Warps 0-3: row `lane` of diagonal block q = warp; warps 4-7: level 32's R_AC of pair b,
   // entries e = t - 128 + 128 v; all: level 64's R_AC, entries e = t + 256 v.
   double dv[kDiag];
