@@ -20,9 +20,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cub/block/block_reduce.cuh>
 #include <type_traits>
+#include <vector>
 
 #include "core/cuda_check.hpp"
 #include "lattice/column_warp_lll.hpp"
@@ -626,7 +629,8 @@ void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
-                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats) {
+                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
+                      const StartPrologue* prologue) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -661,13 +665,6 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         cudaMemcpyAsync(hf, flags, 2 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
     MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
   };
-  MIMORX_CUDA_CHECK(
-      cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
-  if (t) {
-    identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(t, m, tbound,
-                                                               g_t_float64 ? 1ull : (1ull << 60));
-    MIMORX_CUDA_CHECK_LAUNCH();
-  }
   // float32 blocks see R rounded to float: the final float64 check allows that rounding (as
   // the host version).
   const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
@@ -781,6 +778,47 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     enqueue_check(flags);
     read_flags();
   };
+  // The start: the caller's prologue, the input's copy, T = I, R of B and its check (pass 0's
+  // fresh factorisation and check, which the pass below then only reads), as one sequence: from
+  // the second run on the same pointers a CUDA graph (CapturedSequence), launched with one call
+  // instead of ~10 (the host took ~60-100 us to launch them at 1024 x 1024 while the GPU waited).
+  {
+    const auto u64 = [](const void* p) {
+      return std::uint64_t(reinterpret_cast<std::uintptr_t>(p));
+    };
+    std::vector<std::uint64_t> key = {std::uint64_t(n),
+                                      std::uint64_t(m),
+                                      std::bit_cast<std::uint64_t>(delta_check),
+                                      u64(b),
+                                      u64(t),
+                                      u64(ws.b_in.data()),
+                                      u64(flags),
+                                      u64(ws.r.data()),
+                                      u64(ws.diag.data()),
+                                      u64(ws.norm2.data()),
+                                      u64(tbound),
+                                      std::uint64_t(g_t_float64),
+                                      std::uint64_t(lookahead_factorisation()),
+                                      std::uint64_t(chained_factorisation()),
+                                      std::uint64_t(device)};
+    if (prologue) key.insert(key.end(), prologue->key.begin(), prologue->key.end());
+    ws.start.run(stream, key, [&] {
+      if (prologue) prologue->enqueue(stream);
+      MIMORX_CUDA_CHECK(
+          cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+      if (t) {
+        identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(
+            t, m, tbound, g_t_float64 ? 1ull : (1ull << 60));
+        MIMORX_CUDA_CHECK_LAUNCH();
+      }
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
+      tail_cholesky_enqueue<F>(b, n, m, 0, ws.r.data(), ws.diag.data(), flags + kCholFail,
+                               ws.norm2.data(), stream);
+      check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      enqueue_check(flags);
+    });
+  }
   // The check of the R a block pass left, read with that pass's flags: the next pass's check
   // where nothing comes between (one host round trip fewer a pass).
   // Its verdict stays in hf's second bank until then.
@@ -818,15 +856,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   for (long pass = 0;; ++pass) {
     if (pass >= max_passes) return finish(LllStatus::not_converged);
     st.iterations = pass + 1;
-    MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
-    // R from B at the start, every kFullEvery passes against drift and to confirm a check that
-    // passed on the updated R (as the host version); otherwise R follows the block reductions
-    // by the GSC-Update below.
-    // A fresh R after a check that passed on the updated R, or after a block pass that left R
-    // as it was (a small window, refactorised instead): expected to pass.
+    if (pass > 0) MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
+    // R from B at the start (pass 0: enqueued by the start above), every kFullEvery passes against
+    // drift and to confirm a check that passed on the updated R (as the host version); otherwise R
+    // follows the block reductions by the GSC-Update below. A fresh R after a check that passed on
+    // the updated R, or after a block pass that left R as it was (a small window, refactorised
+    // instead): expected to pass.
     const bool confirming = refresh && pass > 0;
     const bool fresh = refresh || pass - last_full >= kFullEvery;
-    if (fresh) {
+    if (fresh && pass > 0) {
       // After the first pass only the columns from `dirty` on can have changed: their R is
       // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
       // last ~128 columns instead of all 1024).
@@ -840,6 +878,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
+    }
+    if (fresh) {
       last_full = pass;
       dirty = m;
     }
@@ -863,10 +903,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       hf[kViolations] = violations;
       hf[kFirstViolation] = first;
     } else if (pass == 0 && m >= kInverseFrom && g_head_inverse) {
-      enqueue_check(flags);
-      launch_inverse();
+      launch_inverse();  // behind the start's check
       read_flags();
       ws.copied.wait(stream);  // R and the flags are read before this stream changes them
+    } else if (pass == 0) {
+      read_flags();  // the start's check
     } else if (!reduce_first) {
       check();
     }
@@ -994,8 +1035,10 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
 }
 
 template bool block_lll_device<float>(int, int, float*, std::int64_t*, double, int, long,
-                                      BlockLllWorkspace<float>&, void*, int, LllStats*);
+                                      BlockLllWorkspace<float>&, void*, int, LllStats*,
+                                      const StartPrologue*);
 template bool block_lll_device<double>(int, int, double*, std::int64_t*, double, int, long,
-                                       BlockLllWorkspace<double>&, void*, int, LllStats*);
+                                       BlockLllWorkspace<double>&, void*, int, LllStats*,
+                                       const StartPrologue*);
 
 }  // namespace mimorx::lattice::detail

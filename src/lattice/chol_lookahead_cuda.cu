@@ -417,6 +417,7 @@ bool g_lookahead = true;  // set_lookahead_factorisation
 }  // namespace
 
 void set_lookahead_factorisation(bool enabled) { g_lookahead = enabled; }
+bool lookahead_factorisation() { return g_lookahead; }
 
 std::size_t lookahead_scratch_size(int m) {
   return std::size_t(2 * kPanel * padded(m) + 2 * kPanel);

@@ -308,6 +308,7 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag, int firs
 }  // namespace
 
 void set_chained_factorisation(bool enabled) { g_chaining = enabled; }
+bool chained_factorisation() { return g_chaining; }
 
 namespace {
 bool g_split_k = true;  // set_split_k

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
@@ -243,7 +244,8 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
 // b (n x m) and t (m x m, may be null) are device memory. Returns false, with b restored to its
 // input, when the float64 Cholesky factor fails or is inaccurate (the caller then uses the
 // host-side block method, which falls back to Householder QR). ws.b_in holds the input after
-// the call (the plan's float32 check reads it).
+// the call (the plan's float32 check reads it). prologue (may be null): the caller's work that
+// goes first, enqueued as part of the start (ws.start).
 // A CUDA event that orders the work of two streams (created on first use; a handle rather
 // than cudaEvent_t keeps CUDA out of this header). order_event.cpp.
 class OrderEvent {
@@ -273,8 +275,46 @@ class SideStream {
   void* handle_ = nullptr;
 };
 
+// Work enqueued on one stream the same way run after run (the same launches on the same
+// pointers), replayed from a CUDA graph: launching its ~10 operations one by one cost the host
+// ~60-100 us at the start of a 1024 x 1024 block method run, while the GPU waited. run()
+// captures the body on the second consecutive call with the same key (what the body's launches
+// bake in: pointers, sizes, knobs) and launches the graph from then on; a body whose key
+// changes runs directly (a graph's instantiation costs more than it saves once). Where capture
+// fails (a launch that cannot be captured), the body runs directly from then on.
+// order_event.cpp.
+class CapturedSequence {
+ public:
+  CapturedSequence() = default;
+  CapturedSequence(const CapturedSequence&) = delete;
+  CapturedSequence& operator=(const CapturedSequence&) = delete;
+  ~CapturedSequence();
+  // Returns whether the graph ran (true) or the body directly (false).
+  bool run(void* stream, const std::vector<std::uint64_t>& key, const std::function<void()>& body);
+
+ private:
+  void* exec_ = nullptr;             // cudaGraphExec_t
+  std::vector<std::uint64_t> key_;   // exec_'s
+  std::vector<std::uint64_t> seen_;  // the last direct run's
+  bool unsupported_ = false;
+};
+// Test/benchmark knob: false runs every CapturedSequence's body directly (no graphs).
+void set_captured_sequences(bool enabled);
+// Test hook: how many times a CapturedSequence has launched its graph (all of them, so far).
+long captured_sequence_launches();
+
+// Work a caller of block_lll_device has enqueued first on the same stream (the presort), folded
+// into its captured start: enqueue(stream) and the key of what its launches bake in.
+struct StartPrologue {
+  std::function<void(void*)> enqueue;
+  std::vector<std::uint64_t> key;
+};
+
 template <class F>
 struct BlockLllWorkspace {
+  // The start of a run (the prologue, the input's copy, R of B and its first check) replayed
+  // from a graph.
+  CapturedSequence start;
   // The inverse of R (tri_inverse_enqueue) on a side stream: R copied (rcopy), W, the doubling's
   // scratch, the gate that skips it; `factored` recorded on the block method's stream, `copied`
   // and `done` on the side stream.
@@ -292,7 +332,8 @@ struct BlockLllWorkspace {
 };
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
-                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats);
+                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
+                      const StartPrologue* prologue = nullptr);
 // presort_columns and unsort_transform on one basis in device memory (src/lattice/presort_cuda.cu),
 // enqueued on `stream`; rank: m int32 of device memory; keys: scratch of at least m doubles.
 template <class F>
@@ -327,6 +368,8 @@ void set_chained_factorisation(bool enabled);
 // Test/benchmark knob: false factorises with the chain of panel kernels instead of the
 // persistent lookahead kernel (cholesky_lookahead_enqueue); both give the same R.
 void set_lookahead_factorisation(bool enabled);
+bool lookahead_factorisation();
+bool chained_factorisation();
 #endif
 
 }  // namespace mimorx::lattice::detail

@@ -1056,11 +1056,20 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                             : nullptr;
           // Presort on the device: both paths below reduce the sorted basis (and keep it as
           // their float32 input); T goes back to the input order at the end.
+          // On the GPU-resident path it goes first in the block method's captured start.
+          F* bk = basis.matrix(k);
+          detail::StartPrologue presort;
           if (cfg_.presort) {
             detail::ensure_device(wk.rank, m, dev);
             detail::ensure_device(wk.keys, m, dev);
-            detail::presort_columns_cuda(basis.matrix(k), n, m, wk.rank.data(), wk.keys.data(),
-                                         gr.stream.handle());
+            std::int32_t* rank = wk.rank.data();
+            double* keys = wk.keys.data();
+            presort.enqueue = [=](void* s) {
+              detail::presort_columns_cuda(bk, n, m, rank, keys, s);
+            };
+            presort.key = {std::uint64_t(reinterpret_cast<std::uintptr_t>(rank)),
+                           std::uint64_t(reinterpret_cast<std::uintptr_t>(keys))};
+            if (!detail::block_device_enabled()) presort.enqueue(gr.stream.handle());
           }
           auto unsort = [&] {
             if (!cfg_.presort || !cfg_.transform) return;
@@ -1069,8 +1078,9 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           };
           if (detail::block_device_enabled()) {
             LllStats ds;
-            if (detail::block_lll_device<F>(n, m, basis.matrix(k), tk, cfg_.delta, block_, max_iter,
-                                            dws, gr.stream.handle(), dev, &ds)) {
+            if (detail::block_lll_device<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, dws,
+                                            gr.stream.handle(), dev, &ds,
+                                            cfg_.presort ? &presort : nullptr)) {
               st[k] = ds.status;
               if constexpr (std::is_same_v<F, float>)
                 st[k] = finish_float32_device(n, m, dws.b_in.data(), tk, basis.matrix(k),

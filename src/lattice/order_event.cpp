@@ -1,4 +1,7 @@
-// OrderEvent and SideStream (lll_internal.hpp), created on first use (CUDA builds).
+// OrderEvent, SideStream and CapturedSequence (lll_internal.hpp), created on first use (CUDA
+// builds).
+#include <atomic>
+
 #include "lattice/lll_internal.hpp"
 #if MIMORX_HAS_CUDA
 #include "core/cuda_check.hpp"
@@ -39,6 +42,62 @@ void* SideStream::get(int device) {
     handle_ = h;
   }
   return handle_;
+}
+
+namespace {
+bool g_captured_sequences = true;  // set_captured_sequences
+std::atomic<long> g_graph_launches{0};
+}  // namespace
+
+void set_captured_sequences(bool enabled) { g_captured_sequences = enabled; }
+long captured_sequence_launches() { return g_graph_launches.load(); }
+
+CapturedSequence::~CapturedSequence() {
+  if (exec_) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+}
+
+bool CapturedSequence::run(void* stream, const std::vector<std::uint64_t>& key,
+                           const std::function<void()>& body) {
+  const auto s = mimorx::detail::as_stream(stream);
+  if (g_captured_sequences && exec_ && key == key_) {
+    MIMORX_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), s));
+    ++g_graph_launches;
+    return true;
+  }
+  if (!g_captured_sequences || unsupported_ || key != seen_) {
+    seen_ = key;
+    body();
+    return false;
+  }
+  // The second run with this key: capture it (nothing runs while capturing), then launch.
+  if (exec_) {
+    (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+    exec_ = nullptr;
+  }
+  auto give_up = [&] {  // run it directly, now and from now on
+    (void)cudaGetLastError();
+    unsupported_ = true;
+    body();
+    return false;
+  };
+  MIMORX_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    body();
+  } catch (...) {
+    if (cudaStreamEndCapture(s, &graph) == cudaSuccess && graph) (void)cudaGraphDestroy(graph);
+    return give_up();  // an error of the body's own is raised again by the direct run
+  }
+  if (cudaStreamEndCapture(s, &graph) != cudaSuccess || !graph) return give_up();
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  if (made != cudaSuccess) return give_up();
+  exec_ = exec;
+  key_ = key;
+  MIMORX_CUDA_CHECK(cudaGraphLaunch(exec, s));
+  ++g_graph_launches;
+  return true;
 }
 
 }  // namespace mimorx::lattice::detail

@@ -1301,6 +1301,69 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
 #endif
 
 #if MIMORX_HAS_CUDA
+// The block method's start (presort, the input's copy, T = I, R of B and its check) replayed
+// from a CUDA graph (CapturedSequence) gives the same B', T and status to the bit as the direct
+// launches, on the first run that captures it, on the runs that replay it, and on other buffers
+// (another key: a direct run, then a new capture).
+TEST(LllGpu, CapturedStartMatchesDirectLaunches) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  struct Case {
+    int n;
+    bool presort, transform;
+  };
+  for (const Case c : {Case{1024, true, false}, Case{256, true, true}, Case{128, false, true}}) {
+    const int n = c.n;
+    const auto b0 = test::gaussian_basis(g, n, n);
+    const std::vector<float> hb(b0.begin(), b0.end());
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::block;
+    cfg.presort = c.presort;
+    cfg.transform = c.transform;
+    LllPlan plan(cfg, Backend::cuda());
+    Buffer<float> db[2] = {Buffer<float>::device(hb.size()), Buffer<float>::device(hb.size())};
+    Buffer<std::int64_t> dt[2] = {Buffer<std::int64_t>::device(std::size_t(n) * n),
+                                  Buffer<std::int64_t>::device(std::size_t(n) * n)};
+    auto run = [&](int buf, std::vector<float>& out, std::vector<std::int64_t>& t) {
+      db[buf].copy_from_host(hb.data(), hb.size());
+      LllStatus st = LllStatus::not_converged;
+      plan.run(MatrixBatch<float>::over(db[buf], 1, n, n),
+               c.transform ? MatrixBatch<std::int64_t>::over(dt[buf], 1, n, n)
+                           : MatrixBatch<std::int64_t>(),
+               View<LllStatus>(&st, 1, Memory::host));
+      out.resize(hb.size());
+      db[buf].copy_to_host(out.data(), out.size());
+      t.assign(c.transform ? std::size_t(n) * n : 0, 0);
+      if (c.transform) dt[buf].copy_to_host(t.data(), t.size());
+      return st;
+    };
+    const std::string what = "n=" + std::to_string(n);
+    std::vector<float> ref;
+    std::vector<std::int64_t> tref;
+    lattice::detail::set_captured_sequences(false);
+    const LllStatus st_ref = run(0, ref, tref);
+    lattice::detail::set_captured_sequences(true);
+    ASSERT_EQ(st_ref, LllStatus::reduced) << what;
+    const std::vector<double> in(hb.begin(), hb.end());
+    test::expect_reduced(n, n, in, ref, c.transform ? &tref : nullptr, cfg.delta, true,
+                         what.c_str());
+    const long before = lattice::detail::captured_sequence_launches();
+    // Buffer 0 as in the direct run (its key seen: captured and launched), 0 (the graph), 0
+    // (the graph), 1 (a new key: direct), 1 (captured and launched): four graph launches.
+    const int bufs[] = {0, 0, 0, 1, 1};
+    for (int i = 0; i < 5; ++i) {
+      std::vector<float> out;
+      std::vector<std::int64_t> t;
+      EXPECT_EQ(run(bufs[i], out, t), st_ref) << what << " run " << i;
+      EXPECT_TRUE(out == ref) << what << " run " << i << ": B' differs from the direct launches'";
+      EXPECT_TRUE(t == tref) << what << " run " << i << ": T differs from the direct launches'";
+    }
+    EXPECT_EQ(lattice::detail::captured_sequence_launches() - before, 4) << what;
+  }
+}
+#endif
+
+#if MIMORX_HAS_CUDA
 // The block method's latency kernel for its diagonal blocks (column_warp_lll_enqueue) against
 // its host model: the same U to the bit and the same status, for blocks of 2..32 columns at
 // offsets and strides inside a larger R (Gaussian and knapsack blocks, delta 0.75 and 0.99, a
