@@ -361,9 +361,98 @@ __global__ void slab_mask_kernel(const std::int64_t* t, int m, int* mask) {
   if (lane == 0) mask[w] = nz;
 }
 
+// unit[k] = j where T's column k is the unit vector e_j, else -1; one warp a column. After a
+// block method run T is the identity outside the columns the reduction changed (at 1024 x 1024,
+// 896 of the 1024 columns): B T there is a column of B, exactly.
+__global__ void unit_columns_kernel(const std::int64_t* t, int m, int* unit) {
+  const int k = int((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
+  if (k >= m) return;
+  int count = 0, where = -1;
+  bool one = true;
+#pragma unroll 8
+  for (int q = lane; q < m; q += 32) {  // unrolled: 8 loads in flight
+    const std::int64_t v = t[std::size_t(k) * m + q];
+    if (v != 0) {
+      ++count;
+      where = q;
+      one = one && v == 1;
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    count += __shfl_xor_sync(0xffffffffu, count, o);
+    where = max(where, __shfl_xor_sync(0xffffffffu, where, o));
+  }
+  one = __all_sync(0xffffffffu, one);
+  if (lane == 0) unit[k] = count == 1 && one ? where : -1;
+}
+
+// Whether every column of the 64-column tile at col0 is a unit column (unit_columns_kernel):
+// then the product kernel leaves the tile to unit_tile_kernel. Called by every thread.
+__device__ __forceinline__ bool unit_tile(const int* unit, int col0, int m) {
+  const int c = col0 + int(threadIdx.x) % kProdTile;
+  return __syncthreads_and(c >= m || unit[c] >= 0);
+}
+
+// The largest |B T - B'| and |B T| of this thread into maxima (as product_kernel).
+__device__ __forceinline__ void publish_maxima(double diff, double scale,
+                                               unsigned long long* maxima) {
+  for (int o = 16; o > 0; o >>= 1) {
+    diff = fmax(diff, __shfl_xor_sync(0xffffffffu, diff, o));
+    scale = fmax(scale, __shfl_xor_sync(0xffffffffu, scale, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicMax(&maxima[0], static_cast<unsigned long long>(__double_as_longlong(diff)));
+    atomicMax(&maxima[1], static_cast<unsigned long long>(__double_as_longlong(scale)));
+  }
+}
+
+// B T for a tile of unit columns: column k is column unit[k] of B (the product's sum of one
+// non-zero term, the same number), compared with B' as product_kernel does. A block takes
+// kUnitRows rows of the tile's 64 columns, kUnitPer entries a thread with all their loads in
+// flight at once (a loop over the columns waited for each column's loads in turn: ~40 us at
+// 1024 x 1024). Grid: (column tiles, row chunks).
+constexpr int kUnitRows = 32;
+constexpr int kUnitThreads = 256;
+constexpr int kUnitPer = kProdTile * kUnitRows / kUnitThreads;
+__global__ void __launch_bounds__(kUnitThreads)
+    unit_tile_kernel(const float* in, const int* unit, const float* b, int n, int m, double* bt,
+                     unsigned long long* maxima) {
+  const int col0 = blockIdx.x * kProdTile, row0 = blockIdx.y * kUnitRows;
+  if (!unit_tile(unit, col0, m)) return;
+  int from[kUnitPer];
+  float x[kUnitPer], y[kUnitPer];
+#pragma unroll
+  for (int p = 0; p < kUnitPer; ++p) {  // entry e: column col0 + e / 32, row row0 + e % 32
+    const int e = int(threadIdx.x) + kUnitThreads * p, c = col0 + e / kUnitRows,
+              r = row0 + e % kUnitRows;
+    const bool in_range = c < m && r < n;
+    from[p] = in_range ? unit[c] : -1;
+    y[p] = in_range ? b[std::size_t(c) * n + r] : 0.f;
+  }
+#pragma unroll
+  for (int p = 0; p < kUnitPer; ++p) {
+    const int r = row0 + (int(threadIdx.x) + kUnitThreads * p) % kUnitRows;
+    x[p] = from[p] >= 0 ? in[std::size_t(from[p]) * n + r] : 0.f;
+  }
+  double diff = 0, scale = 0;
+#pragma unroll
+  for (int p = 0; p < kUnitPer; ++p) {
+    if (from[p] < 0) continue;
+    const int e = int(threadIdx.x) + kUnitThreads * p, c = col0 + e / kUnitRows,
+              r = row0 + e % kUnitRows;
+    const double v = double(x[p]);
+    bt[std::size_t(c) * n + r] = v;
+    diff = fmax(diff, fabs(v - double(y[p])));
+    scale = fmax(scale, fabs(v));
+  }
+  publish_maxima(diff, scale, maxima);
+}
+
 __global__ void __launch_bounds__(kProdThreads)
     product_kernel(const float* in, const std::int64_t* t, const float* b, int n, int m, double* bt,
-                   unsigned long long* maxima, const int* mask) {
+                   unsigned long long* maxima, const int* mask, const int* unit) {
+  // A tile of unit columns is unit_tile_kernel's (the whole cluster: it shares the tile).
+  if (unit_tile(unit, blockIdx.y * kProdTile, m)) return;
   // The slabs, and after the products the block's partial tile (smem[col * 64 + row]).
   __shared__ double smem[kProdTile * kProdTile];
   double* sa = smem;
@@ -421,14 +510,7 @@ __global__ void __launch_bounds__(kProdThreads)
     diff = fmax(diff, fabs(sum - double(b[x])));
     scale = fmax(scale, fabs(sum));
   });
-  for (int o = 16; o > 0; o >>= 1) {
-    diff = fmax(diff, __shfl_xor_sync(0xffffffffu, diff, o));
-    scale = fmax(scale, __shfl_xor_sync(0xffffffffu, scale, o));
-  }
-  if (lane == 0) {
-    atomicMax(&maxima[0], static_cast<unsigned long long>(__double_as_longlong(diff)));
-    atomicMax(&maxima[1], static_cast<unsigned long long>(__double_as_longlong(scale)));
-  }
+  publish_maxima(diff, scale, maxima);
 }
 
 __global__ void round_to_float(const double* bt, float* b, std::size_t count) {
@@ -444,20 +526,28 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
   const std::size_t nm = std::size_t(n) * m;
   const std::size_t masks =
       std::size_t((m + kProdSlab - 1) / kProdSlab) * std::size_t((m + kProdTile - 1) / kProdTile);
-  ensure_device(scratch, nm + 2 + (masks + 1) / 2, device);
+  ensure_device(scratch, nm + 2 + (masks + 1) / 2 + (std::size_t(m) + 1) / 2, device);
   const auto s = mimorx::detail::as_stream(stream);
   double* bt = scratch.data();
   auto* maxima = reinterpret_cast<unsigned long long*>(bt + nm);
   auto* mask = reinterpret_cast<int*>(bt + nm + 2);
+  int* unit = mask + masks + (masks & 1);
   slab_mask_kernel<<<unsigned((masks * 32 + 255) / 256), 256, 0, s>>>(t, m, mask);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  unit_columns_kernel<<<unsigned((std::size_t(m) * 32 + 255) / 256), 256, 0, s>>>(t, m, unit);
   MIMORX_CUDA_CHECK_LAUNCH();
   MIMORX_CUDA_CHECK(cudaMemsetAsync(maxima, 0, 2 * sizeof(unsigned long long), s));
   const dim3 grid(unsigned((n + kProdTile - 1) / kProdTile),
                   unsigned((m + kProdTile - 1) / kProdTile));
+  const dim3 grid_unit(unsigned((m + kProdTile - 1) / kProdTile),
+                       unsigned((n + kUnitRows - 1) / kUnitRows));
   // k split over clusters of 8: 256 tiles of one block each took 130 us at 1024 x 1024 (H200).
   launch_split(split_for(reinterpret_cast<const void*>(product_kernel), kSplitK), product_kernel,
                grid, dim3(kProdThreads), s, in, static_cast<const std::int64_t*>(t),
-               static_cast<const float*>(b), n, m, bt, maxima, static_cast<const int*>(mask));
+               static_cast<const float*>(b), n, m, bt, maxima, static_cast<const int*>(mask),
+               static_cast<const int*>(unit));
+  MIMORX_CUDA_CHECK_LAUNCH();
+  unit_tile_kernel<<<grid_unit, kUnitThreads, 0, s>>>(in, unit, b, n, m, bt, maxima);
   MIMORX_CUDA_CHECK_LAUNCH();
   double h[2];
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(h, maxima, sizeof(h), cudaMemcpyDeviceToHost, s));

@@ -1131,20 +1131,37 @@ TEST(LllGpu, Int32TransformFastPathChangesNothing) {
 // The device-resident block method's lattice check: B' = B T rounded to float32 passes, and so
 // does B' with every entry moved by 1e-7 of itself; B' with one entry moved by 2e-6 of the
 // largest entry, or every entry by 1e-4 of itself, is replaced by the rounded B T.
+// window: T as a block method run leaves it, the identity but for its last columns (dense,
+// from every column) and a few head columns (two unit columns swapped, one -e_j, one 2 e_j):
+// the check takes the unit columns' tiles without the product (unit_tile_kernel).
 TEST(LllGpu, TransformDriftCheck) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  for (const auto& [n, m] :
-       std::vector<std::pair<int, int>>{{200, 200}, {64, 40}, {7, 7}, {1024, 1024}}) {
+  struct Case {
+    int n, m;
+    bool window;
+  };
+  for (const Case c : {Case{200, 200, false}, Case{64, 40, false}, Case{7, 7, false},
+                       Case{1024, 1024, false}, Case{1024, 1024, true}, Case{200, 200, true},
+                       Case{130, 130, true}}) {
+    const int n = c.n, m = c.m;
     std::vector<double> b = test::gaussian_basis(g, n, m);
-    // T: identity with random integer multiples of other columns added, |T| up to ~1e3.
+    // T: identity with random integer multiples of other columns added, |T| up to ~1e3 (in the
+    // window case only to its last columns).
     std::vector<std::int64_t> t(std::size_t(m) * m, 0);
     for (int j = 0; j < m; ++j) t[std::size_t(j) * m + j] = 1;
-    std::uniform_int_distribution<int> col(0, m - 1), mult(-3, 3);
-    for (int step = 0; step < 4 * m; ++step) {
-      const int a = col(g), c = col(g), f = mult(g);
-      if (a == c) continue;
-      for (int q = 0; q < m; ++q) t[std::size_t(a) * m + q] += f * t[std::size_t(c) * m + q];
+    const int first = c.window ? m - m / 8 : 0;
+    std::uniform_int_distribution<int> col(0, m - 1), win(first, m - 1), mult(-3, 3);
+    for (int step = 0; step < 4 * (m - first); ++step) {
+      const int a = win(g), cc = col(g), f = mult(g);
+      if (a == cc) continue;
+      for (int q = 0; q < m; ++q) t[std::size_t(a) * m + q] += f * t[std::size_t(cc) * m + q];
+    }
+    if (c.window) {
+      std::swap(t[std::size_t(3) * m + 3], t[std::size_t(3) * m + 5]);  // columns 3, 5: e_5, e_3
+      std::swap(t[std::size_t(5) * m + 5], t[std::size_t(5) * m + 3]);
+      t[std::size_t(70) * m + 70] = -1;
+      t[std::size_t(100) * m + 100] = 2;
     }
     std::vector<float> in(b.begin(), b.end()), bt(std::size_t(n) * m);
     double biggest = 0;
@@ -1183,7 +1200,7 @@ TEST(LllGpu, TransformDriftCheck) {
       for (auto& x : v) x = float(double(x) * (1 + (coin(g) ? rel : -rel)));
       return v;
     };
-    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(m));
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(m) + (c.window ? " window" : ""));
     check(bt, false, "B T itself");
     check(jitter(1e-7), false, "rounding-size jitter");
     auto jittered = jitter(1e-4);
@@ -1191,6 +1208,13 @@ TEST(LllGpu, TransformDriftCheck) {
     auto one = bt;
     one[std::size_t(m / 2) * n + n / 3] += float(2e-6 * biggest);
     check(one, true, "one entry moved");
+    if (c.window) {  // in a unit column (3: B's column 5), and in the -e_j column
+      for (int k : {3, 70}) {
+        auto moved = bt;
+        moved[std::size_t(k) * n + n / 2] += float(2e-6 * biggest);
+        check(moved, true, k == 3 ? "an entry of a unit column moved" : "an entry of -e_j moved");
+      }
+    }
   }
 }
 #endif
