@@ -4,9 +4,9 @@
 // m = 1024 on the device machine, most of the block method's time. The device machine has no
 // cuBLAS or cuSOLVER, so these are plain tiled kernels:
 //   gram: C(I, J) = sum_k X(k, I) X(k, J) over 32 x 32 tiles of the upper triangle, four warps
-//     each (splitting k), on the float64 tensor cores (mma m8n8k4: 256 multiply-adds per
-//     instruction, twice the FMA pipe's rate, and 8 shared-memory loads per 16 of them instead of 8
-//     per 16 FMAs); X staged through shared memory in float64;
+//     each (splitting k), on the float64 tensor cores (mma_f64.cuh: m16n8k4 on sm_90, 512
+//     multiply-adds per instruction, four times the FMA pipe's rate); X staged through shared
+//     memory in float64;
 //   trailing update: C(I, J) -= sum_k X(k, I) X(k, J) over 64 x 64 tiles of the upper triangle,
 //     256 threads with 4 x 4 outputs each (rank-32 updates: bound by latency, not arithmetic);
 //   panel: one warp factors the 32 x 32 diagonal block (chol_tile.cuh), then every thread solves
