@@ -40,6 +40,7 @@ namespace {
 bool g_device_enabled = true;
 bool g_t_float64 = true;
 bool g_head_inverse = true;     // set_head_inverse
+bool g_early_inverse = true;    // set_early_head_inverse
 bool g_refactor_window = true;  // set_refactor_small_window
 bool g_column_warp = true;      // set_column_warp_blocks
 bool g_early_refactor = true;   // set_early_refactorisation
@@ -610,11 +611,16 @@ __host__ __device__ inline int window_start(int m, int first_violation_flag, int
 // The side stream's inverse of R runs where the first check finds the factorisation sound and
 // its window starts at `from` or later (the host's choice after reading the same flags);
 // *skip = 1 otherwise.
-__global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, int* skip) {
+// skip[1]: the diagonal blocks from column `early` on (those the start did not invert) are
+// skipped too where the window starts at or before `early` (W's columns from there are not used).
+__global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, int early,
+                                    int* skip) {
   bool use = flags[kViolations] > 0 && flags[kFirstViolation] > 0 && !flags[kCholFail] &&
              !flags[kSingular] && !flags[kInaccurate];
-  if (use) use = window_start(m, flags[kFirstViolation], l) >= from;
-  *skip = use ? 0 : 1;
+  const int lo = window_start(m, flags[kFirstViolation], l);
+  if (use) use = lo >= from;
+  skip[0] = use ? 0 : 1;
+  skip[1] = use && lo > early ? 0 : 1;
 }
 
 }  // namespace
@@ -623,6 +629,7 @@ void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
 bool block_device_enabled() { return g_device_enabled; }
 void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
 void set_head_inverse(bool enabled) { g_head_inverse = enabled; }
+void set_early_head_inverse(bool enabled) { g_early_inverse = enabled; }
 void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
 void set_column_warp_blocks(bool enabled) { g_column_warp = enabled; }
 void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
@@ -703,22 +710,53 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   auto join_side = [&] {  // later work on `stream` (this call's or the next) waits for it
     if (side_launched) ws.done.wait(stream);
   };
-  auto launch_inverse = [&] {
+  const bool head_inverse = m >= kInverseFrom && g_head_inverse;
+  // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
+  // inside the start, on the side stream beside the factorisation's panels after them (the
+  // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free): at
+  // m = 1024 the seven blocks' ~30 us come off the ~115 us from the first check to W, which the
+  // window's refactorisation waited for. The last block, where the window starts after it, and
+  // the doubling's products follow the start, gated by its check.
+  const int early_cols =
+      head_inverse && g_early_inverse ? (m - 1) / kTriInverseBlock * kTriInverseBlock : 0;
+  void* side = head_inverse ? ws.side.get(device) : nullptr;
+  const auto ss = mimorx::detail::as_stream(side);
+  if (head_inverse) {
     ensure_device(ws.rcopy, mm, device);
     ensure_device(ws.rinv, mm, device);
     ensure_device(ws.rinv_tmp, mm, device);
-    ensure_device(ws.inv_skip, 1, device);
-    void* side = ws.side.get(device);
+    ensure_device(ws.inv_skip, 2, device);
+  }
+  FactorSplit split;
+  split.col = early_cols;
+  split.reserve = tri_inverse_diag_blocks(early_cols);
+  split.at = [&] {
+    ws.head_factored.record(stream);
+    ws.head_factored.wait(side);
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(),
+                                      std::size_t(early_cols) * m * sizeof(double),
+                                      cudaMemcpyDeviceToDevice, ss));
+    MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.rinv.data(), 0, mm * sizeof(double), ss));
+    tri_inverse_diag_enqueue(ws.rcopy.data(), m, early_cols, 0, ws.rinv.data(), side);
+  };
+  auto launch_inverse = [&] {
     ws.factored.record(stream);
     ws.factored.wait(side);
-    const auto ss = mimorx::detail::as_stream(side);
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(), mm * sizeof(double),
-                                      cudaMemcpyDeviceToDevice, ss));
-    inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, ws.inv_skip.data());
+    const std::size_t from = std::size_t(early_cols) * m;  // rcopy's columns copied in the start
+    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data() + from, ws.r.data() + from,
+                                      (mm - from) * sizeof(double), cudaMemcpyDeviceToDevice, ss));
+    inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, early_cols, ws.inv_skip.data());
     MIMORX_CUDA_CHECK_LAUNCH();
     ws.copied.record(side);  // R copied and the flags read: this stream may change both
-    tri_inverse_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
-                        ws.inv_skip.data());
+    if (early_cols > 0) {
+      tri_inverse_diag_enqueue(ws.rcopy.data(), m, m, early_cols / kTriInverseBlock, ws.rinv.data(),
+                               side, ws.inv_skip.data() + 1);
+      tri_inverse_products_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
+                                   ws.inv_skip.data());
+    } else {
+      tri_inverse_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
+                          ws.inv_skip.data());
+    }
     ws.done.record(side);
     side_launched = true;
   };
@@ -801,7 +839,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                       std::uint64_t(g_t_float64),
                                       std::uint64_t(lookahead_factorisation()),
                                       std::uint64_t(chained_factorisation()),
-                                      std::uint64_t(device)};
+                                      std::uint64_t(device),
+                                      std::uint64_t(early_cols),
+                                      u64(side),
+                                      u64(ws.rcopy.data()),
+                                      u64(ws.rinv.data())};
     if (prologue) key.insert(key.end(), prologue->key.begin(), prologue->key.end());
     ws.start.run(stream, key, [&] {
       if (prologue) prologue->enqueue(stream);
@@ -814,10 +856,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
       tail_cholesky_enqueue<F>(b, n, m, 0, ws.r.data(), ws.diag.data(), flags + kCholFail,
-                               ws.norm2.data(), stream);
+                               ws.norm2.data(), stream, nullptr, 0, nullptr, nullptr,
+                               early_cols > 0 ? &split : nullptr);
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
       MIMORX_CUDA_CHECK_LAUNCH();
       enqueue_check(flags);
+      if (early_cols > 0) {  // the side stream's part joins (a captured fork must)
+        ws.head_inverted.record(side);
+        ws.head_inverted.wait(stream);
+      }
     });
   }
   // The check of the R a block pass left, read with that pass's flags: the next pass's check
@@ -903,7 +950,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset above
       hf[kViolations] = violations;
       hf[kFirstViolation] = first;
-    } else if (pass == 0 && m >= kInverseFrom && g_head_inverse) {
+    } else if (pass == 0 && head_inverse) {
       launch_inverse();  // behind the start's check
       read_flags();
       ws.copied.wait(stream);  // R and the flags are read before this stream changes them

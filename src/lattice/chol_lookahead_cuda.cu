@@ -33,6 +33,7 @@
 #include "core/cuda_smem_limit.hpp"
 #include "lattice/chol_tile.cuh"
 #include "lattice/lll_internal.hpp"
+#include "mimorx/core/error.hpp"
 
 namespace mimorx::lattice::detail {
 namespace {
@@ -263,12 +264,13 @@ __device__ __noinline__ void factor_step(double* r, int m, int q, double* scratc
   __stcg(&inv_set(scratch, m, q)[lane], s.inv[lane]);
 }
 
-// R_qq into s.d: from global (published by block 0) or, in block 0, from its own s.x[kWarps-1].
+// R_qq into s.d: from global (published by block 0, its reciprocal pivots from `scratch`) or,
+// with scratch null (block 0), from this block's own s.x[kWarps-1].
 __device__ __forceinline__ void load_diag(const double* r, int m, int p, const double* scratch,
                                           Smem& s) {
   constexpr int kEach = kPanel * kPanel / kThreads;
   double v[kEach];
-  const bool own = blockIdx.x == 0;
+  const bool own = scratch == nullptr;
 #pragma unroll
   for (int t = 0; t < kEach; ++t) {
     const int e = threadIdx.x + t * kThreads, i = e % kPanel, k = e / kPanel;
@@ -346,15 +348,21 @@ __device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
   }
 }
 
+// Phases q0 .. q1 - 1 (q1 <= np - 1), then the last one's X row into R. Afterwards R's columns
+// before q1 kPanel are final, panel q1's diagonal block is factored (the last lookahead) and
+// the trailing matrix holds its Gram data updated through phase q1 - 1. resume: panel q0 was
+// factored by an earlier launch (R_qq in R, its reciprocal pivots in the scratch) and the X row
+// before it published.
 __global__ void __launch_bounds__(kThreads)
-    chol_lookahead_kernel(double* r, int m, int q0, double* scratch, int* fail) {
+    chol_lookahead_kernel(double* r, int m, int q0, int q1, int resume, double* scratch,
+                          int* fail) {
   Smem& s = shared_state();
   cg::grid_group grid = cg::this_grid();
   const int np = (m + kPanel - 1) / kPanel;
   const int warp = threadIdx.x / 32;
-  if (blockIdx.x == 0 && warp == 0) factor_step<true>(r, m, q0, scratch, fail);
+  if (!resume && blockIdx.x == 0 && warp == 0) factor_step<true>(r, m, q0, scratch, fail);
   grid.sync();
-  for (int q = q0; q + 1 < np; ++q) {
+  for (int q = q0; q < q1; ++q) {
     const int p = q * kPanel;  // panels before the last are full
     double* xs = x_row(scratch, m, q);
     if (blockIdx.x == 0) {
@@ -365,7 +373,8 @@ __global__ void __launch_bounds__(kThreads)
       double old[kPer];
       if (warp == 0) tile.issue(r, m, p, c0);
       load_old(r, m, c0, c0, old);
-      load_diag(r, m, p, nullptr, s);
+      // A resumed launch's first R_qq is in global memory only.
+      load_diag(r, m, p, resume && q == q0 ? inv_set(scratch, m, q) : nullptr, s);
       if (warp == 0) tile.store(s.x[0]);
       __syncthreads();
       // The lookahead's solve is on the critical path: all of the block's threads take it.
@@ -396,8 +405,8 @@ __global__ void __launch_bounds__(kThreads)
     }
     grid.sync();
   }
-  // The last X row (panel np - 2) into R.
-  if (np - 1 > q0) publish_x_row(r, m, scratch, np - 2, 0);
+  // The last phase's X row into R.
+  if (q1 > q0) publish_x_row(r, m, scratch, q1 - 1, 0);
 }
 
 // Blocks that fit on the device at once (a cooperative launch needs them all resident); 0 where
@@ -423,16 +432,30 @@ std::size_t lookahead_scratch_size(int m) {
   return std::size_t(2 * kPanel * padded(m) + 2 * kPanel);
 }
 
-bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, int* fail,
-                                void* stream) {
-  if (!g_lookahead || m - first <= kPanel) return false;  // one panel: the chain's one launch
-  const int blocks = resident_blocks();
-  int q0 = first / kPanel;
+bool cholesky_lookahead_split_supported(int m, int first, int until, int reserve) {
+  if (!g_lookahead || m - first <= kPanel) return false;
   const int np = (m + kPanel - 1) / kPanel;
+  if (until % kPanel != 0 || until <= first || until > (np - 1) * kPanel) return false;
+  return resident_blocks() - reserve >= 2;
+}
+
+bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, int* fail,
+                                void* stream, int until, bool resume, int reserve) {
+  const int np = (m + kPanel - 1) / kPanel;
+  int q0 = first / kPanel;
+  int q1 = until > 0 ? until / kPanel : np - 1;
+  if (resume && q0 >= q1) return true;  // the last panel: factored by the launch before
+  if (!g_lookahead || (!resume && m - first <= kPanel)) return false;  // the chain's one launch
+  const int blocks = resident_blocks() - reserve;
   const int units = phase_units(q0, np, 1);  // phase q0's at one tile a unit, the most
   const int grid = std::min(blocks, 1 + std::max(units, 1));
-  if (grid < 2) return false;
-  void* args[] = {&r, &m, &q0, &scratch, &fail};
+  if (grid < 2) {
+    if (resume || until > 0)  // cholesky_lookahead_split_supported said otherwise
+      throw Unsupported("the split lookahead factorisation does not fit the device");
+    return false;
+  }
+  int res = resume ? 1 : 0;
+  void* args[] = {&r, &m, &q0, &q1, &res, &scratch, &fail};
   MIMORX_CUDA_CHECK(cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(chol_lookahead_kernel), dim3(grid), dim3(kThreads), args,
       sizeof(Smem), mimorx::detail::as_stream(stream)));

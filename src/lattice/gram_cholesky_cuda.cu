@@ -450,7 +450,7 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                  double* norm2, cudaStream_t s, const double* rinv, int rinv_size, double* scratch,
-                 const OrderEvent* ready) {
+                 const OrderEvent* ready, const FactorSplit* split) {
   const std::size_t f = std::size_t(first);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(r + f * m, 0, (std::size_t(m) - f) * m * sizeof(double), s));
   const bool chained = chain_supported();
@@ -485,7 +485,16 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
                  schur_mma_kernel, dim3(t, t), dim3(32 * kGramWarps), s, r, m, first);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
-  if (cholesky_lookahead_enqueue(r, m, first, diag, fail, s)) return;
+  if (split && cholesky_lookahead_split_supported(m, first, split->col, split->reserve)) {
+    cholesky_lookahead_enqueue(r, m, first, diag, fail, s, split->col);
+    split->at();
+    cholesky_lookahead_enqueue(r, m, split->col, diag, fail, s, 0, true, split->reserve);
+    return;
+  }
+  if (cholesky_lookahead_enqueue(r, m, first, diag, fail, s)) {
+    if (split) split->at();
+    return;
+  }
   for (int p = first; p < m; p += kPanel) {
     const int nb = std::min(kPanel, m - p), rest = m - p - nb;
     const int blocks = std::max(1, (rest + kPanelCols - 1) / kPanelCols);
@@ -502,6 +511,7 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
   const long long de = ((long long)m - first) * kPanel;
   diag_store_kernel<<<unsigned((de + 255) / 256), 256, 0, s>>>(r, m, diag, first);
   MIMORX_CUDA_CHECK_LAUNCH();
+  if (split) split->at();
 }
 }  // namespace
 
@@ -509,7 +519,7 @@ template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream) {
   factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream), nullptr, 0,
-                 nullptr, nullptr);
+                 nullptr, nullptr, nullptr);
 }
 
 int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
@@ -520,9 +530,9 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size) {
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv, int rinv_size,
-                           double* scratch, const OrderEvent* ready) {
+                           double* scratch, const OrderEvent* ready, const FactorSplit* split) {
   factor_from<F>(b, n, m, tail_cholesky_start(first), r, diag, fail, norm2,
-                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready);
+                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready, split);
 }
 
 template <class F>
@@ -553,10 +563,10 @@ template void gram_cholesky_enqueue<double>(const double*, int, int, double*, do
                                             double*, void*);
 template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
                                            double*, void*, const double*, int, double*,
-                                           const OrderEvent*);
+                                           const OrderEvent*, const FactorSplit*);
 template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
                                             double*, void*, const double*, int, double*,
-                                            const OrderEvent*);
+                                            const OrderEvent*, const FactorSplit*);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

@@ -192,19 +192,35 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 // forward substitution, with `scratch` (first x (m - first) doubles) for G. ready (may be null):
 // the work that writes rinv and scratch, waited for just before they are used (the Gram
 // columns before it do not need them).
+// split (may be null): split->at() is called once R's columns before split->col are final, to
+// enqueue work that needs them and may run beside the rest of the factorisation (which then
+// leaves split->reserve blocks of the device free); where the factorisation cannot stop there
+// (the chain of panel kernels, a lookahead kernel that would not fit), at the end.
 class OrderEvent;
+struct FactorSplit {
+  int col = 0;
+  int reserve = 0;
+  std::function<void()> at;
+};
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv = nullptr,
                            int rinv_size = 0, double* scratch = nullptr,
-                           const OrderEvent* ready = nullptr);
+                           const OrderEvent* ready = nullptr, const FactorSplit* split = nullptr);
 // The Cholesky factorisation of R's columns from `first` (a multiple of 32) on, whose Gram data
 // (with the head's contribution subtracted) is in R's upper triangle, as one persistent
 // cooperative kernel (chol_lookahead_cuda.cu); scratch: lookahead_scratch_size(m) doubles.
 // Returns false, enqueuing nothing, where it does not apply (one panel, no cooperative launch,
 // set_lookahead_factorisation(false)): the caller then runs the chain of panel kernels.
+// until > 0: only the panels before column `until` (a multiple of 32, less than the last
+// panel's start), after which R's columns before `until` are final; a later call with first =
+// until and resume = true does the rest (its panel `until` was factored by the first call).
+// reserve: blocks of the device left free for kernels that run beside the factorisation (the
+// resumed part runs beside the head inverse's diagonal blocks). A call with until > 0 or resume
+// enqueues or throws; cholesky_lookahead_split_supported says beforehand whether it will enqueue.
 bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, int* fail,
-                                void* stream);
+                                void* stream, int until = 0, bool resume = false, int reserve = 0);
+bool cholesky_lookahead_split_supported(int m, int first, int until, int reserve);
 std::size_t lookahead_scratch_size(int m);
 // The column from which tail_cholesky_enqueue recomputes R for `first` (rounded down to the
 // panel width), and whether from that start it uses rinv (of rinv_size columns).
@@ -217,6 +233,16 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size);
 // it is non-zero when the kernels run, they do nothing (W is then left zero).
 void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
                          const int* skip = nullptr);
+// tri_inverse_enqueue in its two parts, after W's first f columns were set to zero: the
+// inverses of the kTriInverseBlock-wide diagonal blocks (from block block_begin on, of
+// tri_inverse_diag_blocks(f) in all; a block's inverse needs only R's block), then the doubling's
+// products (all the diagonal blocks' inverses there).
+constexpr int kTriInverseBlock = 128;
+int tri_inverse_diag_blocks(int f);
+void tri_inverse_diag_enqueue(const double* r, int ld, int f, int block_begin, double* w,
+                              void* stream, const int* skip = nullptr);
+void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, double* tmp,
+                                  void* stream, const int* skip = nullptr);
 // X = W^T G for W from tri_inverse_enqueue (f x f, ld ld), G f x cols (ld ldg) and X f x cols
 // (ld ld; not overlapping G), enqueued on `stream`.
 void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
@@ -316,12 +342,13 @@ struct BlockLllWorkspace {
   // from a graph.
   CapturedSequence start;
   // The inverse of R (tri_inverse_enqueue) on a side stream: R copied (rcopy), W, the doubling's
-  // scratch, the gate that skips it; `factored` recorded on the block method's stream, `copied`
-  // and `done` on the side stream.
+  // scratch, the gates that skip it (all of it; the diagonal blocks left after the start);
+  // `factored` recorded on the block method's stream, `copied` and `done` on the side stream.
+  // Inside the start: `head_factored` (the block method's stream) and `head_inverted` (side).
   Buffer<double> rcopy, rinv, rinv_tmp;
   Buffer<int> inv_skip;
   SideStream side;
-  OrderEvent factored, copied, done;
+  OrderEvent factored, copied, done, head_factored, head_inverted;
   Buffer<F> b_in, b0, blocks;
   Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
   Buffer<std::int64_t> t0, u;
@@ -351,6 +378,10 @@ void set_split_k(bool enabled);
 // Benchmark knob: false makes the GPU-resident block method refactorise its window by forward
 // substitution instead of with the inverse of R's head (tri_inverse_enqueue).
 void set_head_inverse(bool enabled);
+// Test/benchmark knob: true (the default) inverts the head's diagonal blocks of R before its
+// last 128-column block beside the first factorisation's last panels (FactorSplit), inside the
+// run's start; false inverts all of them after the start.
+void set_early_head_inverse(bool enabled);
 // Test/benchmark knob: false keeps the GSC-Update of R through every block pass; true (the
 // default) refactorises the changed columns after a pass over a window of at most m / 8 columns
 // instead.

@@ -62,13 +62,14 @@ __device__ __forceinline__ void tile_product(int k0, int k1, AAt&& a_at, BAt&& b
 // in registers, then the levels s = 32 (two pairs) and s = 64 (one pair) as
 // W_AC = -W_AA (R_AC W_CC), every thread a 2 x 4 or 4 x 4 register tile of the output.
 __global__ void __launch_bounds__(kFusedThreads)
-    fused_diag_inverse_kernel(const double* r, int ld, int f, double* w, const int* skip) {
+    fused_diag_inverse_kernel(const double* r, int ld, int f, int block0, double* w,
+                              const int* skip) {
   if (skip && *skip) return;
   extern __shared__ double smem[];
   double* sw = smem;                      // sw[j * kFusedLd + i] = W(p + i, p + j)
   double* sa = smem + kFused * kFusedLd;  // staged R
   double* st = sa + kStage;               // staged R of the diagonal blocks, then T
-  const int p = blockIdx.x * kFused, nb = min(kFused, f - p), t = threadIdx.x;
+  const int p = (block0 + int(blockIdx.x)) * kFused, nb = min(kFused, f - p), t = threadIdx.x;
   const int warp = t / 32, lane = t % 32;
   // R(p + i, p + k) of the block, padded with the identity.
   auto rr = [&](int i, int k) {
@@ -325,15 +326,33 @@ void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cud
 
 }  // namespace
 
+static_assert(kFused == kTriInverseBlock);
+
 void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
                          const int* skip) {
   if (f <= 0) return;
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(w, 0, std::size_t(f) * ld * sizeof(double), s));
+  tri_inverse_diag_enqueue(r, ld, f, 0, w, stream, skip);
+  tri_inverse_products_enqueue(r, ld, f, w, tmp, stream, skip);
+}
+
+int tri_inverse_diag_blocks(int f) { return (f + kFused - 1) / kFused; }
+
+void tri_inverse_diag_enqueue(const double* r, int ld, int f, int block_begin, double* w,
+                              void* stream, const int* skip) {
+  const int blocks = tri_inverse_diag_blocks(f) - block_begin;
+  if (blocks <= 0) return;
   mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(fused_diag_inverse_kernel));
-  fused_diag_inverse_kernel<<<unsigned((f + kFused - 1) / kFused), kFusedThreads, kFusedSmem, s>>>(
-      r, ld, f, w, skip);
+  fused_diag_inverse_kernel<<<unsigned(blocks), kFusedThreads, kFusedSmem,
+                              mimorx::detail::as_stream(stream)>>>(r, ld, f, block_begin, w, skip);
   MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, double* tmp,
+                                  void* stream, const int* skip) {
+  if (f <= 0) return;
+  const auto s = mimorx::detail::as_stream(stream);
   ProductArgs pa{};
   pa.skip = skip;
   pa.r = r;

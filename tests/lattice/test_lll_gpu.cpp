@@ -376,30 +376,46 @@ TEST(LllGpu, LookaheadCholeskyMatchesChainBitForBit) {
       auto db = Buffer<double>::device(nm),
            ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m));
       db.copy_from_host(b.data(), nm);
-      std::vector<double> got[2];
-      int fail[2] = {0, 0};
-      for (int way = 0; way < 2; ++way) {  // the chain, then the lookahead kernel
-        lattice::detail::set_lookahead_factorisation(way == 1);
+      std::vector<double> got[3];
+      int fail[3] = {0, 0, 0};
+      // The chain, the lookahead kernel, and the lookahead kernel stopped at a column and resumed
+      // (FactorSplit: the start's split at the head inverse's last block, or a panel after
+      // `first`), its hook called once in between.
+      const int split_col = (m - 1) / 128 * 128 > first ? (m - 1) / 128 * 128 : first + 32;
+      int hooked = 0;
+      for (int way = 0; way < 3; ++way) {
+        lattice::detail::set_lookahead_factorisation(way >= 1);
         auto dr = Buffer<double>::device(mm);
         auto dfail = Buffer<int>::device(1);
         dfail.fill_bytes(0);
-        lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
-                                                       dfail.data(), nullptr, nullptr);
+        lattice::detail::FactorSplit split;
+        split.col = split_col;
+        split.reserve = 4;
+        split.at = [&] { ++hooked; };
+        const auto* sp = way == 2 ? &split : nullptr;
+        lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, 0, dr.data(), ddiag.data(),
+                                                       dfail.data(), nullptr, nullptr, nullptr, 0,
+                                                       nullptr, nullptr, first > 0 ? nullptr : sp);
         if (first > 0)  // refactorise from `first` over the kept head
-          lattice::detail::tail_cholesky_enqueue<double>(
-              db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), nullptr, nullptr);
+          lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, first, dr.data(),
+                                                         ddiag.data(), dfail.data(), nullptr,
+                                                         nullptr, nullptr, 0, nullptr, nullptr, sp);
         got[way].resize(mm);
         dr.copy_to_host(got[way].data(), mm);
         dfail.copy_to_host(&fail[way], 1);
       }
       lattice::detail::set_lookahead_factorisation(true);
-      EXPECT_EQ(fail[0], int(zero_column)) << "chain, m=" << m;
-      EXPECT_EQ(fail[1], int(zero_column)) << "lookahead, m=" << m;
-      std::size_t differ = 0;
-      for (std::size_t e = 0; e < mm; ++e)
-        if (std::memcmp(&got[0][e], &got[1][e], sizeof(double)) != 0) ++differ;
-      EXPECT_EQ(differ, 0u) << "entries of R that differ, m=" << m << " first=" << first
-                            << " zero column " << zero_column;
+      EXPECT_EQ(hooked, 1) << "m=" << m << " first=" << first;
+      for (int way = 1; way < 3; ++way) {
+        EXPECT_EQ(fail[0], int(zero_column)) << "chain, m=" << m;
+        EXPECT_EQ(fail[way], int(zero_column)) << "lookahead " << way << ", m=" << m;
+        std::size_t differ = 0;
+        for (std::size_t e = 0; e < mm; ++e)
+          if (std::memcmp(&got[0][e], &got[way][e], sizeof(double)) != 0) ++differ;
+        EXPECT_EQ(differ, 0u) << "entries of R that differ from the chain's, m=" << m
+                              << " first=" << first << " zero column " << zero_column
+                              << (way == 2 ? " split at " + std::to_string(split_col) : "");
+      }
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -1141,9 +1157,9 @@ TEST(LllGpu, TransformDriftCheck) {
     int n, m;
     bool window;
   };
-  for (const Case c : {Case{200, 200, false}, Case{64, 40, false}, Case{7, 7, false},
-                       Case{1024, 1024, false}, Case{1024, 1024, true}, Case{200, 200, true},
-                       Case{130, 130, true}}) {
+  for (const Case c :
+       {Case{200, 200, false}, Case{64, 40, false}, Case{7, 7, false}, Case{1024, 1024, false},
+        Case{1024, 1024, true}, Case{200, 200, true}, Case{130, 130, true}}) {
     const int n = c.n, m = c.m;
     std::vector<double> b = test::gaussian_basis(g, n, m);
     // T: identity with random integer multiples of other columns added, |T| up to ~1e3 (in the
@@ -1320,6 +1336,76 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
       lattice::detail::set_early_refactorisation(true);
       if (::testing::Test::HasFatalFailure()) return;
     }
+  }
+}
+#endif
+
+#if MIMORX_HAS_CUDA
+// The head inverse's diagonal blocks inverted inside the start, beside the factorisation's last
+// panels (set_early_head_inverse), give the same W, hence the same B', T and status to the bit
+// as all of them after the start: windows that start at the early blocks' end (1024, presort) or
+// after it (the last block's inverse still needed: a nearly orthogonal head, 10 e_j plus small
+// noise, and `tail` Gaussian columns after it, which violate Lovasz only there), with the
+// direct start and the graph.
+TEST(LllGpu, EarlyHeadInverseMatchesLate) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  struct Case {
+    int n;
+    bool presort;
+    int tail;  // 0: a Gaussian basis
+  };
+  for (const Case c : {Case{1024, true, 0}, Case{1000, false, 40}, Case{700, false, 40}}) {
+    const int n = c.n;
+    auto b0 = test::gaussian_basis(g, n, n);
+    if (c.tail > 0)
+      for (int j = 0; j < n - c.tail; ++j)
+        for (int i = 0; i < n; ++i) {
+          double& x = b0[std::size_t(j) * n + i];
+          x = (i == j ? 10.0 : 0.0) + 1e-3 * x;
+        }
+    const std::vector<float> hb(b0.begin(), b0.end());
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::block;
+    cfg.presort = c.presort;
+    cfg.transform = true;
+    std::vector<float> out[2];
+    std::vector<std::int64_t> tout[2];
+    LllStatus st[2] = {LllStatus::not_converged, LllStatus::not_converged};
+    for (int early = 0; early < 2; ++early) {
+      lattice::detail::set_early_head_inverse(early == 1);
+      LllPlan plan(cfg, Backend::cuda());
+      auto db = Buffer<float>::device(hb.size());
+      auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+      for (int rep = 0; rep < 3; ++rep) {  // direct, captured, replayed: the same each time
+        db.copy_from_host(hb.data(), hb.size());
+        LllStatus s = LllStatus::not_converged;
+        plan.run(MatrixBatch<float>::over(db, 1, n, n),
+                 MatrixBatch<std::int64_t>::over(dt, 1, n, n),
+                 View<LllStatus>(&s, 1, Memory::host));
+        std::vector<float> o(hb.size());
+        std::vector<std::int64_t> t(std::size_t(n) * n);
+        db.copy_to_host(o.data(), o.size());
+        dt.copy_to_host(t.data(), t.size());
+        if (rep == 0) {
+          out[early] = o;
+          tout[early] = t;
+          st[early] = s;
+        } else {
+          EXPECT_TRUE(o == out[early] && t == tout[early] && s == st[early])
+              << "n=" << n << " early " << early << " run " << rep << " differs from the first";
+        }
+      }
+    }
+    lattice::detail::set_early_head_inverse(true);
+    const std::string what = "n=" + std::to_string(n);
+    EXPECT_EQ(st[1], st[0]) << what;
+    EXPECT_EQ(st[0], LllStatus::reduced) << what;
+    EXPECT_TRUE(out[1] == out[0]) << what << ": B' differs between the early and late inverse";
+    EXPECT_TRUE(tout[1] == tout[0]) << what << ": T differs between the early and late inverse";
+    const std::vector<double> in(hb.begin(), hb.end());
+    test::expect_reduced(n, n, in, out[1], &tout[1], cfg.delta, true, what.c_str());
+    if (::testing::Test::HasFailure()) return;
   }
 }
 #endif
