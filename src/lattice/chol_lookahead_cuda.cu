@@ -7,8 +7,11 @@
 //     G(q+1, q+1) -= X^T X and factors it, so that the next phase can start at once;
 //   the other blocks: every other tile (i, j), q+1 <= i <= j, of the trailing matrix,
 //     G(i, j) -= X(q, i)^T X(q, j), solving the X tiles they need themselves (a work unit is one
-//     column j with up to 7 tiles i: warp 0 solves X(q, j), warps 1..7 the X(q, i));
-//   then a grid-wide barrier.
+//     column j with up to 7 tiles i: warp 0 solves X(q, j), warps 1..7 the X(q, i)).
+// Instead of a grid-wide barrier between phases (until the twenty-second session), block 0 waits
+// for the other blocks' previous phase (a counter) and they for that and for block 0's factor of
+// their phase's panel (a flag). Block 0's warps 1..7 wait and fetch the next phase's operands
+// while warp 0 factors, so that block 0's next phase starts with them in shared memory.
 // The X tiles go to a scratch row (two, by phase parity) and are copied into R's rows one phase
 // later: in phase q other blocks still read G(q, j) where X(q, j) belongs. Reads of data other
 // blocks wrote go through L2 (__ldcg), not the SM's incoherent L1.
@@ -21,8 +24,9 @@
 // of its threads (solve_tile_block).
 //
 // The steps (factor_diag_warp, solve_column or solve_tile_block with the same operations, the
-// update's multiply-adds in k order and the subtraction last) are the chain's own, so both paths
-// give the same R to the last bit.
+// trailing update's multiply-adds in k order and the subtraction last) are the chain's own, but
+// for block 0's update of the next diagonal block on the tensor cores (since the twenty-second
+// session): the two paths' R agree to rounding, no longer to the last bit.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -33,6 +37,7 @@
 #include "core/cuda_smem_limit.hpp"
 #include "lattice/chol_tile.cuh"
 #include "lattice/lll_internal.hpp"
+#include "lattice/mma_f64.cuh"
 #include "mimorx/core/error.hpp"
 
 namespace mimorx::lattice::detail {
@@ -68,6 +73,24 @@ __device__ inline double* x_row(double* scratch, int m, int q) {
 }
 __device__ inline double* inv_set(double* scratch, int m, int q) {
   return scratch + 2 * kPanel * padded(m) + (q & 1) * kPanel;
+}
+// Two words after them: [0] the last panel block 0 has factored, [1] how many phases the other
+// blocks have finished, all of them together (each adds 1 a phase).
+__device__ inline unsigned* phase_words(double* scratch, int m) {
+  return reinterpret_cast<unsigned*>(scratch + 2 * kPanel * padded(m) + 2 * kPanel);
+}
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// Thread 0 waits until *p >= want, then the block goes on (the loads after it see what was
+// written before the store or atomic that made it so: acquire, then the block's barrier).
+__device__ __forceinline__ void block_wait_at_least(const unsigned* p, unsigned want, bool nap) {
+  if (threadIdx.x == 0)
+    while (load_acquire(p) < want)
+      if (nap) __nanosleep(64);
+  __syncthreads();
 }
 
 // A global load (through L2) or store under a predicate, without a branch: the compiler turns a
@@ -122,10 +145,37 @@ __device__ __noinline__ void solve_tile(int w) {
   __syncwarp();
 }
 
-// Block: X = R_qq^{-T} of the tile in s.x[0], in place, by all threads (block 0's lookahead).
+// Block 0: X = R_qq^{-T} of the tile in s.x[0], in place, by all threads (the lookahead): as
+// solve_tile_block (8 threads a column, each holding 4 rows, row j passed on by a shuffle within
+// the 8 lanes at step j), with each row's reciprocal pivot folded into its coefficients and its
+// right-hand side beforehand: x_i = g_i / r_ii - sum_j (r_ji / r_ii) x_j. A step's chain is then
+// a shuffle and a multiply-add (the coefficient's multiplication does not wait for it), not a
+// multiplication, a shuffle and a multiply-add: 1.55 us a tile on block 0's critical path
+// before. The rounding differs from solve_column's (the other X tiles, the chain of panel
+// kernels) in the last bits. Ends with __syncthreads.
 __device__ __noinline__ void solve_first_tile() {
   Smem& s = shared_state();
-  solve_tile_block(s.x[0], s.d, s.inv);
+  constexpr int kGroup = kThreads / kPanel;  // threads a column
+  constexpr int kRows = kPanel / kGroup;     // rows a thread
+  const int c = threadIdx.x / kGroup, sub = threadIdx.x % kGroup;
+  double v[kRows], iv[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    iv[r] = s.inv[sub + kGroup * r];
+    v[r] = s.x[0][sub + kGroup * r][c] * iv[r];
+  }
+#pragma unroll
+  for (int j = 0; j < kPanel; ++j) {
+    const double xj = __shfl_sync(0xffffffffu, v[j / kGroup], j % kGroup, kGroup);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int i = sub + kGroup * r;
+      if (i > j) v[r] = fma(-(s.d[j][i] * iv[r]), xj, v[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) s.x[0][sub + kGroup * r][c] = v[r];
+  __syncthreads();
 }
 
 // Warp: the solved tile (columns c0..) into the scratch row. The values are read before the
@@ -179,16 +229,57 @@ __device__ __forceinline__ void tile_products(const Smem& s, int xi, double (&ac
 }
 
 // Block 0: the next diagonal block G(c0.., c0..) - X^T X (X = X(q, q + 1) in s.x[0]) into
-// s.x[1] (s.x[1][a][b] = G(c0 + a, c0 + b), zero outside the upper part), for the factor.
-__device__ __forceinline__ void update_next_diagonal(int m, int c0, const double (&old)[kPer],
-                                                     Smem& s) {
-  const int a = threadIdx.x % 32, b0 = threadIdx.x / 32;
-  double acc[1][kPer] = {};
-  tile_products<1>(s, 0, acc);
+// s.x[1] (s.x[1][a][b] = G(c0 + a, c0 + b), zero outside the upper part; the old values in
+// s.x[2]), for the factor, on the
+// float64 tensor cores: warp w takes the 16 x 8 output tile at rows 16 (w % 2), columns 8 (w / 2)
+// (mma.m16n8k4, mma_f64.cuh: lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) + {0, 1}),
+// its accumulators starting from the old values, the k range in 8 steps of 4. With FMAs (5
+// shared loads per 4 multiply-adds a thread) the update took ~1.2 us of every phase's critical
+// path. The chain of panel kernels sums the same products one FMA at a time, in k order after the
+// others: the two paths' R differ in the last bits (LookaheadCholeskyMatchesChain).
+// Block 0's operands of phase q (p = q kPanel, c0 = p + kPanel), by threads t0 .. t0 + count - 1
+// of the block (t = threadIdx.x - t0): the block row's tile G(q, q + 1) into s.x[0] (x[i][c] =
+// G(p + i, c0 + c)) and the next diagonal block's old values into s.x[2] (x[a][b] = G(c0 + a,
+// c0 + b) in its upper part, zero elsewhere), every load issued before the first store (one L2
+// latency).
+__device__ __noinline__ void fetch_lookahead(const double* r, int m, int p, int c0, int t,
+                                             int count, Smem& s) {
+  constexpr int kEach = 2 * kPanel * kPanel / (kThreads - 32) + 1;
+  double v[kEach];
 #pragma unroll
-  for (int e = 0; e < kPer; ++e) {
-    int row, col;
-    s.x[1][a][b0 + kWarps * e] = owned(m, c0, c0, e, row, col) ? old[e] - acc[0][e] : 0.0;
+  for (int u = 0; u < kEach; ++u) {
+    const int e = t + u * count, i = e % kPanel, c = (e / kPanel) % kPanel;
+    const bool diag = e >= kPanel * kPanel;
+    const bool ok = e < 2 * kPanel * kPanel && c0 + c < m && (!diag || i <= c);
+    v[u] = ldcg_if(ok, &r[(long long)(c0 + c) * m + (diag ? c0 : p) + i]);
+  }
+#pragma unroll
+  for (int u = 0; u < kEach; ++u) {
+    const int e = t + u * count, i = e % kPanel, c = (e / kPanel) % kPanel;
+    if (e < 2 * kPanel * kPanel) s.x[e >= kPanel * kPanel ? 2 : 0][i][c] = v[u];
+  }
+}
+
+__device__ __forceinline__ void update_next_diagonal(int m, int c0, Smem& s) {
+  static_assert(kWarps == 8, "eight 16 x 8 tiles");
+  const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
+  const int ar = 16 * (w % 2), bc = 8 * (w / 2);
+  double c[4];
+#pragma unroll
+  for (int t = 0; t < 4; ++t)
+    c[t] = s.x[2][ar + lane / 4 + 8 * (t / 2)][bc + 2 * (lane % 4) + t % 2];
+  if (bc + 7 >= ar) {  // not wholly below the diagonal
+#pragma unroll
+    for (int k4 = 0; k4 < kPanel; k4 += 4) {
+      const int k = k4 + lane % 4;
+      mma_f64_pair(c[0], c[1], c[2], c[3], -s.x[0][k][ar + lane / 4], -s.x[0][k][ar + lane / 4 + 8],
+                   s.x[0][k][bc + lane / 4]);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < 4; ++t) {
+    const int a = ar + lane / 4 + 8 * (t / 2), b = bc + 2 * (lane % 4) + t % 2;
+    s.x[1][a][b] = a <= b && c0 + b < m ? c[t] : 0.0;
   }
 }
 
@@ -360,30 +451,66 @@ __global__ void __launch_bounds__(kThreads)
   cg::grid_group grid = cg::this_grid();
   const int np = (m + kPanel - 1) / kPanel;
   const int warp = threadIdx.x / 32;
+  unsigned* words = phase_words(scratch, m);
+  unsigned* factored = words;  // panel q0 is: factored below or by the launch before
+  unsigned* finished = words + 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    factored[0] = unsigned(q0);
+    finished[0] = 0;
+  }
   if (!resume && blockIdx.x == 0 && warp == 0) factor_step<true>(r, m, q0, scratch, fail);
   grid.sync();
+  // No grid-wide barrier between the phases: block 0 waits for the other blocks' work of the
+  // phase before (all of it, normally done long before its own steps end), the other blocks for
+  // that and for block 0's factor of their phase's panel. Block 0's steps, the critical path, no
+  // longer wait for a barrier's round trips after they end (grid.sync took ~1.1 us a phase).
+  const unsigned others = gridDim.x - 1;
   for (int q = q0; q < q1; ++q) {
     const int p = q * kPanel;  // panels before the last are full
     double* xs = x_row(scratch, m, q);
     if (blockIdx.x == 0) {
-      // The lookahead: tile (q, q + 1) of the block row and the old values of the next diagonal
-      // block requested first, R_qq from this block's own factorisation.
       const int c0 = p + kPanel;
-      TileLoad tile;
-      double old[kPer];
-      if (warp == 0) tile.issue(r, m, p, c0);
-      load_old(r, m, c0, c0, old);
+      // The operands: fetched by warps 1.. during the last phase's factor, but in the first.
+      if (q == q0) {
+        fetch_lookahead(r, m, p, c0, threadIdx.x, kThreads, s);
+        __syncthreads();
+      }
       // A resumed launch's first R_qq is in global memory only.
       load_diag(r, m, p, resume && q == q0 ? inv_set(scratch, m, q) : nullptr, s);
-      if (warp == 0) tile.store(s.x[0]);
       __syncthreads();
       // The lookahead's solve is on the critical path: all of the block's threads take it.
       solve_first_tile();
-      if (warp == 0) store_x(s.x[0], m, c0, xs);
-      update_next_diagonal(m, c0, old, s);
+      // Warp 1 has no tile of the update (below the diagonal): it stores the solved tile.
+      if (warp == 1) store_x(s.x[0], m, c0, xs);
+      update_next_diagonal(m, c0, s);
       __syncthreads();
-      if (warp == 0) factor_step<false>(r, m, q + 1, scratch, fail);
+      if (warp == 0) {
+        factor_step<false>(r, m, q + 1, scratch, fail);
+        // Panel q + 1's R_qq and reciprocal pivots (and the X tile above) are written: released.
+        __syncwarp();
+        if (threadIdx.x == 0) {
+          __threadfence();
+          atomicExch(factored, unsigned(q + 1));
+        }
+      } else if (q + 1 < q1) {
+        // Meanwhile the next phase's operands, once the other blocks have finished this phase:
+        // the tiles are theirs, and the next phase overwrites what they read in this one
+        // (scratch row q + 1 & 1, published from as row q - 1; the reciprocal pivots of parity
+        // q, read as panel q's). Normally they finish before the factor does (the phase no
+        // longer waits for the L2 latency of its loads after the factor, ~0.6 us).
+        // Each warp waits on its own: with a named barrier among the seven warps instead,
+        // racecheck reported hazards in this kernel that we could not account for (none this
+        // way, nor before the change).
+        if ((threadIdx.x & 31) == 0)
+          while (load_acquire(finished) < unsigned(q + 1 - q0) * others) {
+          }
+        __syncwarp();
+        fetch_lookahead(r, m, p + kPanel, c0 + kPanel, threadIdx.x - 32, kThreads - 32, s);
+      }
+      __syncthreads();
     } else {
+      block_wait_at_least(factored, unsigned(q), true);
+      if (q > q0) block_wait_at_least(finished, unsigned(q - q0) * others, true);
       load_diag(r, m, p, inv_set(scratch, m, q), s);
       // Last phase's X row into R's rows of panel q - 1 (nobody reads them in this phase).
       if (q > q0) publish_x_row(r, m, scratch, q - 1, 1);
@@ -402,9 +529,14 @@ __global__ void __launch_bounds__(kThreads)
         update_unit_of(tiles, r, m, i_begin, j);
         __syncthreads();
       });
+      __syncthreads();  // (a block without units) every thread's stores before the count
+      if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(finished, 1u);
+      }
     }
-    grid.sync();
   }
+  grid.sync();
   // The last phase's X row into R.
   if (q1 > q0) publish_x_row(r, m, scratch, q1 - 1, 0);
 }
@@ -429,7 +561,7 @@ void set_lookahead_factorisation(bool enabled) { g_lookahead = enabled; }
 bool lookahead_factorisation() { return g_lookahead; }
 
 std::size_t lookahead_scratch_size(int m) {
-  return std::size_t(2 * kPanel * padded(m) + 2 * kPanel);
+  return std::size_t(2 * kPanel * padded(m) + 2 * kPanel + 1);  // + phase_words
 }
 
 bool cholesky_lookahead_split_supported(int m, int first, int until, int reserve) {
