@@ -21,12 +21,14 @@
 // (~8,900 cycles, as on a warm warp alone), its stores 0.3; then the barrier, ~1.1. Until then
 // the factor had taken 13,400 cycles and its stores 1.6 us, their code cold and full of branches
 // (factor_step), and the phase ~13.5 us. Since the seventeenth session block 0's solve uses all
-// of its threads (solve_tile_block).
+// of its threads (solve_first_tile). On the H200 in the twenty-second session, before its last
+// changes: operands 0.64, solve 1.55, update 0.95, factor with its stores 3.5 us, then ~0.5 us
+// until the next phase (docs/lll.md, "The head inverse beside the factorisation").
 //
-// The steps (factor_diag_warp, solve_column or solve_tile_block with the same operations, the
-// trailing update's multiply-adds in k order and the subtraction last) are the chain's own, but
-// for block 0's update of the next diagonal block on the tensor cores (since the twenty-second
-// session): the two paths' R agree to rounding, no longer to the last bit.
+// The steps (factor_diag_warp, solve_column, the trailing update's multiply-adds in k order and
+// the subtraction last) are the chain's own, but for block 0's solve and its update of the next
+// diagonal block (since the twenty-second session: folded pivots, tensor cores): the two paths'
+// R agree to rounding, no longer to the last bit.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -47,7 +49,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
-static_assert(kThreads == kSolveThreads, "block 0 solves with all of its threads");
 constexpr int kChunk = kWarps - 1;  // tiles i a work unit at most (a warp solves each)
 constexpr int kLd = kPanel + 1;
 
@@ -145,18 +146,20 @@ __device__ __noinline__ void solve_tile(int w) {
   __syncwarp();
 }
 
-// Block 0: X = R_qq^{-T} of the tile in s.x[0], in place, by all threads (the lookahead): as
-// solve_tile_block (8 threads a column, each holding 4 rows, row j passed on by a shuffle within
-// the 8 lanes at step j), with each row's reciprocal pivot folded into its coefficients and its
-// right-hand side beforehand: x_i = g_i / r_ii - sum_j (r_ji / r_ii) x_j. A step's chain is then
-// a shuffle and a multiply-add (the coefficient's multiplication does not wait for it), not a
-// multiplication, a shuffle and a multiply-add: 1.55 us a tile on block 0's critical path
-// before. The rounding differs from solve_column's (the other X tiles, the chain of panel
-// kernels) in the last bits. Ends with __syncthreads.
+// Block 0: X = R_qq^{-T} of the tile in s.x[0], in place, by all threads (the lookahead): 8
+// threads a column (lanes 8c' .. 8c' + 7 of a warp; thread `sub` holds rows sub, sub + 8, sub +
+// 16, sub + 24), row j passed on by a shuffle within the 8 lanes at step j, each row's reciprocal
+// pivot folded into its coefficients and its right-hand side beforehand: x_i = g_i / r_ii -
+// sum_j (r_ji / r_ii) x_j. A step's chain is a shuffle and a multiply-add (the coefficient's
+// multiplication does not wait for it). One warp, a thread a column (solve_column), took ~2 us a
+// tile; 8 threads a column scaling row j at its step (the seventeenth to the twenty-first
+// session) 1.55 us. The rounding differs from solve_column's (the other X tiles, the chain of
+// panel kernels) in the last bits. Ends with __syncthreads.
 __device__ __noinline__ void solve_first_tile() {
   Smem& s = shared_state();
   constexpr int kGroup = kThreads / kPanel;  // threads a column
   constexpr int kRows = kPanel / kGroup;     // rows a thread
+  static_assert(kGroup == 8 && kRows == 4);
   const int c = threadIdx.x / kGroup, sub = threadIdx.x % kGroup;
   double v[kRows], iv[kRows];
 #pragma unroll

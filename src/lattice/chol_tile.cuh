@@ -143,35 +143,4 @@ __device__ __forceinline__ void solve_column(double (&v)[kPanel], const double (
   }
 }
 
-// The same for a whole 32 x 32 tile x[i][c] (in place) by 256 threads, 8 a column (lanes 8c' ..
-// 8c' + 7 of a warp; thread `sub` holds rows sub, sub + 8, sub + 16, sub + 24): at step j the
-// holder of row j scales it and a shuffle within the 8 lanes passes it on. The critical path is
-// a multiplication, a shuffle and a multiply-add a row, not one thread's 528 multiply-adds with
-// their shared-memory loads (solve_column on one warp: ~2 us a tile). Each entry gets the same
-// operations in the same order as in solve_column, so the results are the same to the bit.
-// Ends with __syncthreads.
-constexpr int kSolveThreads = 256;
-__device__ __forceinline__ void solve_tile_block(double (*x)[kPanel + 1],
-                                                 const double (*d)[kPanel + 1], const double* inv) {
-  constexpr int kGroup = kSolveThreads / kPanel;  // threads a column
-  constexpr int kRows = kPanel / kGroup;          // rows a thread
-  const int c = threadIdx.x / kGroup, sub = threadIdx.x % kGroup;
-  double v[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) v[r] = x[sub + kGroup * r][c];
-#pragma unroll
-  for (int j = 0; j < kPanel; ++j) {
-    if (sub == j % kGroup) v[j / kGroup] *= inv[j];
-    const double xj = __shfl_sync(0xffffffffu, v[j / kGroup], j % kGroup, kGroup);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int i = sub + kGroup * r;
-      if (i > j) v[r] = fma(-d[j][i], xj, v[r]);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) x[sub + kGroup * r][c] = v[r];
-  __syncthreads();
-}
-
 }  // namespace mimorx::lattice::detail
