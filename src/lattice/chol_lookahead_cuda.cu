@@ -86,11 +86,11 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   return v;
 }
 // Thread 0 waits until *p >= want, then the block goes on (the loads after it see what was
-// written before the store or atomic that made it so: acquire, then the block's barrier).
-__device__ __forceinline__ void block_wait_at_least(const unsigned* p, unsigned want, bool nap) {
+// written before the store or atomic that made it so: acquire, then the block's barrier). The
+// other blocks wait this way, off the critical path: they nap between polls.
+__device__ __forceinline__ void block_wait_at_least(const unsigned* p, unsigned want) {
   if (threadIdx.x == 0)
-    while (load_acquire(p) < want)
-      if (nap) __nanosleep(64);
+    while (load_acquire(p) < want) __nanosleep(64);
   __syncthreads();
 }
 
@@ -213,9 +213,9 @@ __device__ __forceinline__ void load_old(const double* r, int m, int I0, int J0,
 }
 
 // Thread (a, b0)'s products acc[t][e] = sum_k X_i(k, a) X_j(k, b0 + 8 e) of kTiles tiles, X_j =
-// s.x[0] and X_i = s.x[xi + t], k in order: the trailing update's arithmetic (the chain's).
+// s.x[0] and X_i = s.x[1 + t], k in order: the trailing update's arithmetic (the chain's).
 template <int kTiles>
-__device__ __forceinline__ void tile_products(const Smem& s, int xi, double (&acc)[kTiles][kPer]) {
+__device__ __forceinline__ void tile_products(const Smem& s, double (&acc)[kTiles][kPer]) {
   const int a = threadIdx.x % 32, b0 = threadIdx.x / 32;
 #pragma unroll 4
   for (int k = 0; k < kPanel; ++k) {
@@ -224,7 +224,7 @@ __device__ __forceinline__ void tile_products(const Smem& s, int xi, double (&ac
     for (int e = 0; e < kPer; ++e) xj[e] = s.x[0][k][b0 + kWarps * e];
 #pragma unroll
     for (int t = 0; t < kTiles; ++t) {
-      const double x = s.x[xi + t][k][a];
+      const double x = s.x[1 + t][k][a];
 #pragma unroll
       for (int e = 0; e < kPer; ++e) acc[t][e] = fma(x, xj[e], acc[t][e]);
     }
@@ -300,7 +300,7 @@ __device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
   for (int t = 0; t < kTiles; ++t) load_old(r, m, (i_begin + t) * kPanel, J0, old[t]);
   __syncthreads();
   double acc[kTiles][kPer] = {};
-  tile_products<kTiles>(s, 1, acc);
+  tile_products<kTiles>(s, acc);
 #pragma unroll
   for (int t = 0; t < kTiles; ++t)
 #pragma unroll
@@ -512,8 +512,8 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();
     } else {
-      block_wait_at_least(factored, unsigned(q), true);
-      if (q > q0) block_wait_at_least(finished, unsigned(q - q0) * others, true);
+      block_wait_at_least(factored, unsigned(q));
+      if (q > q0) block_wait_at_least(finished, unsigned(q - q0) * others);
       load_diag(r, m, p, inv_set(scratch, m, q), s);
       // Last phase's X row into R's rows of panel q - 1 (nobody reads them in this phase).
       if (q > q0) publish_x_row(r, m, scratch, q - 1, 1);
