@@ -4,13 +4,14 @@
 // with the multipliers recorded in M (column k) for the products B -= B0 M and T -= T0 M.
 //
 // Columns go in tiles of kCols consecutive columns, so that every entry of R0 read serves all of
-// the tile's columns; rows go top down in chunks of 32:
-//   solve:  one warp per column finds the chunk's multipliers one row after the other (lane s
-//           holds row 32c + 31 - s; the chunk's triangle of R0 is staged in shared memory);
-//   update: the rows below the chunk get the chunk's 32 multipliers of every column.
+// the tile's columns; rows go top down in chunks of 32.
 // A tile's rows are split into stripes of kStripe rows, each a work item of its own thread block
 // (since the seventeenth session): the stripe holding chunk c solves it and writes its
-// multipliers to M; the stripes below read them from there and apply them to their rows. The tiles
+// multipliers to M; the stripes below read them from there and apply them to their rows (the
+// chunk's 32 multipliers of every column at once, from registers). Within its own stripe a block
+// runs one warp a column down all of the stripe's rows (the chain, see the kernel; since the
+// twenty-third session: before, each chunk was solved and then applied to the rows below it,
+// with a block barrier between, 2.9 us a chunk against ~1.1-1.9 now). The tiles
 // of a window's last columns have multipliers on nearly every row (at m = 1024, 991 of 992 rows),
 // and with one block per tile their updates read R0's whole upper triangle (4 MB) through one SM:
 // 183-198 us for the heaviest tile, 6 us a chunk at the top (Nsight Compute: 0.26 instructions
@@ -41,6 +42,7 @@ constexpr int kCols = 8;              // columns a tile, one warp each in the so
 constexpr int kThreads = 32 * kCols;  // one warp a column in the solve
 constexpr int kStripeChunks = 4;      // chunks a stripe
 constexpr int kStripe = kStripeChunks * kChunk;
+constexpr std::size_t kPanelBytes = 2 * kChunk * kStripe * sizeof(double);
 constexpr int kMaxRows = 4096;      // LllConfig's limit
 constexpr int kUnset = 0x7f7f7f7f;  // the item counter's value after the memset below
 // M's entries before they are written: all bits set (memset 0xff). Every entry of the reduced
@@ -78,8 +80,34 @@ __device__ __forceinline__ void publish_multiplier(double* p, double q) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// The chunk's coefficients for the column chain: pan[jl * kStripe + i] = R0(lo + i, base + jl)
+// above the diagonal, d0[base + jl] on it, 0 below it and outside R0. A thread loads its share
+// into registers when the chunk before starts and stores it to shared memory when that chunk
+// is solved, so the loads' latency passes during the solve.
+constexpr int kPanelPer = kChunk * kStripe / kThreads;
+__device__ __forceinline__ void load_panel(double* v, int m, int lo, int c, const double* r0,
+                                           const double* d0) {
+  // Thread t loads row lo + t % kStripe of the columns base + t / kStripe + 2 u: one pointer
+  // stepped by two columns, so that the loads are not held up by their address arithmetic.
+  static_assert(kThreads == 2 * kStripe, "two columns a pass");
+  const int row = lo + int(threadIdx.x) % kStripe, j0 = c * kChunk + int(threadIdx.x) / kStripe;
+  const double* src = r0 + (long long)j0 * m + row;
+  const long long step = 2LL * m;
+#pragma unroll
+  for (int u = 0; u < kPanelPer; ++u) {
+    const int j = j0 + 2 * u;
+    // One predicated load an entry: a select between two loads would wait for them here.
+    const double* a = row < j ? src + u * step : d0 + j;
+    v[u] = j < m && row <= j ? __ldg(a) : 0.0;
+  }
+}
+__device__ __forceinline__ void store_panel(double* pan, const double* v) {
+#pragma unroll
+  for (int u = 0; u < kPanelPer; ++u) pan[int(threadIdx.x) + u * kThreads] = v[u];
+}
+
 // sync[0]: the item counter. gate (may be null): the kernel does nothing where one of its
-// gate_count ints is non-zero.
+// gate_count ints is non-zero. Dynamic shared memory: two panels (kPanelBytes).
 __global__ void __launch_bounds__(kThreads)
     striped_size_reduce_kernel(int m, int tiles, double* r, const double* r0, const double* d0,
                                double* mult, int* mcol, int* sync, const int* gate,
@@ -89,9 +117,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 0; i < gate_count; ++i) closed |= gate[i];
     if (closed) return;  // mcol stays zero: the products after it do nothing either
   }
-  __shared__ double s_x[kCols][kStripe];           // s_x[w][i - lo]: the stripe's rows
-  __shared__ double s_tri[2][kChunk][kChunk + 1];  // [chunk & 1][u][s] = R0(row_s, row_u), s > u
-  __shared__ double s_q[kChunk][kCols];            // the chunk's multipliers per column
+  extern __shared__ double s_pan[];       // [2][kChunk][kStripe], see load_panel
+  __shared__ double s_x[kCols][kStripe];  // s_x[w][i - lo]: the stripe's rows
+  __shared__ double s_rinv[kStripe];      // 1 / r0_jj of the stripe's rows
+  __shared__ double s_q[kChunk][kCols];   // an upper chunk's multipliers per column
   __shared__ int s_item;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   int rank = 0, first_item = 0;  // the tile of the last item taken, and its first item
@@ -110,126 +139,119 @@ __global__ void __launch_bounds__(kThreads)
     const int lo = stripe * kStripe;
     const int c_lo = stripe * kStripeChunks, c_hi = min(c_lo + kStripeChunks - 1, t.c_top);
     const int k0 = t.k0, cols = t.cols;
-    for (int w = 0; w < cols; ++w)
-      for (int i = lo + int(threadIdx.x); i < min(lo + kStripe, k0 + w); i += kThreads)
-        s_x[w][i - lo] = r[(long long)(k0 + w) * m + i];
+    {  // the first own chunk's panel (the __syncthreads before the own chunks publishes it)
+      double v[kPanelPer];
+      load_panel(v, m, lo, c_hi, r0, d0);
+      store_panel(s_pan, v);
+    }
+    // Thread t takes row lo + t % kStripe and half of the columns, here and in the updates
+    // from the chunks above.
+    constexpr int kHalf = kCols / 2;
+    const int my_row = lo + int(threadIdx.x) % kStripe, w0 = int(threadIdx.x) / kStripe * kHalf;
+    static_assert(kThreads == 2 * kStripe, "two threads a row");
+    {
+      double v[kHalf];  // all loads in flight before the first store
+#pragma unroll
+      for (int w = 0; w < kHalf; ++w)
+        v[w] =
+            w0 + w < cols && my_row < k0 + w0 + w ? r[(long long)(k0 + w0 + w) * m + my_row] : 0.0;
+#pragma unroll
+      for (int w = 0; w < kHalf; ++w) s_x[w0 + w][my_row - lo] = v[w];
+    }
+    if (threadIdx.x < kStripe) s_rinv[threadIdx.x] = my_row < m ? 1.0 / d0[my_row] : 1.0;
     const int k = k0 + warp;  // this warp's column in the solve
     const bool has_col = warp < cols;
     bool any = false;
-    // An own chunk's triangle and pivots, loaded into registers while the chunk before is
-    // applied and stored to s_tri at the end of that step.
-    constexpr int kTriPer = kChunk * kChunk / kThreads;
-    auto load_tri = [&](int c, double* tv) {
-#pragma unroll
-      for (int p = 0; p < kTriPer; ++p) {
-        const int e = threadIdx.x + p * kThreads, u = e / kChunk, sr = e % kChunk;
-        const int ru = c * kChunk + kChunk - 1 - u, rs = c * kChunk + kChunk - 1 - sr;
-        tv[p] = c >= 0 && sr > u && ru < m ? r0[(long long)ru * m + rs] : 0.0;
-      }
-    };
-    auto store_tri = [&](int buf, const double* tv) {
-#pragma unroll
-      for (int p = 0; p < kTriPer; ++p) {
-        const int e = threadIdx.x + p * kThreads;
-        s_tri[buf][e / kChunk][e % kChunk] = tv[p];
-      }
-    };
-    auto pivot = [&](int c) {
-      const int row = c * kChunk + kChunk - 1 - lane;
-      return c >= 0 && has_col && row < k ? d0[row] : 1.0;
-    };
-    // The stripe's rows below `end` get the chunk's multipliers (s_q): thread t takes row
-    // lo + t % kStripe and half of the columns. The chunk's R0 entries of the row (independent
-    // of the multipliers) are loaded at the start of the step, so that their latency passes
-    // during the solve or the wait for the multipliers rather than after it.
-    constexpr int kHalf = kCols / 2;
-    const int my_row = lo + int(threadIdx.x) % kStripe, w0 = int(threadIdx.x) / kStripe * kHalf;
-    double a[kChunk];
-    auto load_rows = [&](int base, int end) {
+    // Chunks of the stripes above: their rows below `end` get the chunk's multipliers (s_q).
+    // The chunk's R0 entries of the row (independent of the multipliers) are loaded before the
+    // wait for the multipliers.
+    for (int c = t.c_top; c > c_hi; --c) {
+      const int base = c * kChunk, end = lo + kStripe;
+      double a[kChunk];
+      const double* src = r0 + (long long)(base + kChunk - 1) * m + my_row;  // column base + 31
 #pragma unroll
       for (int u = 0; u < kChunk; ++u) {
         const int ru = base + kChunk - 1 - u;  // past m in a short last chunk
-        a[u] = my_row < end && ru < m ? r0[(long long)ru * m + my_row] : 0.0;
+        a[u] = my_row < end && ru < m ? __ldg(src - (long long)u * m) : 0.0;
       }
-    };
-    auto update_rows = [&](int end) {
-      if (my_row >= end) return;
-      double acc[kHalf];
-#pragma unroll
-      for (int w = 0; w < kHalf; ++w) acc[w] = w0 + w < cols ? s_x[w0 + w][my_row - lo] : 0.0;
-#pragma unroll
-      for (int u = 0; u < kChunk; ++u)
-#pragma unroll
-        for (int w = 0; w < kHalf; ++w) acc[w] = fma(-s_q[u][w0 + w], a[u], acc[w]);
-#pragma unroll
-      for (int w = 0; w < kHalf; ++w)
-        if (w0 + w < cols) s_x[w0 + w][my_row - lo] = acc[w];
-    };
-    static_assert(kThreads == 2 * kStripe, "update_rows: two threads a row");
-    double dj = 1.0;
-    if (t.c_top <= c_hi) {  // the top chunk is this stripe's
-      double tv[kTriPer];
-      load_tri(t.c_top, tv);
-      store_tri(t.c_top & 1, tv);
-      dj = pivot(t.c_top);
-    }
-    __syncthreads();
-    for (int c = t.c_top; c >= c_lo; --c) {
-      const int base = c * kChunk, buf = c & 1;
-      const int end = min(lo + kStripe, base);  // the stripe's rows below the chunk
-      load_rows(base, end);
-      if (c > c_hi) {
-        // Another stripe's chunk: its multipliers once written.
-        const int row = base + kChunk - 1 - lane;
-        const double q = has_col && row < k ? await_multiplier(&mult[(long long)k * m + row]) : 0.0;
-        if (warp < kCols) s_q[lane][warp] = q;
-        double tv[kTriPer];
-        const bool next_own = c - 1 == c_hi;
-        if (next_own) load_tri(c - 1, tv);
-        const double next_dj = next_own ? pivot(c - 1) : 1.0;
-        if (__syncthreads_or(q != 0)) update_rows(end);
-        if (next_own) {
-          store_tri(buf ^ 1, tv);
-          dj = next_dj;
-        }
-        __syncthreads();
-        continue;
-      }
-      // This stripe's chunk: the solve, rows top down.
-      double tv[kTriPer];
-      if (c > c_lo) load_tri(c - 1, tv);
-      const double next_dj = pivot(c - 1);
       const int row = base + kChunk - 1 - lane;
-      const bool valid = has_col && row < k;
-      double x = valid ? s_x[warp][row - lo] : 0.0;
-      const double rdj = 1.0 / dj;
-      // x / r_jj as a rounded product (__dmul_rn is never fused with round_nearest's + 0.5), so
-      // that a host model gets the same multipliers.
-      double myq = 0.0;
-      if (__any_sync(0xffffffffu, valid && round_nearest(__dmul_rn(x, rdj)) != 0)) {
+      const double q = has_col && row < k ? await_multiplier(&mult[(long long)k * m + row]) : 0.0;
+      if (warp < kCols) s_q[lane][warp] = q;
+      if (__syncthreads_or(q != 0) && my_row < end) {
+        double acc[kHalf];
 #pragma unroll
-        for (int u = 0; u < kChunk; ++u) {
-          // Branch-free: a zero multiplier (or a lane above row u) subtracts q * 0, which leaves
-          // x as it is; without branches the compiler can load the triangle ahead of the chain
-          // of dependent steps. Lane u's row is invalid for this column only when its ratio is 0.
-          const double coef = lane > u ? s_tri[buf][u][lane] : lane == u ? dj : 0.0;
-          const double qu = __shfl_sync(0xffffffffu, round_nearest(__dmul_rn(x, rdj)), u);
-          x = fma(-qu, coef, x);
-          if (lane == u) myq = qu;
+        for (int w = 0; w < kHalf; ++w) acc[w] = w0 + w < cols ? s_x[w0 + w][my_row - lo] : 0.0;
+#pragma unroll
+        for (int u = 0; u < kChunk; ++u)
+#pragma unroll
+          for (int w = 0; w < kHalf; ++w) acc[w] = fma(-s_q[u][w0 + w], a[u], acc[w]);
+#pragma unroll
+        for (int w = 0; w < kHalf; ++w)
+          if (w0 + w < cols) s_x[w0 + w][my_row - lo] = acc[w];
+      }
+      __syncthreads();  // s_x updated, s_q free again
+    }
+    // The stripe's own chunks: one warp a column runs the chain of rows top down. Lane l holds
+    // rows lo + 32 r + l (p[r]). Each multiplier q_j is computed by every lane from the same
+    // operands, so no lane waits for another's result: step j takes x_j = p_j - q_{j+1} R0(j,
+    // j+1), whose partial p_j (all updates from rows above j + 1) its owner lane passed on by a
+    // shuffle during step j + 1; then every lane applies q_j to its rows below (and to row j,
+    // with r0_jj). The chain a step is thus one multiply-add, the product with 1 / r0_jj and the
+    // rounding; the shuffle and the updates run beside it. Each row receives the same fused
+    // multiply-adds in the same order as before (the host model's).
+    __syncthreads();  // s_x and s_rinv written (where no chunk above had any)
+    double p[kStripeChunks];
+#pragma unroll
+    for (int rr = 0; rr < kStripeChunks; ++rr) {
+      const int row = lo + kChunk * rr + lane;
+      p[rr] = has_col && row < k ? s_x[warp][row - lo] : 0.0;
+    }
+#pragma unroll
+    for (int rr = kStripeChunks - 1; rr >= 0; --rr) {
+      const int c = c_lo + rr;
+      if (c > c_hi) continue;  // above the tile's top row
+      const int base = c * kChunk, buf = (c_hi - c) & 1;
+      double next[kPanelPer];
+      if (c > c_lo) load_panel(next, m, lo, c - 1, r0, d0);
+      const double* pan = s_pan + buf * kChunk * kStripe;
+      double myq = 0.0;
+      // Rows at or past the column's own hold 0 (p above), so their multipliers are 0 and
+      // every chunk runs all 32 steps: the loop unrolls whole, with every operand's address
+      // known, and the loads are scheduled ahead of the chain.
+      if (__any_sync(0xffffffffu,
+                     round_nearest(__dmul_rn(p[rr], s_rinv[kChunk * rr + lane])) != 0)) {
+        double part = __shfl_sync(0xffffffffu, p[rr], kChunk - 1), qprev = 0.0, cprev = 0.0;
+#pragma unroll
+        for (int l = kChunk - 1; l >= 0; --l) {
+          const double x = fma(-qprev, cprev, part);
+          if (l > 0) part = __shfl_sync(0xffffffffu, p[rr], l - 1);  // before q is applied
+          // x / r_jj as a rounded product (__dmul_rn is never fused with round_nearest's
+          // + 0.5), so that a host model gets the same multipliers.
+          const double q = round_nearest(__dmul_rn(x, s_rinv[kChunk * rr + l]));
+          // Branch-free: a zero q leaves the rows as they are (q * 0 added), as the model's
+          // skipped step does.
+#pragma unroll
+          for (int r2 = 0; r2 <= rr; ++r2)
+            p[r2] = fma(-q, pan[l * kStripe + kChunk * r2 + lane], p[r2]);
+          if (lane == l) myq = q;
+          qprev = q;
+          if (l > 0) cprev = pan[l * kStripe + kChunk * rr + l - 1];  // R0(j - 1, j)
         }
-        if (valid) s_x[warp][row - lo] = x;
         any = any || myq != 0;
       }
       // Every row of the chunk gets its entry of M, zero included: the stripes below wait for
       // them (and rows at or past the column's own are zero).
-      if (has_col && row < m) publish_multiplier(&mult[(long long)k * m + row], myq);
-      if (warp < kCols) s_q[lane][warp] = valid ? myq : 0.0;
-      const bool nonzero = __syncthreads_or(myq != 0);
-      if (nonzero) update_rows(end);
-      if (c > c_lo) store_tri(buf ^ 1, tv);
-      dj = next_dj;
-      __syncthreads();  // s_tri's other half written, s_x updated, s_q free again
+      if (has_col && base + lane < m)
+        publish_multiplier(&mult[(long long)k * m + base + lane], myq);
+      if (c > c_lo) store_panel(s_pan + (buf ^ 1) * kChunk * kStripe, next);
+      __syncthreads();  // the next panel stored; this one is no longer read
     }
+#pragma unroll
+    for (int rr = 0; rr < kStripeChunks; ++rr) {
+      const int row = lo + kChunk * rr + lane;
+      if (has_col && row < k) s_x[warp][row - lo] = p[rr];
+    }
+    __syncthreads();
     for (int w = 0; w < cols; ++w)
       for (int i = lo + int(threadIdx.x); i < min(lo + kStripe, k0 + w); i += kThreads)
         r[(long long)(k0 + w) * m + i] = s_x[w][i - lo];
@@ -266,11 +288,17 @@ void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, d
                                     std::size_t(m - from) * m * sizeof(double), s));
   if (items == 0) return;
   MIMORX_CUDA_CHECK(cudaMemsetAsync(sync, 0x7f, sizeof(int), s));
+  static const bool opted_in = [] {
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
+        striped_size_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPanelBytes)));
+    return true;
+  }();
+  (void)opted_in;
   const int resident = mimorx::detail::resident_blocks(
-      reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, 0);
+      reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, kPanelBytes);
   const int grid = int(std::min<long long>(items, std::max(1, resident)));
-  striped_size_reduce_kernel<<<grid, kThreads, 0, s>>>(m, tiles, r, r0, d0, mult, mcol, sync, gate,
-                                                       gate_count);
+  striped_size_reduce_kernel<<<grid, kThreads, kPanelBytes, s>>>(m, tiles, r, r0, d0, mult, mcol,
+                                                                 sync, gate, gate_count);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
