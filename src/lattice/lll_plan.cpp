@@ -1058,6 +1058,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           // their float32 input); T goes back to the input order at the end.
           // On the GPU-resident path it goes first in the block method's captured start.
           F* bk = basis.matrix(k);
+          // Read once: the knob decides both where the presort runs and which path follows.
+          const bool device_block = detail::block_device_enabled();
           detail::StartPrologue presort;
           if (cfg_.presort) {
             detail::ensure_device(wk.rank, m, dev);
@@ -1069,14 +1071,14 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
             };
             presort.key = {std::uint64_t(reinterpret_cast<std::uintptr_t>(rank)),
                            std::uint64_t(reinterpret_cast<std::uintptr_t>(keys))};
-            if (!detail::block_device_enabled()) presort.enqueue(gr.stream.handle());
+            if (!device_block) presort.enqueue(gr.stream.handle());
           }
           auto unsort = [&] {
             if (!cfg_.presort || !cfg_.transform) return;
             detail::unsort_transform_cuda(tk, m, wk.rank.data(), gr.stream.handle());
             gr.stream.synchronize();
           };
-          if (detail::block_device_enabled()) {
+          if (device_block) {
             LllStats ds;
             if (detail::block_lll_device<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, dws,
                                             gr.stream.handle(), dev, &ds,
