@@ -44,6 +44,7 @@ bool g_early_inverse = true;    // set_early_head_inverse
 bool g_refactor_window = true;  // set_refactor_small_window
 bool g_column_warp = true;      // set_column_warp_blocks
 bool g_early_refactor = true;   // set_early_refactorisation
+bool g_snapshot_ahead = true;   // set_snapshot_ahead
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -64,6 +65,20 @@ enum Flag : int {
 // together with an earlier one (after the block pass, after a size reduction enqueued before
 // the host knew it wanted it).
 constexpr int kBank = kFlags;
+// A third bank keeps a block pass's flags whose reading waits for the next read (stash_flags).
+constexpr int kStash = 2 * kFlags;
+
+// The block pass's flags (bank 0) kept in the stash for the host's next read, and banks 0 and 1
+// cleared for the next pass: one launch where a copy to the host and a memset were two
+// operations on the critical path.
+__global__ void stash_flags_kernel(int* flags) {  // one block of 32 threads
+  static_assert(kFlags <= 64, "two flags a thread");
+  int v[2] = {0, 0};
+  for (int i = threadIdx.x, u = 0; i < kFlags; i += blockDim.x, ++u) v[u] = flags[i];
+  __syncthreads();
+  for (int i = threadIdx.x, u = 0; i < kFlags; i += blockDim.x, ++u) flags[kStash + i] = v[u];
+  for (int i = threadIdx.x; i < 2 * kFlags; i += blockDim.x) flags[i] = 0;
+}
 // The size reduction enqueued behind a check runs only where the ints [0, kGateCount) of the
 // first bank are zero: no failed factorisation and no Lovasz violation (overflow, swap and block
 // status are zero before a pass's blocks).
@@ -71,6 +86,39 @@ constexpr int kGateCount = kViolations + 1;
 static_assert(kCholFail < kGateCount && kSingular < kGateCount && kInaccurate < kGateCount,
               "the size reduction's gate covers the factorisation's failures");
 static_assert(kFirstViolation == kViolations + 1, "one memset clears a bank's check");
+
+// Up to three device-to-device copies in one launch, on the SMs: the size reduction's
+// snapshots taken ahead (snapshot_ahead). As cudaMemcpyAsync operations they went to a copy
+// engine, where the host's read of the start's flags (a 64-byte copy) waited behind them
+// (~10 us at 1024 x 1024). 16-byte units where a range allows them, else 4-byte ones (every
+// range here is a multiple of 4 bytes).
+struct CopyRange {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+};
+__device__ void copy_range(const CopyRange& c, std::size_t tid, std::size_t threads) {
+  const bool wide = (reinterpret_cast<std::uintptr_t>(c.dst) |
+                     reinterpret_cast<std::uintptr_t>(c.src) | c.bytes) %
+                        16 ==
+                    0;
+  if (wide) {
+    auto* d = static_cast<int4*>(c.dst);
+    const auto* s = static_cast<const int4*>(c.src);
+    for (std::size_t i = tid; i < c.bytes / 16; i += threads) d[i] = s[i];
+  } else {
+    auto* d = static_cast<int*>(c.dst);
+    const auto* s = static_cast<const int*>(c.src);
+    for (std::size_t i = tid; i < c.bytes / 4; i += threads) d[i] = s[i];
+  }
+}
+__global__ void copy_ranges_kernel(CopyRange a, CopyRange b, CopyRange c) {
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                    threads = std::size_t(gridDim.x) * blockDim.x;
+  copy_range(a, tid, threads);
+  copy_range(b, tid, threads);
+  copy_range(c, tid, threads);
+}
 
 // T = I, and tbound (the running upper bound of |T|, raised by every kernel that writes T) =
 // bound0 (1; 2^60 when the test knob turns the float64 products off).
@@ -81,11 +129,28 @@ __global__ void identity_kernel(std::int64_t* t, int m, unsigned long long* tbou
   if (e == 0) *tbound = bound0;
 }
 
+// The check of one pair (k - 1, k): Lovasz with r_{k-1,k} reduced against r_{k-1,k-1} as the size
+// reduction's first step would (so R need not be size-reduced); a violation counted, and the
+// first violated pair kept (m - k, the largest).
+__device__ __forceinline__ void check_pair(const double* r, int m, int k, double delta,
+                                           int* flags) {
+  const double prev = r[(long long)(k - 1) * m + k - 1];
+  double off = r[(long long)k * m + k - 1];
+  const double q = round_nearest(__dmul_rn(off, 1.0 / prev));
+  off = fma(-q, prev, off);
+  if (lovasz_violated(delta, prev, off, r[(long long)k * m + k])) {
+    atomicAdd(&flags[kViolations], 1);
+    atomicMax(&flags[kFirstViolation], m - k);
+  }
+}
+
 // The checks gs_update (lll_plan.cpp) makes on the Cholesky factor, from the squared column
-// norms saved before the factorisation.
+// norms saved before the factorisation; with `lovasz`, also the pass's check (lovasz_kernel's,
+// into the same flags) in the same launch (one launch fewer on the critical path, twice a run).
 template <class F>
 __global__ void __launch_bounds__(1024)
-    check_factor_kernel(const double* norm2, int m, const double* r, int* flags) {
+    check_factor_kernel(const double* norm2, int m, const double* r, int* flags, double delta,
+                        int lovasz) {
   using Reduce = cub::BlockReduce<double, 1024>;
   __shared__ typename Reduce::TempStorage tmp;
   double lo = INFINITY, hi = 0;
@@ -95,6 +160,7 @@ __global__ void __launch_bounds__(1024)
       flags[kSingular] = 1;
     lo = fmin(lo, d);
     hi = fmax(hi, d);
+    if (lovasz && j > 0) check_pair(r, m, j, delta, flags);
   }
   lo = Reduce(tmp).Reduce(lo, [](double a, double c) { return fmin(a, c); });
   __syncthreads();
@@ -579,25 +645,15 @@ __global__ void count_swaps_kernel(const std::int64_t* u, const std::int32_t* st
   }
 }
 
-// The first column the size reduction changed (m - k into flags[kFirstChanged]).
-__global__ void first_changed_kernel(const int* mcol, int m, int* flags) {
-  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += gridDim.x * blockDim.x)
-    if (mcol[k]) atomicMax(&flags[kFirstChanged], m - k);
-}
-
 // The pass's check: Lovasz on every pair (k - 1, k), with r_{k-1,k} reduced against r_{k-1,k-1}
 // as the size reduction's first step would (so R need not be size-reduced), and the first
-// violated pair.
-__global__ void lovasz_kernel(const double* r, int m, double delta, int* flags) {
-  for (int k = blockIdx.x * blockDim.x + threadIdx.x + 1; k < m; k += gridDim.x * blockDim.x) {
-    const double prev = r[(long long)(k - 1) * m + k - 1];
-    double off = r[(long long)k * m + k - 1];
-    const double q = round_nearest(__dmul_rn(off, 1.0 / prev));
-    off = fma(-q, prev, off);
-    if (lovasz_violated(delta, prev, off, r[(long long)k * m + k])) {
-      atomicAdd(&flags[kViolations], 1);
-      atomicMax(&flags[kFirstViolation], m - k);
-    }
+// violated pair. mcol (may be null): after a size reduction, also the first column it changed
+// (m - k into changed[kFirstChanged]), in the same launch.
+__global__ void lovasz_kernel(const double* r, int m, double delta, int* flags, const int* mcol,
+                              int* changed) {
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += gridDim.x * blockDim.x) {
+    if (k > 0) check_pair(r, m, k, delta, flags);
+    if (mcol && mcol[k]) atomicMax(&changed[kFirstChanged], m - k);
   }
 }
 
@@ -633,6 +689,7 @@ void set_early_head_inverse(bool enabled) { g_early_inverse = enabled; }
 void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
 void set_column_warp_blocks(bool enabled) { g_column_warp = enabled; }
 void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
+void set_snapshot_ahead(bool enabled) { g_snapshot_ahead = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -651,25 +708,24 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   ensure_device(ws.srsync, size_reduce_sync_size(m), device);
   ensure_device(ws.diag, diag_scratch_size(m), device);
   ensure_device(ws.norm2, std::size_t(m), device);
-  ensure_device(ws.rdiag, std::size_t(m), device);
   ensure_device(ws.u, std::size_t(m) * kMaxBlock, device);
   ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
   ensure_device(ws.bstatus, std::size_t(m), device);
   ensure_device(ws.ident, std::size_t(m), device);
-  ensure_device(ws.flags, 2 * kFlags, device);
+  ensure_device(ws.flags, 3 * kFlags, device);
   if (t) {
     ensure_device(ws.t0, mm, device);
     ensure_device(ws.colsum, std::size_t(m), device);
     ensure_device(ws.tbound, 1, device);
   }
   unsigned long long* tbound = t ? ws.tbound.data() : nullptr;
-  // Two banks, then the flags of a block pass settled late (`pending` below).
+  // Two banks, then the flags of a block pass settled late (`pending` below): all three read.
   if (ws.hflags.size() < 3 * kFlags) ws.hflags = Buffer<int>::pinned(3 * kFlags);
   int* flags = ws.flags.data();
   int* hf = ws.hflags.data();
   auto read_flags = [&] {
     MIMORX_CUDA_CHECK(
-        cudaMemcpyAsync(hf, flags, 2 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+        cudaMemcpyAsync(hf, flags, 3 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
     MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
   };
   // float32 blocks see R rounded to float: the final float64 check allows that rounding (as
@@ -707,8 +763,17 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // for every refactorisation from a column up to inv_size.
   int inv_size = 0;
   bool side_launched = false;
+  // The size reduction's snapshots taken ahead (snapshot_ahead below): pending while not yet
+  // waited for on `stream`.
+  bool snap_pending = false, snap_valid = false;
+  int snap_lo = 0, snap_upto = 0;
+  auto join_snapshot = [&] {
+    if (snap_pending) ws.snapped.wait(stream);
+    snap_pending = false;
+  };
   auto join_side = [&] {  // later work on `stream` (this call's or the next) waits for it
     if (side_launched) ws.done.wait(stream);
+    join_snapshot();
   };
   const bool head_inverse = m >= kInverseFrom && g_head_inverse;
   // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
@@ -766,23 +831,55 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     *stats = st;
     return true;
   };
+  // The size reduction's snapshots (R0, B0 and T0 of the columns [snap_lo, snap_upto)) and its
+  // initialisation of M taken ahead on a stream of their own (snapshot_ahead): at 1024 x 1024
+  // the copies (~12 MB) and M's memsets (8 MB) took ~20 us between the refactorisation and the
+  // size reduction, and their ~10 API calls held up the host's launches where they went.
+  // Columns from `col` on are about to change on `stream`: the snapshot ends before them (and
+  // the copies of those columns, if still running, are waited for first).
+  auto limit_snapshot = [&](int col) {
+    if (!snap_valid || col >= snap_upto) return;
+    join_snapshot();
+    snap_upto = std::max(col, snap_lo);
+  };
+  // The snapshots R0, B0 and T0 of the columns [c0, c1), one launch on stream `cs`.
+  auto copy_columns = [&](std::size_t c0, std::size_t c1, cudaStream_t cs) {
+    CopyRange cr{ws.r0.data() + c0 * m, ws.r.data() + c0 * m, (c1 - c0) * m * sizeof(double)};
+    CopyRange cb{ws.b0.data() + c0 * n, b + c0 * n, (c1 - c0) * n * sizeof(F)};
+    CopyRange ct;
+    if (t) ct = {ws.t0.data() + c0 * m, t + c0 * m, (c1 - c0) * m * sizeof(std::int64_t)};
+    copy_ranges_kernel<<<264, 512, 0, cs>>>(cr, cb, ct);
+    MIMORX_CUDA_CHECK_LAUNCH();
+  };
+  auto snapshot_ahead = [&](int upto) {
+    join_snapshot();
+    void* ps = ws.snap.get(device);
+    const auto pss = mimorx::detail::as_stream(ps);
+    const std::size_t c0 = std::size_t(sr_from), cu = std::size_t(upto);
+    ws.snap_from.record(stream);
+    ws.snap_from.wait(ps);
+    copy_columns(c0, cu, pss);
+    size_reduce_prepare(m, ws.mult.data(), ws.mcol.data(), ws.srsync.data(), ps, sr_from);
+    ws.snapped.record(ps);
+    snap_pending = snap_valid = true;
+    snap_lo = sr_from;
+    snap_upto = upto;
+  };
+  // A size reduction's first changed column is found by the check that follows it.
+  bool changed_pending = false;
   // gate: null, or the flags whose kGateCount first ints must be zero for it to run.
   auto size_reduce = [&](const int* gate) {
     // Against a snapshot of the columns from sr_from on (those before have not changed since
     // the snapshots were last taken).
-    const std::size_t c0 = std::size_t(sr_from);
-    copy_diagonal_enqueue(ws.r.data(), m, ws.rdiag.data(), stream);  // the pivots
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.r0.data() + c0 * m, ws.r.data() + c0 * m,
-                                      (mm - c0 * m) * sizeof(double), cudaMemcpyDeviceToDevice, s));
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b0.data() + c0 * n, b + c0 * n, (nm - c0 * n) * sizeof(F),
-                                      cudaMemcpyDeviceToDevice, s));
-    if (t)
-      MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.t0.data() + c0 * m, t + c0 * m,
-                                        (mm - c0 * m) * sizeof(std::int64_t),
-                                        cudaMemcpyDeviceToDevice, s));
-    size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.rdiag.data(), ws.mult.data(),
-                        ws.mcol.data(), ws.srsync.data(), stream, sr_from, gate,
-                        gate ? kGateCount : 0);
+    // The columns the snapshot ahead did not take (all of them without one); the pivots are
+    // R0's diagonal.
+    join_snapshot();
+    const bool ahead = snap_valid && snap_lo == sr_from;
+    snap_valid = false;
+    const std::size_t c0 = ahead ? std::size_t(snap_upto) : std::size_t(sr_from);
+    if (c0 < std::size_t(m)) copy_columns(c0, std::size_t(m), s);
+    size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.mult.data(), ws.mcol.data(),
+                        ws.srsync.data(), stream, sr_from, gate, gate ? kGateCount : 0, ahead);
     const unsigned ct = unsigned((m + 63) / 64);
     launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK),
                  subtract_products_kernel<F>, dim3(ct, unsigned((n + 63) / 64)), dim3(256), s, b,
@@ -803,15 +900,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                    static_cast<const double*>(ws.colsum.data()), tbound);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
-    first_changed_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.mcol.data(),
-                                                                                    m, flags);
-    MIMORX_CUDA_CHECK_LAUNCH();
+    changed_pending = true;  // the check that follows finds the first changed column
   };
   auto enqueue_check = [&](int* bank) {
-    lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(ws.r.data(), m,
-                                                                             delta_check, bank);
+    lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(
+        ws.r.data(), m, delta_check, bank, changed_pending ? ws.mcol.data() : nullptr, flags);
     MIMORX_CUDA_CHECK_LAUNCH();
+    changed_pending = false;
   };
+
   auto check = [&] {
     enqueue_check(flags);
     read_flags();
@@ -831,6 +928,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                       u64(b),
                                       u64(t),
                                       u64(ws.b_in.data()),
+                                      u64(ws.b0.data()),
                                       u64(flags),
                                       u64(ws.r.data()),
                                       u64(ws.diag.data()),
@@ -846,9 +944,12 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                       u64(ws.rinv.data())};
     if (prologue) key.insert(key.end(), prologue->key.begin(), prologue->key.end());
     ws.start.run(stream, key, [&] {
-      if (prologue) prologue->enqueue(stream);
-      MIMORX_CUDA_CHECK(
-          cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+      if (prologue) {  // it leaves the input's copy in b_in (b0: its scratch, free until then)
+        prologue->enqueue(stream, ws.b_in.data(), ws.b0.data());
+      } else {
+        MIMORX_CUDA_CHECK(
+            cudaMemcpyAsync(ws.b_in.data(), b, nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+      }
       if (t) {
         identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(
             t, m, tbound, g_t_float64 ? 1ull : (1ull << 60));
@@ -858,15 +959,22 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       tail_cholesky_enqueue<F>(b, n, m, 0, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, nullptr, 0, nullptr, nullptr,
                                early_cols > 0 ? &split : nullptr);
-      check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
+      // The factor's checks and the pass's check, in one launch.
+      check_factor_kernel<F>
+          <<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check, 1);
       MIMORX_CUDA_CHECK_LAUNCH();
-      enqueue_check(flags);
       if (early_cols > 0) {  // the side stream's part joins (a captured fork must)
         ws.head_inverted.record(side);
         ws.head_inverted.wait(stream);
       }
     });
   }
+  // The first size reduction's snapshots and its initialisation of M, on their own stream right
+  // behind the start, while the host waits for the start's check: the passes before that
+  // reduction change only the columns from their windows on (on Gaussian 1024 x 1024 bases the
+  // last 128), and only those are copied again before it (limit_snapshot, size_reduce).
+  constexpr int kSnapshotFrom = 256;
+  if (g_snapshot_ahead && m >= kSnapshotFrom) snapshot_ahead(m);
   // The check of the R a block pass left, read with that pass's flags: the next pass's check
   // where nothing comes between (one host round trip fewer a pass).
   // Its verdict stays in hf's second bank until then.
@@ -893,8 +1001,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     return -1;
   };
   // A small window's pass whose flags were not read before the refactorisation that follows it
-  // was enqueued (their copy is at hf + 2 kFlags).
+  // was enqueued (their copy is at hf + kStash).
   bool pending = false;
+  bool flags_cleared = false;  // the next pass's banks are already zero (stash_flags_kernel)
   // After a size reduction (flags read): it changed columns from kFirstChanged on.
   auto after_size_reduction = [&] {
     if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
@@ -904,7 +1013,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   for (long pass = 0;; ++pass) {
     if (pass >= max_passes) return finish(LllStatus::not_converged);
     st.iterations = pass + 1;
-    if (pass > 0) MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
+    if (pass > 0 && !flags_cleared)
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
+    flags_cleared = false;
     // R from B at the start (pass 0: enqueued by the start above), every kFullEvery passes against
     // drift and to confirm a check that passed on the updated R (as the host version); otherwise R
     // follows the block reductions by the GSC-Update below. A fresh R after a check that passed on
@@ -912,11 +1023,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // instead): expected to pass.
     const bool confirming = refresh && pass > 0;
     const bool fresh = refresh || pass - last_full >= kFullEvery;
+    const bool reduce_first = m > 1 && sr_from < m && growth > 16;
+    // A confirming factorisation is expected to pass: the final size reduction and its check
+    // are enqueued behind its check, gated on the device by its verdict and the
+    // factorisation's flags, and all of them read at once.
+    const bool speculate = confirming && !reduce_first && m > 1 && sr_from < m;
     if (fresh && pass > 0) {
       // After the first pass only the columns from `dirty` on can have changed: their R is
       // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
       // last ~128 columns instead of all 1024).
       const int first = std::min(dirty, m - 1);
+      // R's columns from its start change: a snapshot ahead ends before them.
+      limit_snapshot(tail_cholesky_start(first));
       // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
       // to wait for the side stream.
       const bool use_inverse = tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
@@ -924,23 +1042,19 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
                                inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr);
-      check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags);
+      // With the pass's check where the speculative size reduction follows (below).
+      check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check,
+                                                speculate ? 1 : 0);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
     if (fresh) {
       last_full = pass;
       dirty = m;
     }
-    const bool reduce_first = m > 1 && sr_from < m && growth > 16;
-    // A confirming factorisation is expected to pass: the final size reduction and its check
-    // are enqueued behind its check, gated on the device by its verdict and the
-    // factorisation's flags, and all of them read at once.
-    const bool speculate = confirming && !reduce_first && m > 1 && sr_from < m;
     // The factorisation's flags are read with the check's (one sync fewer), unless a size
     // reduction, which changes B, would come between.
     if (fresh && reduce_first) read_flags();
-    if (speculate) {
-      enqueue_check(flags);
+    if (speculate) {  // the check ran with the factor's (fresh: speculate implies it)
       size_reduce(flags);
       enqueue_check(flags + kBank);
       read_flags();
@@ -963,7 +1077,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (pending) {
       // Before the factorisation's verdict: a block that failed may have left B unusable.
       pending = false;
-      if (const int f = settle_pass(hf + 2 * kFlags); f >= 0) return finish(LllStatus(f));
+      if (const int f = settle_pass(hf + kStash); f >= 0) return finish(LllStatus(f));
     }
     if (fresh) {
       if (hf[kCholFail] || hf[kInaccurate]) {
@@ -1013,6 +1127,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // refactorised instead (~100 us there), which the last pass needed anyway to confirm. On a
     // wider window the refactorisation grows with it and the GSC-Update stays.
     const bool update_r = !(g_refactor_window && std::int64_t(m - lo) * 8 <= m);
+    // The blocks change B's and T's columns (and R's, with update_r) from lo on.
+    limit_snapshot(lo);
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
@@ -1065,8 +1181,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // does unless no block swapped; refactorising unchanged columns gives the same R), without
       // waiting for the pass's flags: they are copied aside and settled with the next read (one
       // host round trip fewer, ~25 us at 1024). The growth they report counts from then on.
-      MIMORX_CUDA_CHECK(
-          cudaMemcpyAsync(hf + 2 * kFlags, flags, kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+      // They go to the stash bank, which the next read brings in (at hf + kStash), and the next
+      // pass's banks are cleared with it.
+      stash_flags_kernel<<<1, 32, 0, s>>>(flags);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      flags_cleared = true;
       pending = true;
       dirty = std::min(dirty, lo);
       sr_from = std::min(sr_from, lo);

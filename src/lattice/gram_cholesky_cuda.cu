@@ -204,15 +204,24 @@ __device__ void gram_tile(const T* x, long long ld, int k_begin, int k_end, int 
 
 template <class T>
 __global__ void __launch_bounds__(32 * kGramWarps)
-    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile) {
+    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile, double* norm2) {
   chain_wait_and_release();
   // Column tiles from first_tile on (tail_cholesky_enqueue: the earlier columns hold R).
+  // Every entry of the columns is written, zeros below the diagonal (no memset before it); norm2
+  // (may be null) receives the diagonal, the squared column norms (no launch of its own).
   const int I0 = blockIdx.y * kGramTile, J0 = (blockIdx.x + first_tile) * kGramTile;
-  if (J0 < I0) return;  // tile below the diagonal
+  if (J0 < I0) {  // tile below the diagonal
+    for (int e = threadIdx.x; e < kGramTile * kGramTile; e += blockDim.x) {
+      const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;
+      if (r < m && c < m) c_out[(long long)c * m + r] = 0.0;
+    }
+    return;
+  }
   __shared__ double smem[kGramWarps * kGramWarpWords];
   gram_tile<T>(x, n, 0, n, m, I0, J0, smem, [&](int e, double sum) {
     const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;
-    if (r < m && c < m && r <= c) c_out[(long long)c * m + r] = sum;
+    if (r < m && c < m) c_out[(long long)c * m + r] = r <= c ? sum : 0.0;
+    if (norm2 && r == c && c < m) norm2[c] = sum;
   });
 }
 
@@ -290,12 +299,6 @@ bool chain_supported() {
   return ok && g_chaining;
 }
 
-// out[j] = a(j, j) of a column-major m x m matrix, j >= first.
-__global__ void diagonal_kernel(const double* a, int m, double* out, int first) {
-  const int j = first + blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < m) out[j] = a[(long long)j * m + j];
-}
-
 // The factored diagonal blocks from `diag` into R, from column `first` (a multiple of kPanel) on.
 __global__ void diag_store_kernel(double* g, int m, const double* diag, int first) {
   const long long e = (long long)first * kPanel + (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -315,11 +318,6 @@ bool g_split_k = true;  // set_split_k
 }  // namespace
 void set_split_k(bool enabled) { g_split_k = enabled; }
 bool split_k_enabled() { return g_split_k; }
-
-void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream) {
-  diagonal_kernel<<<(m + 255) / 256, 256, 0, mimorx::detail::as_stream(stream)>>>(a, m, out, 0);
-  MIMORX_CUDA_CHECK_LAUNCH();
-}
 
 std::size_t diag_scratch_size(int m) {
   return std::max(std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel,
@@ -452,15 +450,11 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
                  double* norm2, cudaStream_t s, const double* rinv, int rinv_size, double* scratch,
                  const OrderEvent* ready, const FactorSplit* split) {
   const std::size_t f = std::size_t(first);
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(r + f * m, 0, (std::size_t(m) - f) * m * sizeof(double), s));
   const bool chained = chain_supported();
   const int gtiles = (m + kGramTile - 1) / kGramTile, g0 = first / kGramTile;
-  gram_mma_kernel<F><<<dim3(gtiles - g0, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r, g0);
+  // With the squared column norms (norm2, may be null), before the factorisation.
+  gram_mma_kernel<F><<<dim3(gtiles - g0, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r, g0, norm2);
   MIMORX_CUDA_CHECK_LAUNCH();
-  if (norm2) {  // the squared column norms, before the factorisation
-    diagonal_kernel<<<(m - first + 255) / 256, 256, 0, s>>>(r, m, norm2, first);
-    MIMORX_CUDA_CHECK_LAUNCH();
-  }
   if (first > 0) {
     // The head's block rows in one launch, then the tail's Schur complement
     // G_tt - X^T X as one trailing update over the head's k range.

@@ -247,21 +247,24 @@ void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, dou
 // (ld ld; not overlapping G), enqueued on `stream`.
 void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
                        double* x, void* stream);
-// out[j] = a(j, j) of the column-major m x m device matrix a, enqueued on `stream`.
-void copy_diagonal_enqueue(const double* a, int m, double* out, void* stream);
 
 // The global size reduction of the GPU-resident block method (size_reduce_cuda.cu), enqueued on
 // `stream`: every column k of R (m x m, device, column-major) reduced against the snapshot r0
-// with pivots d0 = diag(r0); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
+// (its diagonal the pivots); mult (m x m) receives the multipliers (zeroed first), mcol[k] = 1
 // where column k has any. m <= 4096. first_col > 0: only the columns from first_col on (and
 // the rest of its tile) are reduced; M's columns below it are left as they are. sync: device
 // scratch of size_reduce_sync_size(m) ints. gate (device, may be null): where any of its
 // gate_count ints is non-zero when the kernel runs, R is left as it is and mcol all zero (M
 // unspecified), so that a caller can enqueue the reduction before it knows whether it wants it.
+// size_reduce_prepare: the initialisation of mult, mcol and sync that the reduction starts
+// with, enqueued on its own (on any stream, ordered before the reduction; then prepared = true
+// with the same m and first_col), so that a caller can take it off the critical path.
 std::size_t size_reduce_sync_size(int m);
-void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, int* sync, void* stream, int first_col = 0,
-                         const int* gate = nullptr, int gate_count = 0);
+void size_reduce_prepare(int m, double* mult, int* mcol, int* sync, void* stream,
+                         int first_col = 0);
+void size_reduce_enqueue(int m, double* r, const double* r0, double* mult, int* mcol, int* sync,
+                         void* stream, int first_col = 0, const int* gate = nullptr,
+                         int gate_count = 0, bool prepared = false);
 
 // CR-MB-LLL with B and T resident on the GPU (src/lattice/block_lll_cuda.cu): global size
 // reduction, block reductions by all_swap_cuda, products with U and the GSC-Update as kernels,
@@ -330,9 +333,12 @@ void set_captured_sequences(bool enabled);
 long captured_sequence_launches();
 
 // Work a caller of block_lll_device has enqueued first on the same stream (the presort), folded
-// into its captured start: enqueue(stream) and the key of what its launches bake in.
+// into its captured start: enqueue and the key of what its launches bake in.
 struct StartPrologue {
-  std::function<void(void*)> enqueue;
+  // enqueue(stream, copy, scratch): copy and scratch are null or n x m of the basis's type; with
+  // them the prologue also leaves its output basis in copy (the start's copy of the input, which
+  // then is not made again) and may clobber scratch.
+  std::function<void(void*, void*, void*)> enqueue;
   std::vector<std::uint64_t> key;
 };
 
@@ -349,8 +355,12 @@ struct BlockLllWorkspace {
   Buffer<int> inv_skip;
   SideStream side;
   OrderEvent factored, copied, done, head_factored, head_inverted;
+  // The size reduction's snapshots taken ahead on a stream of their own (`snap`): from
+  // `snap_from` (the block method's stream) to `snapped` (snap).
+  SideStream snap;
+  OrderEvent snap_from, snapped;
   Buffer<F> b_in, b0, blocks;
-  Buffer<double> r, r0, diag, norm2, rdiag, refl, mult, drift;
+  Buffer<double> r, r0, diag, norm2, refl, mult, drift;
   Buffer<std::int64_t> t0, u;
   Buffer<double> colsum;              // T's products: column sums of |M|
   Buffer<unsigned long long> tbound;  // an upper bound of max |T| (device word)
@@ -363,8 +373,11 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                       const StartPrologue* prologue = nullptr);
 // presort_columns and unsort_transform on one basis in device memory (src/lattice/presort_cuda.cu),
 // enqueued on `stream`; rank: m int32 of device memory; keys: scratch of at least m doubles.
+// sorted_copy and scratch (both or neither; n x m each): out of place, b's input goes through
+// scratch (clobbered) and the sorted basis to both b and sorted_copy in one pass.
 template <class F>
-void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream);
+void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream,
+                          F* sorted_copy = nullptr, F* scratch = nullptr);
 void unsort_transform_cuda(std::int64_t* t, int m, const std::int32_t* rank, void* stream);
 // Test/benchmark knob: false makes LllPlan use the host-side CPU+GPU block method only.
 void set_block_device_enabled(bool enabled);
@@ -393,6 +406,11 @@ void set_column_warp_blocks(bool enabled);
 // Test/benchmark knob: true (the default) enqueues the refactorisation after a small window's
 // block pass before the host reads the pass's flags; false reads them first, as before.
 void set_early_refactorisation(bool enabled);
+// Test/benchmark knob: true (the default) takes the first size reduction's snapshots (R, B, T)
+// and its initialisation of M on a stream of their own right after the start, and copies again
+// before the reduction only the columns changed since; false does all of it before the size
+// reduction, as before.
+void set_snapshot_ahead(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

@@ -1066,12 +1066,13 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
             detail::ensure_device(wk.keys, m, dev);
             std::int32_t* rank = wk.rank.data();
             double* keys = wk.keys.data();
-            presort.enqueue = [=](void* s) {
-              detail::presort_columns_cuda(bk, n, m, rank, keys, s);
+            presort.enqueue = [=](void* s, void* copy, void* scratch) {
+              detail::presort_columns_cuda(bk, n, m, rank, keys, s, static_cast<F*>(copy),
+                                           static_cast<F*>(scratch));
             };
             presort.key = {std::uint64_t(reinterpret_cast<std::uintptr_t>(rank)),
                            std::uint64_t(reinterpret_cast<std::uintptr_t>(keys))};
-            if (!device_block) presort.enqueue(gr.stream.handle());
+            if (!device_block) presort.enqueue(gr.stream.handle(), nullptr, nullptr);
           }
           auto unsort = [&] {
             if (!cfg_.presort || !cfg_.transform) return;

@@ -12,7 +12,8 @@
 namespace mimorx::lattice::detail {
 
 namespace {
-// Complex vectors (the LR-aided detectors' channels): |z|^2 summed in order, as presort_key.
+// Complex vectors (the LR-aided detectors' channels, sorted on the host only): |z|^2 summed in
+// order.
 double key_of(const std::complex<double>* col, int n) {
   double s = 0;
   for (int i = 0; i < n; ++i) s += col[i].real() * col[i].real() + col[i].imag() * col[i].imag();

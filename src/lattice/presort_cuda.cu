@@ -16,73 +16,91 @@ namespace {
 constexpr int kThreads = 256;
 constexpr std::size_t kTileBytes = 32 * 1024;  // shared memory of one permutation tile
 
-// One warp per column: the lanes load 32 entries at a time (coalesced) and square them, lane 0
-// adds the squares in order: the operations of presort_key (lll_math.hpp) in its order, so the
-// keys equal the host's bit for bit. (One thread per column read the matrix uncoalesced and kept
-// 4 SMs busy at m = 1024: 135 us on the H200, for what takes a few.) The lanes load kKeyGroup
-// rows of 32 ahead, all in flight together: one row ahead, every step waited for a load's
-// latency (16 us at 1024 x 1024 on the H100; lane 0's chain of additions is ~4).
-constexpr int kKeyWarps = 8;
-constexpr int kKeyGroup = 8;
+// One warp per column, presort_key's order (lll_math.hpp): per 1024 rows the lanes load 32
+// rows of 32 (coalesced, all in flight), lane c then sums chunk c's squares in order from
+// shared memory and lane 0 the chunks' sums in order, so the keys equal the host's bit for bit.
+// (Lane 0 adding all n squares in order took 8.4 us at 1024 x 1024 on the H100, bound by that
+// chain.) copy (may be null) receives the column as read.
+constexpr int kKeyWarps = 4;
 template <class F>
 __global__ void __launch_bounds__(32 * kKeyWarps)
-    presort_keys_kernel(const F* b, int n, int m, double* keys) {
-  __shared__ double sq[kKeyWarps][kKeyGroup * 32];
+    presort_keys_kernel(const F* b, int n, int m, double* keys, F* copy) {
+  constexpr int kC = kPresortChunk;
+  static_assert(kC == 32, "a chunk a lane");
+  __shared__ F tile[kKeyWarps][kC][kC + 1];  // tile[w][u][l]: row base + 32 u + l
+  __shared__ double part[kKeyWarps][kC];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int j = blockIdx.x * kKeyWarps + warp;
   if (j >= m) return;  // the whole warp
   const F* col = b + std::size_t(j) * n;
-  constexpr int kSpan = kKeyGroup * 32;
+  F* out = copy ? copy + std::size_t(j) * n : nullptr;
   double s = 0;
-  F next[kKeyGroup];
-  auto fetch = [&](int g0) {
+  for (int base = 0; base < n; base += kC * kC) {
+    F v[kC];
 #pragma unroll
-    for (int u = 0; u < kKeyGroup; ++u) {
-      const int i = g0 + u * 32 + lane;
-      next[u] = i < n ? col[i] : F(0);
+    for (int u = 0; u < kC; ++u) {
+      const int i = base + kC * u + lane;
+      v[u] = i < n ? col[i] : F(0);
     }
-  };
-  fetch(0);
-  for (int g0 = 0; g0 < n; g0 += kSpan) {
 #pragma unroll
-    for (int u = 0; u < kKeyGroup; ++u) {
-      const double x = double(next[u]);
-      sq[warp][u * 32 + lane] = __dmul_rn(x, x);
+    for (int u = 0; u < kC; ++u) {
+      const int i = base + kC * u + lane;
+      if (out && i < n) out[i] = v[u];
+      tile[warp][u][lane] = v[u];
     }
-    if (g0 + kSpan < n) fetch(g0 + kSpan);  // in flight during the sum below
+    __syncwarp();
+    // Rows past n add zeros: exact, as the host's shorter last chunk.
+    double c = 0;
+#pragma unroll
+    for (int k = 0; k < kC; ++k) {
+      const double x = double(tile[warp][lane][k]);
+      c = __dadd_rn(c, __dmul_rn(x, x));
+    }
+    part[warp][lane] = c;
     __syncwarp();
     if (lane == 0) {
-      const int h = min(kSpan, n - g0);
-      if (h == kSpan) {
-        // A fixed trip count: the loads leave the chain of additions.
 #pragma unroll
-        for (int k = 0; k < kSpan; ++k) s = __dadd_rn(s, sq[warp][k]);
-      } else {
-        for (int k = 0; k < h; ++k) s = __dadd_rn(s, sq[warp][k]);
-      }
+      for (int k = 0; k < kC; ++k) s = __dadd_rn(s, part[warp][k]);
     }
-    __syncwarp();
+    __syncwarp();  // tile and part free again
   }
   if (lane == 0) keys[j] = s == s ? s : HUGE_VAL;
 }
 
-// rank[j] = the number of columns that go before column j. A block ranks 32 columns (one per
-// lane); its warps split the keys compared against and add their counts.
+// rank[j] = the number of columns that go before column j. One warp a column, the keys in
+// shared memory (m doubles, dynamic), the lanes' counts added by a warp reduction. (A block of
+// 32 columns with the keys read from global memory took 7.9 us at m = 1024 on 32 SMs.)
 constexpr int kRankWarps = 8;
 __global__ void __launch_bounds__(32 * kRankWarps)
     presort_rank_kernel(const double* keys, int m, std::int32_t* rank) {
-  __shared__ int part[kRankWarps][32];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int j = blockIdx.x * 32 + lane;
-  const double kj = j < m ? keys[j] : 0.0;
-  int r = 0;
-  for (int k = warp; k < m; k += kRankWarps) r += presort_before(keys[k], k, kj, j);
-  part[warp][lane] = r;
+  extern __shared__ double sk[];
+  for (int k = threadIdx.x; k < m; k += blockDim.x) sk[k] = keys[k];
   __syncthreads();
-  if (warp == 0 && j < m) {
-    int total = 0;
-    for (int w = 0; w < kRankWarps; ++w) total += part[w][lane];
-    rank[j] = total;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int j = blockIdx.x * kRankWarps + warp;
+  if (j >= m) return;
+  const double kj = sk[j];
+  int r = 0;
+  for (int k = lane; k < m; k += 32) r += presort_before(sk[k], k, kj, j);
+  r = __reduce_add_sync(0xffffffffu, r);
+  if (lane == 0) rank[j] = r;
+}
+
+// Column j of src to column rank[j] of dst0 and of dst1 (may be null): out of place, so a
+// plain stream (blockIdx.x: the column; V: 16 bytes where the columns allow it).
+template <class F, class V>
+__global__ void gather_columns_kernel(const F* src, int n, const std::int32_t* rank, F* dst0,
+                                      F* dst1) {
+  constexpr int kPer = int(sizeof(V) / sizeof(F));
+  const int j = blockIdx.x, nv = n / kPer;
+  const std::size_t from = std::size_t(j) * n, to = std::size_t(rank[j]) * n;
+  const V* sv = reinterpret_cast<const V*>(src + from);
+  V* d0 = reinterpret_cast<V*>(dst0 + to);
+  V* d1 = dst1 ? reinterpret_cast<V*>(dst1 + to) : nullptr;
+  for (int i = threadIdx.x; i < nv; i += blockDim.x) {
+    const V v = sv[i];
+    d0[i] = v;
+    if (d1) d1[i] = v;
   }
 }
 
@@ -131,20 +149,36 @@ __global__ void unsort_rows_kernel(std::int64_t* t, int m, int cols, const std::
 }  // namespace
 
 template <class F>
-void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream) {
+void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream,
+                          F* sorted_copy, F* scratch) {
   if (m < 1) return;
   const auto s = mimorx::detail::as_stream(stream);
-  presort_keys_kernel<F>
-      <<<unsigned((m + kKeyWarps - 1) / kKeyWarps), 32 * kKeyWarps, 0, s>>>(b, n, m, keys);
+  const bool out_of_place = sorted_copy && scratch;
+  presort_keys_kernel<F><<<unsigned((m + kKeyWarps - 1) / kKeyWarps), 32 * kKeyWarps, 0, s>>>(
+      b, n, m, keys, out_of_place ? scratch : nullptr);
   MIMORX_CUDA_CHECK_LAUNCH();
-  presort_rank_kernel<<<unsigned((m + 31) / 32), 32 * kRankWarps, 0, s>>>(keys, m, rank);
+  presort_rank_kernel<<<unsigned((m + kRankWarps - 1) / kRankWarps), 32 * kRankWarps,
+                        std::size_t(m) * sizeof(double), s>>>(keys, m, rank);
   MIMORX_CUDA_CHECK_LAUNCH();
+  constexpr int kPer = int(16 / sizeof(F));
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  if (out_of_place) {
+    // The input's copy (the keys kernel's) to both: B and the caller's sorted copy.
+    if (n % kPer == 0 && aligned(b) && aligned(sorted_copy) && aligned(scratch)) {
+      gather_columns_kernel<F, int4>
+          <<<unsigned(m), kThreads, 0, s>>>(scratch, n, rank, b, sorted_copy);
+    } else {
+      gather_columns_kernel<F, F>
+          <<<unsigned(m), kThreads, 0, s>>>(scratch, n, rank, b, sorted_copy);
+    }
+    MIMORX_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const int rows = int(std::max<std::size_t>(1, kTileBytes / (sizeof(F) * std::size_t(m))));
   const std::size_t smem = sizeof(F) * std::size_t(m) * std::min(rows, n);
   const unsigned grid = unsigned((n + rows - 1) / rows);
-  constexpr int kPer = int(16 / sizeof(F));
   // 16-byte units where every block's rows start and end on them (B from cudaMalloc is aligned).
-  if (n % kPer == 0 && rows % kPer == 0 && reinterpret_cast<std::uintptr_t>(b) % 16 == 0) {
+  if (n % kPer == 0 && rows % kPer == 0 && aligned(b)) {
     permute_columns_kernel<F, int4><<<grid, kThreads, smem, s>>>(b, n, m, rows, rank);
   } else {
     permute_columns_kernel<F, F><<<grid, kThreads, smem, s>>>(b, n, m, rows, rank);
@@ -161,7 +195,9 @@ void unsort_transform_cuda(std::int64_t* t, int m, const std::int32_t* rank, voi
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
-template void presort_columns_cuda<float>(float*, int, int, std::int32_t*, double*, void*);
-template void presort_columns_cuda<double>(double*, int, int, std::int32_t*, double*, void*);
+template void presort_columns_cuda<float>(float*, int, int, std::int32_t*, double*, void*, float*,
+                                          float*);
+template void presort_columns_cuda<double>(double*, int, int, std::int32_t*, double*, void*,
+                                           double*, double*);
 
 }  // namespace mimorx::lattice::detail

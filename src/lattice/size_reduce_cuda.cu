@@ -44,10 +44,10 @@ constexpr int kStripeChunks = 4;      // chunks a stripe
 constexpr int kStripe = kStripeChunks * kChunk;
 constexpr std::size_t kPanelBytes = 2 * kChunk * kStripe * sizeof(double);
 constexpr int kMaxRows = 4096;      // LllConfig's limit
-constexpr int kUnset = 0x7f7f7f7f;  // the item counter's value after the memset below
-// M's entries before they are written: all bits set (memset 0xff). Every entry of the reduced
-// columns is written exactly once, so a stripe below waits for a multiplier by reading it until
-// it differs from this: no fences, no flags. No arithmetic produces this pattern (a NaN from
+constexpr int kUnset = 0x7f7f7f7f;  // the item counter's value after size_reduce_prepare
+// M's entries before they are written: all bits set (size_reduce_prepare). Every entry of the
+// reduced columns is written exactly once, so a stripe below waits for a multiplier by reading it
+// until it differs from this: no fences, no flags. No arithmetic produces this pattern (a NaN from
 // arithmetic is 0x7fff...); a written multiplier with these bits is stored as that NaN.
 constexpr long long kUnwritten = -1;
 
@@ -81,12 +81,11 @@ __device__ __forceinline__ void publish_multiplier(double* p, double q) {
 }
 
 // The chunk's coefficients for the column chain: pan[jl * kStripe + i] = R0(lo + i, base + jl)
-// above the diagonal, d0[base + jl] on it, 0 below it and outside R0. A thread loads its share
-// into registers when the chunk before starts and stores it to shared memory when that chunk
+// on and above the diagonal (the pivot r0_jj on it), 0 below it and outside R0. A thread loads its
+// share into registers when the chunk before starts and stores it to shared memory when that chunk
 // is solved, so the loads' latency passes during the solve.
 constexpr int kPanelPer = kChunk * kStripe / kThreads;
-__device__ __forceinline__ void load_panel(double* v, int m, int lo, int c, const double* r0,
-                                           const double* d0) {
+__device__ __forceinline__ void load_panel(double* v, int m, int lo, int c, const double* r0) {
   // Thread t loads row lo + t % kStripe of the columns base + t / kStripe + 2 u: one pointer
   // stepped by two columns, so that the loads are not held up by their address arithmetic.
   static_assert(kThreads == 2 * kStripe, "two columns a pass");
@@ -96,9 +95,7 @@ __device__ __forceinline__ void load_panel(double* v, int m, int lo, int c, cons
 #pragma unroll
   for (int u = 0; u < kPanelPer; ++u) {
     const int j = j0 + 2 * u;
-    // One predicated load an entry: a select between two loads would wait for them here.
-    const double* a = row < j ? src + u * step : d0 + j;
-    v[u] = j < m && row <= j ? __ldg(a) : 0.0;
+    v[u] = j < m && row <= j ? __ldg(src + u * step) : 0.0;  // one predicated load an entry
   }
 }
 __device__ __forceinline__ void store_panel(double* pan, const double* v) {
@@ -109,9 +106,8 @@ __device__ __forceinline__ void store_panel(double* pan, const double* v) {
 // sync[0]: the item counter. gate (may be null): the kernel does nothing where one of its
 // gate_count ints is non-zero. Dynamic shared memory: two panels (kPanelBytes).
 __global__ void __launch_bounds__(kThreads)
-    striped_size_reduce_kernel(int m, int tiles, double* r, const double* r0, const double* d0,
-                               double* mult, int* mcol, int* sync, const int* gate,
-                               int gate_count) {
+    striped_size_reduce_kernel(int m, int tiles, double* r, const double* r0, double* mult,
+                               int* mcol, int* sync, const int* gate, int gate_count) {
   if (gate) {
     int closed = 0;
     for (int i = 0; i < gate_count; ++i) closed |= gate[i];
@@ -141,7 +137,7 @@ __global__ void __launch_bounds__(kThreads)
     const int k0 = t.k0, cols = t.cols;
     {  // the first own chunk's panel (the __syncthreads before the own chunks publishes it)
       double v[kPanelPer];
-      load_panel(v, m, lo, c_hi, r0, d0);
+      load_panel(v, m, lo, c_hi, r0);
       store_panel(s_pan, v);
     }
     // Thread t takes row lo + t % kStripe and half of the columns, here and in the updates
@@ -158,7 +154,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int w = 0; w < kHalf; ++w) s_x[w0 + w][my_row - lo] = v[w];
     }
-    if (threadIdx.x < kStripe) s_rinv[threadIdx.x] = my_row < m ? 1.0 / d0[my_row] : 1.0;
+    if (threadIdx.x < kStripe)
+      s_rinv[threadIdx.x] = my_row < m ? 1.0 / r0[(long long)my_row * m + my_row] : 1.0;
     const int k = k0 + warp;  // this warp's column in the solve
     const bool has_col = warp < cols;
     bool any = false;
@@ -212,7 +209,7 @@ __global__ void __launch_bounds__(kThreads)
       if (c > c_hi) continue;  // above the tile's top row
       const int base = c * kChunk, buf = (c_hi - c) & 1;
       double next[kPanelPer];
-      if (c > c_lo) load_panel(next, m, lo, c - 1, r0, d0);
+      if (c > c_lo) load_panel(next, m, lo, c - 1, r0);
       const double* pan = s_pan + buf * kChunk * kStripe;
       double myq = 0.0;
       // Rows at or past the column's own hold 0 (p above), so their multipliers are 0 and
@@ -267,37 +264,75 @@ __global__ void __launch_bounds__(kThreads)
 
 std::size_t size_reduce_sync_size(int) { return 1; }
 
-void size_reduce_enqueue(int m, double* r, const double* r0, const double* d0, double* mult,
-                         int* mcol, int* sync, void* stream, int first_col, const int* gate,
-                         int gate_count) {
+namespace {
+// The reduction's initial state in one launch (three memsets were three operations on the
+// critical path, or on the host's): M's columns from `from` all bits set (unwritten), mcol zero,
+// the item counter kUnset.
+__global__ void prepare_kernel(double* mult, std::size_t words, int* mcol, int m, int* sync,
+                               int fill) {
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                    threads = std::size_t(gridDim.x) * blockDim.x;
+  const long long v = fill ? kUnwritten : 0;
+  auto* m2 = reinterpret_cast<longlong2*>(mult);  // cudaMalloc'd, m even: 16-byte aligned pairs
+  const bool wide = (reinterpret_cast<std::uintptr_t>(mult) % 16) == 0;
+  if (wide) {
+    for (std::size_t i = tid; i < words / 2; i += threads) m2[i] = make_longlong2(v, v);
+    if (tid == 0 && words % 2) reinterpret_cast<long long*>(mult)[words - 1] = v;
+  } else {
+    for (std::size_t i = tid; i < words; i += threads) reinterpret_cast<long long*>(mult)[i] = v;
+  }
+  for (std::size_t i = tid; i < std::size_t(m); i += threads) mcol[i] = 0;
+  if (tid == 0 && fill) sync[0] = kUnset;
+}
+
+// The first column of first_col's tile, the number of tiles from there and their work items.
+struct Extent {
+  int from, tiles;
+  long long items;
+};
+Extent extent(int m, int first_col) {
+  Extent e;
+  e.from = first_col / kCols * kCols;
+  // Tiles are ranked from the last column down (heaviest first), so the first `tiles` of them
+  // cover the columns from first_col on.
+  e.tiles = (m + kCols - 1) / kCols - e.from / kCols;
+  e.items = 0;
+  for (int rank = 0; rank < e.tiles; ++rank) e.items += tile_shape(m, rank).stripes;
+  return e;
+}
+}  // namespace
+
+void size_reduce_prepare(int m, double* mult, int* mcol, int* sync, void* stream, int first_col) {
   const auto s = mimorx::detail::as_stream(stream);
-  // Columns below the tile of first_col keep their multipliers (zero: the caller reduces only
-  // columns that can have changed).
-  const int from = first_col / kCols * kCols;  // the first column of first_col's tile
   if (m > kMaxRows)
     throw Unsupported("m: " + std::to_string(m) +
                       " columns; the GPU size reduction takes up to 4096");
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(mcol, 0, std::size_t(m) * sizeof(int), s));
-  // Tiles are ranked from the last column down (heaviest first), so the first `tiles` of them
-  // cover the columns from first_col on.
-  const int ntiles = (m + kCols - 1) / kCols, tiles = ntiles - from / kCols;
-  long long items = 0;
-  for (int rank = 0; rank < tiles; ++rank) items += tile_shape(m, rank).stripes;
+  const Extent e = extent(m, first_col);
   // The kernel writes every entry of M's columns from `from` on; unwritten: all bits set.
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(mult + std::size_t(from) * m, items == 0 ? 0 : 0xff,
-                                    std::size_t(m - from) * m * sizeof(double), s));
-  if (items == 0) return;
-  MIMORX_CUDA_CHECK(cudaMemsetAsync(sync, 0x7f, sizeof(int), s));
+  prepare_kernel<<<264, 512, 0, s>>>(mult + std::size_t(e.from) * m, std::size_t(m - e.from) * m,
+                                     mcol, m, sync, e.items > 0);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void size_reduce_enqueue(int m, double* r, const double* r0, double* mult, int* mcol, int* sync,
+                         void* stream, int first_col, const int* gate, int gate_count,
+                         bool prepared) {
+  const auto s = mimorx::detail::as_stream(stream);
+  // Columns below the tile of first_col keep their multipliers (zero: the caller reduces only
+  // columns that can have changed).
+  if (!prepared) size_reduce_prepare(m, mult, mcol, sync, stream, first_col);
+  const Extent e = extent(m, first_col);
+  if (e.items == 0) return;
   static const bool opted_in = [] {
     MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
         striped_size_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPanelBytes)));
     return true;
   }();
   (void)opted_in;
-  const int resident = mimorx::detail::resident_blocks(
+  static const int resident = mimorx::detail::resident_blocks(
       reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, kPanelBytes);
-  const int grid = int(std::min<long long>(items, std::max(1, resident)));
-  striped_size_reduce_kernel<<<grid, kThreads, kPanelBytes, s>>>(m, tiles, r, r0, d0, mult, mcol,
+  const int grid = int(std::min<long long>(e.items, std::max(1, resident)));
+  striped_size_reduce_kernel<<<grid, kThreads, kPanelBytes, s>>>(m, e.tiles, r, r0, mult, mcol,
                                                                  sync, gate, gate_count);
   MIMORX_CUDA_CHECK_LAUNCH();
 }

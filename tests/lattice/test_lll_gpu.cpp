@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../bench/lattice/lll_inputs.hpp"  // the benchmark's block-Toeplitz bases
 #include "lattice/column_warp_lll.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
@@ -184,7 +185,7 @@ namespace {
 // (dense multipliers), or large in their lower half. gated: called with a gate of three ints
 // {0, gate, 0} (closed where gate != 0: R unchanged and no column marked).
 void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0, bool gated = false,
-                      int gate = 0) {
+                      int gate = 0, bool prepared = false) {
   const bool closed = gated && gate != 0;
   const std::size_t mm = std::size_t(m) * m;
   std::vector<double> r0(mm, 0.0), d(m);
@@ -216,21 +217,23 @@ void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0, bool gated =
     }
   }
   auto dr = Buffer<double>::device(mm), dr0 = Buffer<double>::device(mm),
-       dd = Buffer<double>::device(m), dmult = Buffer<double>::device(mm);
+       dmult = Buffer<double>::device(mm);
   auto dcol = Buffer<int>::device(m);
   auto dsync = Buffer<int>::device(lattice::detail::size_reduce_sync_size(m));
   dr.copy_from_host(r.data(), mm);
   dr0.copy_from_host(r0.data(), mm);
-  dd.copy_from_host(d.data(), m);
   dmult.fill_bytes(0x7F);  // garbage: the function zeroes it (from column `from` on)
   dcol.fill_bytes(0x7F);
   dsync.fill_bytes(0x11);
   auto dgate = Buffer<int>::device(3);
   const int hgate[3] = {0, gate, 0};
   dgate.copy_from_host(hgate, 3);
-  lattice::detail::size_reduce_enqueue(m, dr.data(), dr0.data(), dd.data(), dmult.data(),
-                                       dcol.data(), dsync.data(), nullptr, first_col,
-                                       gated ? dgate.data() : nullptr, gated ? 3 : 0);
+  if (prepared)  // the initialisation enqueued on its own first (the block method's snapshot)
+    lattice::detail::size_reduce_prepare(m, dmult.data(), dcol.data(), dsync.data(), nullptr,
+                                         first_col);
+  lattice::detail::size_reduce_enqueue(m, dr.data(), dr0.data(), dmult.data(), dcol.data(),
+                                       dsync.data(), nullptr, first_col,
+                                       gated ? dgate.data() : nullptr, gated ? 3 : 0, prepared);
   std::vector<double> got(mm), gmult(mm);
   std::vector<int> gcol(m);
   dr.copy_to_host(got.data(), mm);
@@ -274,6 +277,9 @@ TEST(LllGpu, SizeReductionMatchesHostModel) {
     size_reduce_case(g, 1024, 896, true, gate);
     if (::testing::Test::HasFailure()) return;
   }
+  // Prepared beforehand (size_reduce_prepare), whole and from a column, gated open.
+  size_reduce_case(g, 129, 0, false, 0, true);
+  size_reduce_case(g, 1024, 896, true, 0, true);
 }
 
 TEST(LllGpu, GramCholeskyMatchesEigen) {
@@ -1493,6 +1499,62 @@ TEST(LllGpu, CapturedStartMatchesDirectLaunches) {
 #endif
 
 #if MIMORX_HAS_CUDA
+// The size reduction's snapshots taken ahead (after the start, on their own stream, with only
+// the columns changed since copied again) against all of them taken before the reduction: B', T
+// and the status bit for bit. Gaussian bases (a small window, refactorised), block-Toeplitz
+// ones (wider windows, several passes), with T and presort.
+TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  struct Case {
+    int n;
+    bool toeplitz, transform;
+  };
+  for (const Case c : {Case{1024, false, false}, Case{300, false, true}, Case{256, true, true},
+                       Case{512, true, false}}) {
+    const int n = c.n;
+    const auto b0 =
+        c.toeplitz ? bench::lll_input("toeplitz", n, 1, g()) : test::gaussian_basis(g, n, n);
+    const std::vector<float> hb(b0.begin(), b0.end());
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::block;
+    cfg.transform = c.transform;
+    LllPlan plan(cfg, Backend::cuda());
+    auto db = Buffer<float>::device(hb.size());
+    auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
+    auto run = [&](std::vector<float>& out, std::vector<std::int64_t>& t) {
+      db.copy_from_host(hb.data(), hb.size());
+      LllStatus st = LllStatus::not_converged;
+      plan.run(
+          MatrixBatch<float>::over(db, 1, n, n),
+          c.transform ? MatrixBatch<std::int64_t>::over(dt, 1, n, n) : MatrixBatch<std::int64_t>(),
+          View<LllStatus>(&st, 1, Memory::host));
+      out.resize(hb.size());
+      db.copy_to_host(out.data(), out.size());
+      t.assign(c.transform ? std::size_t(n) * n : 0, 0);
+      if (c.transform) dt.copy_to_host(t.data(), t.size());
+      return st;
+    };
+    const std::string what = "n=" + std::to_string(n) + (c.toeplitz ? " block-Toeplitz" : "");
+    std::vector<float> ref, out;
+    std::vector<std::int64_t> tref, t;
+    lattice::detail::set_snapshot_ahead(false);
+    const LllStatus st_ref = run(ref, tref);
+    lattice::detail::set_snapshot_ahead(true);
+    for (int i = 0; i < 2; ++i) {  // the second run replays the captured start
+      EXPECT_EQ(run(out, t), st_ref) << what << " run " << i;
+      EXPECT_TRUE(out == ref) << what << " run " << i << ": B' differs";
+      EXPECT_TRUE(t == tref) << what << " run " << i << ": T differs";
+    }
+    if (st_ref == LllStatus::reduced) {
+      const std::vector<double> in(hb.begin(), hb.end());
+      test::expect_reduced(n, n, in, ref, c.transform ? &tref : nullptr, cfg.delta, true,
+                           what.c_str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // The block method's latency kernel for its diagonal blocks (column_warp_lll_enqueue) against
 // its host model: the same U to the bit and the same status, for blocks of 2..32 columns at
 // offsets and strides inside a larger R (Gaussian and knapsack blocks, delta 0.75 and 0.99, a
@@ -1642,6 +1704,20 @@ void presort_device_case(std::mt19937_64& g, int n, int m) {
   ASSERT_EQ(drank, rank) << n << "x" << m;
   ASSERT_EQ(dev, host) << n << "x" << m;
   EXPECT_EQ(rank[2] + 1, rank[5]) << "tie not in input order";
+  {  // out of place (the block method's start): B and the copy both sorted, through scratch
+    auto db2 = Buffer<F>::device(host.size()), copy = Buffer<F>::device(host.size()),
+         scratch = Buffer<F>::device(host.size());
+    db2.copy_from_host(std::vector<F>(h.begin(), h.end()).data(), host.size());
+    lattice::detail::presort_columns_cuda(db2.data(), n, m, dr.data(), dk.data(), nullptr,
+                                          copy.data(), scratch.data());
+    std::vector<F> dev2(host.size()), copied(host.size());
+    db2.copy_to_host(dev2.data(), dev2.size());
+    copy.copy_to_host(copied.data(), copied.size());
+    dr.copy_to_host(drank.data(), m);
+    ASSERT_EQ(drank, rank) << n << "x" << m << " out of place";
+    ASSERT_EQ(dev2, host) << n << "x" << m << " out of place";
+    ASSERT_EQ(copied, host) << n << "x" << m << " out of place, the copy";
+  }
   std::uniform_int_distribution<std::int64_t> u(-1000000, 1000000);
   std::vector<std::int64_t> t(std::size_t(m) * m), dt(t.size());
   for (auto& x : t) x = u(g);
