@@ -45,6 +45,7 @@ bool g_refactor_window = true;  // set_refactor_small_window
 bool g_column_warp = true;      // set_column_warp_blocks
 bool g_early_refactor = true;   // set_early_refactorisation
 bool g_snapshot_ahead = true;   // set_snapshot_ahead
+bool g_kept_rows = true;        // set_kept_head_rows
 
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
@@ -664,17 +665,25 @@ __host__ __device__ inline int window_start(int m, int first_violation_flag, int
   return (m - first_violation_flag - 1) / l * l;
 }
 
+// A window of at most m / 8 columns: refactorised after its block pass rather than carried
+// through the GSC-Update (set_refactor_small_window).
+__host__ __device__ inline bool small_window(int m, int lo) {
+  return std::int64_t(m - lo) * 8 <= m;
+}
+
 // The side stream's inverse of R runs where the first check finds the factorisation sound and
 // its window starts at `from` or later (the host's choice after reading the same flags);
 // *skip = 1 otherwise.
 // skip[1]: the diagonal blocks from column `early` on (those the start did not invert) are
 // skipped too where the window starts at or before `early` (W's columns from there are not used).
+// small_needs_none: a small window (at most m / 8 columns) does not use W either (its
+// refactorisation keeps the head's block rows: head_rows_kept).
 __global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, int early,
-                                    int* skip) {
+                                    int small_needs_none, int* skip) {
   bool use = flags[kViolations] > 0 && flags[kFirstViolation] > 0 && !flags[kCholFail] &&
              !flags[kSingular] && !flags[kInaccurate];
   const int lo = window_start(m, flags[kFirstViolation], l);
-  if (use) use = lo >= from;
+  if (use) use = lo >= from && !(small_needs_none && small_window(m, lo));
   skip[0] = use ? 0 : 1;
   skip[1] = use && lo > early ? 0 : 1;
 }
@@ -690,6 +699,7 @@ void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
 void set_column_warp_blocks(bool enabled) { g_column_warp = enabled; }
 void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
 void set_snapshot_ahead(bool enabled) { g_snapshot_ahead = enabled; }
+void set_kept_head_rows(bool enabled) { g_kept_rows = enabled; }
 
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
@@ -804,13 +814,16 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.rinv.data(), 0, mm * sizeof(double), ss));
     tri_inverse_diag_enqueue(ws.rcopy.data(), m, early_cols, 0, ws.rinv.data(), side);
   };
+  // With the small window's head rows kept, W serves wider windows only.
+  const bool small_needs_no_inverse = g_kept_rows && g_refactor_window;
   auto launch_inverse = [&] {
     ws.factored.record(stream);
     ws.factored.wait(side);
     const std::size_t from = std::size_t(early_cols) * m;  // rcopy's columns copied in the start
     MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data() + from, ws.r.data() + from,
                                       (mm - from) * sizeof(double), cudaMemcpyDeviceToDevice, ss));
-    inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, early_cols, ws.inv_skip.data());
+    inverse_gate_kernel<<<1, 1, 0, ss>>>(flags, m, l, kInverseFrom, early_cols,
+                                         small_needs_no_inverse ? 1 : 0, ws.inv_skip.data());
     MIMORX_CUDA_CHECK_LAUNCH();
     ws.copied.record(side);  // R copied and the flags read: this stream may change both
     if (early_cols > 0) {
@@ -867,6 +880,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   };
   // A size reduction's first changed column is found by the check that follows it.
   bool changed_pending = false;
+  // R's rows before kept_from of the columns from it hold the head's block rows of the current
+  // B (the fresh ones times the last block pass's U; -1: no such rows).
+  int kept_from = -1;
   // gate: null, or the flags whose kGateCount first ints must be zero for it to run.
   auto size_reduce = [&](const int* gate) {
     // Against a snapshot of the columns from sr_from on (those before have not changed since
@@ -874,6 +890,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // The columns the snapshot ahead did not take (all of them without one); the pivots are
     // R0's diagonal.
     join_snapshot();
+    kept_from = -1;  // R changes
     const bool ahead = snap_valid && snap_lo == sr_from;
     snap_valid = false;
     const std::size_t c0 = ahead ? std::size_t(snap_upto) : std::size_t(sr_from);
@@ -1037,11 +1054,16 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       limit_snapshot(tail_cholesky_start(first));
       // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
       // to wait for the side stream.
-      const bool use_inverse = tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
+      // The head's block rows kept from the block pass just before (keep_rows), or recomputed.
+      const bool kept = kept_from >= 0 && tail_cholesky_start(first) == kept_from;
+      kept_from = -1;
+      const bool use_inverse =
+          !kept && tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
       // It waits for the side stream's W only where it needs it (after the Gram columns).
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
-                               inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr);
+                               inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr,
+                               nullptr, kept);
       // With the pass's check where the speculative size reduction follows (below).
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check,
                                                 speculate ? 1 : 0);
@@ -1121,14 +1143,19 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     const int want = window_start(m, hf[kFirstViolation], l);
     lo = pass == 0 ? want : std::min(lo, want);
     // The side stream's gate made the same choice.
-    if (pass == 0 && side_launched && lo >= kInverseFrom) inv_size = lo;
+    if (pass == 0 && side_launched && lo >= kInverseFrom &&
+        !(small_needs_no_inverse && small_window(m, lo)))
+      inv_size = lo;
     // A window of at most m / 8 columns: R is not carried through the pass (R U_c, the GSC QR
     // and its application, ~85 us at 1024 x 1024 with 4 blocks); the changed columns are
     // refactorised instead (~100 us there), which the last pass needed anyway to confirm. On a
     // wider window the refactorisation grows with it and the GSC-Update stays.
-    const bool update_r = !(g_refactor_window && std::int64_t(m - lo) * 8 <= m);
+    const bool update_r = !(g_refactor_window && small_window(m, lo));
     // The blocks change B's and T's columns (and R's, with update_r) from lo on.
     limit_snapshot(lo);
+    // A small window's pass on a fresh R: its head rows are kept for the refactorisation.
+    const bool keep_rows = g_kept_rows && !update_r && pass == last_full;
+    kept_from = keep_rows ? lo : -1;
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
@@ -1153,6 +1180,12 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       if (t)
         apply_u<std::int64_t>(t, m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
                               tbound, s);
+      // R's head rows of the window's columns (X = R_hh^{-T} G_ht, fresh in this pass) take the
+      // blocks' U like B: X U is the head's block rows of B U, exactly but for rounding, and the
+      // refactorisation that follows keeps them (head_rows_kept).
+      if (keep_rows && lo > 0)
+        apply_u<double>(ws.r.data(), m, lo, g.start, g.stride, sz, g.count, ws.u.data(), ident,
+                        flags, nullptr, s);
       if (!update_r) continue;
       // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
       // rows by Q_c^T.

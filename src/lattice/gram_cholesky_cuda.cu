@@ -204,12 +204,15 @@ __device__ void gram_tile(const T* x, long long ld, int k_begin, int k_end, int 
 
 template <class T>
 __global__ void __launch_bounds__(32 * kGramWarps)
-    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile, double* norm2) {
+    gram_mma_kernel(const T* x, int n, int m, double* c_out, int first_tile, double* norm2,
+                    int first_row_tile) {
   chain_wait_and_release();
   // Column tiles from first_tile on (tail_cholesky_enqueue: the earlier columns hold R).
   // Every entry of the columns is written, zeros below the diagonal (no memset before it); norm2
   // (may be null) receives the diagonal, the squared column norms (no launch of its own).
-  const int I0 = blockIdx.y * kGramTile, J0 = (blockIdx.x + first_tile) * kGramTile;
+  // Rows from first_row_tile on (the rows before it are kept: head_rows_kept).
+  const int I0 = (blockIdx.y + first_row_tile) * kGramTile,
+            J0 = (blockIdx.x + first_tile) * kGramTile;
   if (J0 < I0) {  // tile below the diagonal
     for (int e = threadIdx.x; e < kGramTile * kGramTile; e += blockDim.x) {
       const int r = I0 + e % kGramTile, c = J0 + e / kGramTile;
@@ -448,19 +451,24 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                  double* norm2, cudaStream_t s, const double* rinv, int rinv_size, double* scratch,
-                 const OrderEvent* ready, const FactorSplit* split) {
+                 const OrderEvent* ready, const FactorSplit* split, bool rows_kept) {
   const std::size_t f = std::size_t(first);
   const bool chained = chain_supported();
   const int gtiles = (m + kGramTile - 1) / kGramTile, g0 = first / kGramTile;
   // With the squared column norms (norm2, may be null), before the factorisation.
-  gram_mma_kernel<F><<<dim3(gtiles - g0, gtiles), 32 * kGramWarps, 0, s>>>(b, n, m, r, g0, norm2);
+  // With the head's block rows kept, only the tail's block (rows from `first`).
+  const int r0 = rows_kept ? g0 : 0;
+  gram_mma_kernel<F>
+      <<<dim3(gtiles - g0, gtiles - r0), 32 * kGramWarps, 0, s>>>(b, n, m, r, g0, norm2, r0);
   MIMORX_CUDA_CHECK_LAUNCH();
   if (first > 0) {
     // The head's block rows in one launch, then the tail's Schur complement
     // G_tt - X^T X as one trailing update over the head's k range.
     // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
     // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
-    if (rinv && scratch && tail_cholesky_uses_inverse(first, rinv_size)) {
+    if (rows_kept) {
+      // X is in R's rows already.
+    } else if (rinv && scratch && tail_cholesky_uses_inverse(first, rinv_size)) {
       // X = R_hh^{-T} G_ht as one product with W = R_hh^{-1} (tri_inverse_cuda.cu), G_ht moved
       // out of R's block rows first.
       if (ready) ready->wait(s);
@@ -513,7 +521,7 @@ template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
                            double* norm2, void* stream) {
   factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream), nullptr, 0,
-                 nullptr, nullptr, nullptr);
+                 nullptr, nullptr, nullptr, false);
 }
 
 int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
@@ -524,9 +532,11 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size) {
 template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv, int rinv_size,
-                           double* scratch, const OrderEvent* ready, const FactorSplit* split) {
+                           double* scratch, const OrderEvent* ready, const FactorSplit* split,
+                           bool head_rows_kept) {
   factor_from<F>(b, n, m, tail_cholesky_start(first), r, diag, fail, norm2,
-                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready, split);
+                 mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready, split,
+                 head_rows_kept && tail_cholesky_start(first) > 0);
 }
 
 template <class F>
@@ -557,10 +567,10 @@ template void gram_cholesky_enqueue<double>(const double*, int, int, double*, do
                                             double*, void*);
 template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
                                            double*, void*, const double*, int, double*,
-                                           const OrderEvent*, const FactorSplit*);
+                                           const OrderEvent*, const FactorSplit*, bool);
 template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
                                             double*, void*, const double*, int, double*,
-                                            const OrderEvent*, const FactorSplit*);
+                                            const OrderEvent*, const FactorSplit*, bool);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
                                         void*, int);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,

@@ -196,6 +196,10 @@ void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, in
 // enqueue work that needs them and may run beside the rest of the factorisation (which then
 // leaves split->reserve blocks of the device free); where the factorisation cannot stop there
 // (the chain of panel kernels, a lookahead kernel that would not fit), at the end.
+// head_rows_kept: R's rows before the start column already hold the head's block rows X =
+// R_hh^{-T} G_ht of the new columns (the block method's small window: the start's X times the
+// block pass's integer U); only the tail's Gram block, its Schur complement and factor are
+// computed (rinv and scratch unused).
 class OrderEvent;
 struct FactorSplit {
   int col = 0;
@@ -206,7 +210,8 @@ template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv = nullptr,
                            int rinv_size = 0, double* scratch = nullptr,
-                           const OrderEvent* ready = nullptr, const FactorSplit* split = nullptr);
+                           const OrderEvent* ready = nullptr, const FactorSplit* split = nullptr,
+                           bool head_rows_kept = false);
 // The Cholesky factorisation of R's columns from `first` (a multiple of 32) on, whose Gram data
 // (with the head's contribution subtracted) is in R's upper triangle, as one persistent
 // cooperative kernel (chol_lookahead_cuda.cu); scratch: lookahead_scratch_size(m) doubles.
@@ -411,6 +416,11 @@ void set_early_refactorisation(bool enabled);
 // before the reduction only the columns changed since; false does all of it before the size
 // reduction, as before.
 void set_snapshot_ahead(bool enabled);
+// Test/benchmark knob: true (the default) refactorises a small window right after its block
+// pass from the head's block rows the pass left in R (the fresh ones times its U: R's head rows
+// get the pass's U like B) instead of recomputing them (W^T G or a forward substitution), and
+// the head inverse is left out where every window is small; false recomputes them, as before.
+void set_kept_head_rows(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.
 void set_chained_factorisation(bool enabled);

@@ -309,7 +309,8 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
                                                             {300, 299},
                                                             {600, 320},
                                                             {1024, 896},
-                                                            {1030, 500}}) {
+                                                            {1030, 500},
+                                                            {1030, 992}}) {
       const bool split = mode != 1, inverse = mode == 2;
       lattice::detail::set_split_k(split);
       const int n = m + 2;
@@ -363,6 +364,78 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
             << "norm2 m=" << m << " j=" << j;
       if (::testing::Test::HasFailure()) return;
     }
+}
+
+// The refactorisation with the head's block rows kept (head_rows_kept: the block method's small
+// window, whose head rows are the fresh ones times the block pass's U): B's columns from `first`
+// replaced by B U for an integer unimodular U acting on them, R's head rows of those columns by
+// X U on the host; equal to a full factorisation of B U up to rounding. U is well conditioned, as
+// an LLL block's is: disjoint 2 x 2 shears (1 c; 0 1), c in -2..2 (a unit bidiagonal U with such
+// entries all along has a condition number up to ~2^m, and no two factorisations of B U then
+// agree: errors up to 1e-3 at 600 x 600).
+TEST(LllGpu, TailCholeskyWithKeptHeadRows) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  std::uniform_int_distribution<int> coef(-2, 2);
+  for (auto [m, first] :
+       std::vector<std::pair<int, int>>{{300, 256}, {600, 320}, {1024, 896}, {1030, 992}}) {
+    const int n = m + 2;
+    const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
+    const auto b = test::gaussian_basis(g, n, m);
+    std::vector<int> c(m, 0);  // U(k - 1, k) = c[k] for every third k > first, else the identity
+    for (int k = first + 1; k < m; k += 3) c[k] = coef(g);
+    std::vector<double> b2 = b;
+    for (int k = first + 1; k < m; ++k)
+      for (int i = 0; i < n; ++i)
+        b2[std::size_t(k) * n + i] += c[k] * b[std::size_t(k - 1) * n + i];
+    auto db = Buffer<double>::device(nm), dr = Buffer<double>::device(mm),
+         dfull = Buffer<double>::device(mm),
+         ddiag = Buffer<double>::device(lattice::detail::diag_scratch_size(m)),
+         dn = Buffer<double>::device(m), dn2 = Buffer<double>::device(m);
+    auto dfail = Buffer<int>::device(1);
+    dfail.fill_bytes(0);
+    db.copy_from_host(b.data(), nm);
+    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dr.data(), ddiag.data(),
+                                                   dfail.data(), dn.data(), nullptr);
+    std::vector<double> r(mm);
+    dr.copy_to_host(r.data(), mm);
+    std::vector<double> rk = r;  // X U in the head rows (exact integer coefficients)
+    for (int k = first + 1; k < m; ++k)
+      for (int i = 0; i < first; ++i)
+        rk[std::size_t(k) * m + i] =
+            std::fma(double(c[k]), r[std::size_t(k - 1) * m + i], r[std::size_t(k) * m + i]);
+    dr.copy_from_host(rk.data(), mm);
+    db.copy_from_host(b2.data(), nm);
+    lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, first, dr.data(), ddiag.data(),
+                                                   dfail.data(), dn.data(), nullptr, nullptr, 0,
+                                                   nullptr, nullptr, nullptr, true);
+    lattice::detail::gram_cholesky_enqueue<double>(db.data(), n, m, dfull.data(), ddiag.data(),
+                                                   dfail.data(), dn2.data(), nullptr);
+    std::vector<double> got(mm), want(mm), gn(m), wn(m);
+    int fail = 1;
+    dr.copy_to_host(got.data(), mm);
+    dfull.copy_to_host(want.data(), mm);
+    dn.copy_to_host(gn.data(), m);
+    dn2.copy_to_host(wn.data(), m);
+    dfail.copy_to_host(&fail, 1);
+    EXPECT_EQ(fail, 0) << "m=" << m;
+    double err = 0, big = 0, region[3] = {0, 0, 0};  // head columns, head rows, tail block
+    for (std::size_t e = 0; e < mm; ++e) {
+      const int i = int(e % m), k = int(e / m);
+      const double d = std::abs(got[e] - want[e]);
+      err = std::max(err, d);
+      big = std::max(big, std::abs(want[e]));
+      double& reg = region[k < first ? 0 : i < first ? 1 : 2];
+      reg = std::max(reg, d);
+    }
+    EXPECT_LT(err, 1e-10 * big) << "m=" << m << " first=" << first << "; errors: head columns "
+                                << region[0] << ", head rows " << region[1] << ", tail block "
+                                << region[2];
+    for (int j = first; j < m; ++j)
+      EXPECT_NEAR(gn[std::size_t(j)], wn[std::size_t(j)], 1e-10 * wn[std::size_t(j)])
+          << "norm2 m=" << m << " j=" << j;
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 // The persistent lookahead factorisation (cholesky_lookahead_enqueue) against the chain of
@@ -1552,6 +1625,35 @@ TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
                            what.c_str());
     }
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// The small window refactorised with the head's block rows kept (set_kept_head_rows, and the head
+// inverse left out) and recomputed: both reduce (on the input lattice, the verification's
+// conditions), with T, presorted 1024 x 1024 and input-order 512 x 512 Gaussian bases; the
+// orthogonality defects agree within 1 %.
+TEST(LllGpu, KeptHeadRowsReduceAsRecomputed) {
+  MIMORX_REQUIRE_GPU();
+  std::mt19937_64 g(test::fresh_seed());
+  for (auto [n, presort] : std::vector<std::pair<int, bool>>{{1024, true}, {512, false}}) {
+    const auto b0 = test::gaussian_basis(g, n, n);
+    LllConfig cfg{n, n};
+    cfg.method = LllMethod::block;
+    cfg.presort = presort;
+    cfg.transform = true;
+    double defect[2] = {0, 0};
+    for (int kept = 0; kept < 2; ++kept) {
+      lattice::detail::set_kept_head_rows(kept == 1);
+      const std::string what = "n=" + std::to_string(n) + (kept ? " kept" : " recomputed");
+      std::vector<double> out;
+      reduce_one_on_gpu<float>(cfg, b0, what.c_str(), &out);
+      lattice::detail::set_kept_head_rows(true);
+      if (::testing::Test::HasFatalFailure()) return;
+      CheckOptions opt;
+      opt.condition_number = false;
+      defect[kept] = std::log(check_lll(n, n, out.data(), opt).orthogonality_defect);
+    }
+    EXPECT_NEAR(defect[1], defect[0], 0.01 * std::abs(defect[0])) << "log defect, n=" << n;
   }
 }
 
