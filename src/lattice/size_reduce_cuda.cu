@@ -285,12 +285,16 @@ __global__ void prepare_kernel(double* mult, std::size_t words, int* mcol, int m
   if (tid == 0 && fill) sync[0] = kUnset;
 }
 
-// The first column of first_col's tile, the number of tiles from there and their work items.
+// The first column of first_col's tile, the number of tiles from there and their work items;
+// both entry points (size_reduce_prepare, size_reduce_enqueue) check the size limit here.
 struct Extent {
   int from, tiles;
   long long items;
 };
 Extent extent(int m, int first_col) {
+  if (m > kMaxRows)
+    throw Unsupported("m: " + std::to_string(m) +
+                      " columns; the GPU size reduction takes up to 4096");
   Extent e;
   e.from = first_col / kCols * kCols;
   // Tiles are ranked from the last column down (heaviest first), so the first `tiles` of them
@@ -304,9 +308,6 @@ Extent extent(int m, int first_col) {
 
 void size_reduce_prepare(int m, double* mult, int* mcol, int* sync, void* stream, int first_col) {
   const auto s = mimorx::detail::as_stream(stream);
-  if (m > kMaxRows)
-    throw Unsupported("m: " + std::to_string(m) +
-                      " columns; the GPU size reduction takes up to 4096");
   const Extent e = extent(m, first_col);
   // The kernel writes every entry of M's columns from `from` on; unwritten: all bits set.
   prepare_kernel<<<264, 512, 0, s>>>(mult + std::size_t(e.from) * m, std::size_t(m - e.from) * m,

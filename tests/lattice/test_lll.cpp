@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lattice/column_warp_lll.hpp"
+#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_support.hpp"
 #include "mimorx/core/error.hpp"
@@ -717,23 +718,10 @@ TEST(LllPlanCpuErrors, Float32TransformBeyondInt32IsPrecisionLoss) {
 TEST(LllPlanCpuErrors, Float32NeverReportsAnUnreducedBasisAsReduced) {
   // Banded block-Toeplitz bases grow ill-conditioned with n: float32 must either reduce them
   // (verified) or say so (status), never return an unreduced basis marked reduced.
+  // The benchmark's generator (bench/lattice/lll_inputs.hpp: 4-tap 2 x 2 blocks, A_0 invertible).
   std::mt19937_64 g(test::fresh_seed());
-  std::normal_distribution<double> d;
   const int n = 32, batch = 40;
-  std::vector<double> b0(std::size_t(n) * n * batch, 0.0);
-  for (int c = 0; c < batch; ++c) {
-    double a[4][4];
-    do {
-      for (auto& blk : a)
-        for (double& x : blk) x = d(g);
-    } while (std::abs(a[0][0] * a[0][3] - a[0][1] * a[0][2]) < 0.1);  // A_0 invertible
-    double* b = b0.data() + std::size_t(c) * n * n;
-    for (int bi = 0; bi < n / 2; ++bi)
-      for (int bj = std::max(0, bi - 3); bj <= bi; ++bj)
-        for (int r = 0; r < 2; ++r)
-          for (int s = 0; s < 2; ++s)
-            b[std::size_t(2 * bj + s) * n + 2 * bi + r] = a[bi - bj][s * 2 + r];
-  }
+  const std::vector<double> b0 = bench::lll_input("toeplitz", n, batch, g());
   int flagged = 0;
   for (auto method : {LllMethod::all_swap, LllMethod::block}) {
     LllConfig cfg{n, n};

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "../../bench/lattice/lll_inputs.hpp"  // the benchmark's block-Toeplitz bases
 #include "lattice/column_warp_lll.hpp"
+#include "lattice/lll_inputs.hpp"  // the benchmark's block-Toeplitz bases (bench/)
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "lattice/lll_support.hpp"
