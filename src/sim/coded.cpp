@@ -44,6 +44,12 @@ std::int64_t auto_batch_blocks(const CodedConfig& c, const Backend& b, std::int6
 std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& backend,
                                         const std::vector<double>& snr_db,
                                         const CodedProgress& progress, const CodedReady& ready) {
+  return run_coded(c, backend, snr_db, CodedHooks{ready, {}, progress});
+}
+
+std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& backend,
+                                        const std::vector<double>& snr_db,
+                                        const CodedHooks& hooks) {
   const auto& s = c.shape;
   detail::check_shape_and_snr(s, snr_db);
   require(c.blocks >= 1, "blocks", std::to_string(c.blocks) + "; must be >= 1");
@@ -76,7 +82,7 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   Buffer<float> n0buf(1, mem), llrs(llr_host.size(), mem);
   Buffer<std::uint8_t> hard(llr_host.size(), mem);
 
-  if (ready) ready(link);
+  if (hooks.ready) hooks.ready(link);
   std::vector<CodedPointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -115,9 +121,9 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
       detector->run(in, View<std::uint8_t>(hard.data(), vecs * bpv, mem),
                     View<float>(llrs.data(), vecs * bpv, mem));
       llrs.copy_to_host(llr_host.data(), std::size_t(vecs * bpv));
-      std::int64_t bit_errors = 0, block_errors = 0, crc_failures = 0;
+      std::int64_t bit_errors = 0, block_errors = 0, crc_failures = 0, undetected = 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic) \
-    reduction(+ : bit_errors, block_errors, crc_failures)
+    reduction(+ : bit_errors, block_errors, crc_failures, undetected)
       for (std::int64_t b = 0; b < count; ++b) {
         const int t = omp_get_thread_num();
         std::uint8_t* out = decoded.data() + std::size_t(t) * c.tbs;
@@ -130,17 +136,21 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
         bit_errors += errs;
         block_errors += errs > 0;
         crc_failures += !res.tb_crc_ok;
+        undetected += errs > 0 && res.tb_crc_ok;
       }
       r.bit_errors += bit_errors;
       r.block_errors += block_errors;
       r.crc_failures += crc_failures;
+      r.undetected_errors += undetected;
       r.bits += count * c.tbs;
       r.blocks += count;
+      if (hooks.batch_done) hooks.batch_done(r);
       if (c.min_block_errors > 0 && r.block_errors >= c.min_block_errors) break;
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
-    if (progress) progress(r);
+    if (hooks.point_done) hooks.point_done(r);
+    if (c.early_stop && r.block_errors == 0) break;
   }
   return results;
 }

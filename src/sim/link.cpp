@@ -25,6 +25,11 @@ std::int64_t auto_batch(const UncodedConfig& c, const Backend& b) {
 std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& backend,
                                      const std::vector<double>& snr_db, const Progress& progress,
                                      const Ready& ready) {
+  return run_uncoded(c, backend, snr_db, UncodedHooks{ready, {}, progress});
+}
+
+std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& backend,
+                                     const std::vector<double>& snr_db, const UncodedHooks& hooks) {
   const auto& s = c.shape;
   detail::check_shape_and_snr(s, snr_db);
   require(c.frames >= 1, "frames", std::to_string(c.frames) + "; must be >= 1");
@@ -42,7 +47,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   std::vector<std::uint8_t> sent_host(std::size_t(batch) * bpv), got_host(std::size_t(batch) * bpv);
   Buffer<float> no_llrs;
 
-  if (ready) ready();
+  if (hooks.ready) hooks.ready();
   std::vector<PointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -78,11 +83,13 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
       r.bits += count * bpv;
       r.symbols += count * s.nt;
       r.frames += count;
+      if (hooks.batch_done) hooks.batch_done(r);
       if (c.min_bit_errors > 0 && r.bit_errors >= c.min_bit_errors) break;
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
-    if (progress) progress(r);
+    if (hooks.point_done) hooks.point_done(r);
+    if (c.early_stop && r.bit_errors == 0) break;
   }
   return results;
 }

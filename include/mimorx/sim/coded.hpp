@@ -30,9 +30,14 @@ struct CodedConfig {
   int tbs = 1024;                     // information bits per transport block (TS 38.214 sizes)
   double code_rate = 0.5;             // target rate R (selects the base graph and G)
   ldpc::DecoderSettings decoder{};    // LDPC decoder: algorithm, iterations, alpha, ...
-  std::int64_t blocks = 1000;         // transport blocks per SNR point
+  std::int64_t blocks = 1000;         // transport blocks per SNR point (the most simulated)
   std::int64_t batch_blocks = 0;      // blocks per detector call; 0 = automatic
-  std::int64_t min_block_errors = 0;  // stop a point early after this many (0 = never)
+  // Stop a point at the block whose error makes this many block errors (0 = never). The cut is
+  // exact (block by block), so the counts do not depend on the batch size.
+  std::int64_t min_block_errors = 0;
+  // End the sweep after the first point without a block error (the points after it are not
+  // simulated and not returned).
+  bool early_stop = false;
 };
 
 struct CodedPointResult {
@@ -41,6 +46,7 @@ struct CodedPointResult {
   std::int64_t bit_errors = 0, bits = 0;      // information bits
   std::int64_t block_errors = 0, blocks = 0;  // transport blocks
   std::int64_t crc_failures = 0;              // blocks whose TB CRC failed
+  std::int64_t undetected_errors = 0;         // blocks in error whose TB CRC passed
   double seconds = 0;
   double ber() const { return bits ? double(bit_errors) / double(bits) : 0.0; }
   double bler() const { return blocks ? double(block_errors) / double(blocks) : 0.0; }
@@ -55,8 +61,18 @@ struct CodedLink {
 using CodedProgress = std::function<void(const CodedPointResult&)>;
 using CodedReady = std::function<void(const CodedLink&)>;
 
+// What the caller is told while a sweep runs (every hook may be empty).
+struct CodedHooks {
+  CodedReady ready;          // once, after validation, before the first point
+  CodedProgress batch_done;  // after each batch: the current point's counts so far
+  CodedProgress point_done;  // after each point: its final counts
+};
+
 // Validates everything (and builds the plans) before `ready` is called, so bad input fails
 // before any output.
+std::vector<CodedPointResult> run_coded(const CodedConfig& config, const Backend& backend,
+                                        const std::vector<double>& snr_db,
+                                        const CodedHooks& hooks);
 std::vector<CodedPointResult> run_coded(const CodedConfig& config, const Backend& backend,
                                         const std::vector<double>& snr_db,
                                         const CodedProgress& progress = {},

@@ -22,7 +22,11 @@ struct UncodedConfig {
   std::uint64_t seed = 1;
   std::int64_t frames = 100000;     // received vectors per SNR point
   std::int64_t batch = 0;           // vectors per detector call; 0 = automatic
-  std::int64_t min_bit_errors = 0;  // stop a point early once this many errors (0 = never)
+  // Stop a point at the received vector whose errors make this many bit errors (0 = never).
+  // The cut is exact (vector by vector), so the counts do not depend on the batch size.
+  std::int64_t min_bit_errors = 0;
+  // End the sweep after the first point without a bit error.
+  bool early_stop = false;
 };
 
 struct PointResult {
@@ -39,8 +43,17 @@ struct PointResult {
 using Progress = std::function<void(const PointResult&)>;
 using Ready = std::function<void()>;
 
+// What the caller is told while a sweep runs (every hook may be empty).
+struct UncodedHooks {
+  Ready ready;          // once, after validation, before the first point
+  Progress batch_done;  // after each batch: the current point's counts so far
+  Progress point_done;  // after each point: its final counts
+};
+
 // Validates everything (and builds the detector plan) before `ready` is called and the first
 // point is simulated, so that bad input fails before any output.
+std::vector<PointResult> run_uncoded(const UncodedConfig& config, const Backend& backend,
+                                     const std::vector<double>& snr_db, const UncodedHooks& hooks);
 std::vector<PointResult> run_uncoded(const UncodedConfig& config, const Backend& backend,
                                      const std::vector<double>& snr_db,
                                      const Progress& progress = {}, const Ready& ready = {});
