@@ -142,6 +142,32 @@ void Stream::synchronize() const {
 #endif
 }
 
+Event::~Event() {
+#if MIMORX_HAS_CUDA
+  if (handle_) (void)cudaEventDestroy(static_cast<cudaEvent_t>(handle_));
+#endif
+}
+
+void Event::record(const Stream& s) {
+#if MIMORX_HAS_CUDA
+  if (!s.handle() && !handle_ && !cuda_available()) return;
+  if (!handle_) {
+    cudaEvent_t e = nullptr;
+    MIMORX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    handle_ = e;
+  }
+  MIMORX_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(handle_), detail::as_stream(s.handle())));
+#else
+  (void)s;
+#endif
+}
+
+void Event::synchronize() const {
+#if MIMORX_HAS_CUDA
+  if (handle_) MIMORX_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_)));
+#endif
+}
+
 GpuTimer::GpuTimer(const Stream& s) : stream_(s.handle()) {
 #if MIMORX_HAS_CUDA
   cudaEvent_t a, b;

@@ -216,7 +216,7 @@ KbestPlan& KbestPlan::operator=(KbestPlan&&) noexcept = default;
 
 void KbestPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
                     const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, true);
+  validate(in, impl_->cfg.shape, impl_->backend, impl_->cfg.check_device_values);
   impl_->check_outputs(num_vectors(in), bits, llrs);
   impl_->qr(in, stream);
   impl_->search(in, bits, llrs, nullptr, nullptr, stream);

@@ -128,7 +128,7 @@ std::int64_t MlPlan::hypotheses() const { return count_hypotheses(config_.shape)
 void MlPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
                  const Stream& stream) {
   const MimoShape& s = config_.shape;
-  validate(in, s, backend_);
+  validate(in, s, backend_, config_.check_device_values);
   const std::int64_t V = num_vectors(in);
   const std::int64_t per = s.bits_per_vector();
   const Memory mem = memory_of(backend_);

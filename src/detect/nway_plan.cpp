@@ -236,7 +236,7 @@ NwayPlan& NwayPlan::operator=(NwayPlan&&) noexcept = default;
 
 void NwayPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
                    const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, true);
+  validate(in, impl_->cfg.shape, impl_->backend, impl_->cfg.check_device_values);
   impl_->check_outputs(num_vectors(in), bits, llrs);
   impl_->qr(in, stream);
   impl_->search(in, bits, llrs, nullptr, nullptr, stream);

@@ -1,6 +1,8 @@
 #include "mimorx/ldpc/transport.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "mimorx/core/buffer.hpp"
@@ -18,12 +20,25 @@ struct TransportPlan::Impl {
   int ncb;
   EncoderPlan encoder;
   mutable DecoderPlan decoder;  // decode() is not const (workspace)
+  mutable std::map<int, DecoderPlan> reduced;  // decoders of fewer base rows, by row count
   Impl(const TransportConfig& c, Backend b, const Segmentation& s)
       : cfg(c), backend(b), seg(s), encoder(s.bg, s.zc, b), decoder(decoder_config(c, s), b) {}
   static DecoderConfig decoder_config(const TransportConfig& c, const Segmentation& s) {
     return DecoderConfig{s.bg, s.zc}.with(c.decoder);
   }
   int qm() const { return bits_per_symbol(cfg.mod); }
+  DecoderPlan& decoder_for(int rows) const {
+    if (rows == decoder.rows()) return decoder;
+    auto it = reduced.find(rows);
+    if (it == reduced.end()) {
+      DecoderConfig dc = decoder_config(cfg, seg);
+      dc.rows = rows;
+      it = reduced.emplace(rows, DecoderPlan(dc, backend)).first;
+    }
+    return it->second;
+  }
+  TransportDecodeResult decode_rows(std::span<const float> llrs, int stride, int rows,
+                                    std::span<std::uint8_t> tb) const;
   RateMatchConfig rm(int r, int rv) const {
     return RateMatchConfig{seg.bg, seg.zc, seg.k_prime, ncb, e[r], qm(), rv};
   }
@@ -115,6 +130,18 @@ void TransportPlan::accumulate(std::span<const float> llrs, std::span<float> har
   }
 }
 
+int TransportPlan::decoded_rows(int rv) const {
+  const Impl& m = *impl_;
+  if (rv < 0) rv = m.cfg.rv;
+  const LiftedGraph g(m.seg.bg, m.seg.zc);
+  int last = 0;
+  for (int r = 0; r < m.seg.c; ++r) {
+    const auto pos = selected_positions(m.rm(r, rv));
+    last = std::max(last, 2 * m.seg.zc + *std::max_element(pos.begin(), pos.end()));
+  }
+  return std::clamp(last / m.seg.zc + 1 - g.info_cols(), 4, g.base_rows());
+}
+
 TransportDecodeResult TransportPlan::decode_harq(std::span<const float> harq,
                                                  std::span<std::uint8_t> tb) const {
   const Impl& m = *impl_;
@@ -127,46 +154,66 @@ TransportDecodeResult TransportPlan::decode_harq(std::span<const float> harq,
     require(std::isfinite(harq[i]), "harq",
             "value at index " + std::to_string(i) + " is NaN or Inf; LLRs must be finite");
   }
-  const int c = m.seg.c, k = m.encoder.k();
+  return m.decode_rows(harq, n(), m.decoder.rows(), tb);
+}
+
+// Decodes C words whose first `stride` LLRs (of `rows` base rows) are at llrs + r * stride.
+TransportDecodeResult TransportPlan::Impl::decode_rows(std::span<const float> llrs, int stride,
+                                                       int rows,
+                                                       std::span<std::uint8_t> tb) const {
+  DecoderPlan& dec = decoder_for(rows);
+  const int c = seg.c, k = encoder.k();
   std::vector<std::uint8_t> bits(std::size_t(c) * k);
+  std::vector<float> packed;  // the words' decoded prefixes, back to back
+  std::span<const float> in = llrs;
+  if (stride != dec.n()) {
+    packed.resize(std::size_t(c) * dec.n());
+    for (int r = 0; r < c; ++r) {
+      std::copy_n(llrs.begin() + std::ptrdiff_t(r) * stride, dec.n(),
+                  packed.begin() + std::ptrdiff_t(r) * dec.n());
+    }
+    in = packed;
+  }
   TransportDecodeResult res;
   res.iterations.assign(c, 0);
-  if (m.backend.is_cuda()) {
-    auto d_llr = Buffer<float>::device(harq.size(), m.backend.device());
-    auto d_bits = Buffer<std::uint8_t>::device(bits.size(), m.backend.device());
-    auto d_it = Buffer<int>::device(c, m.backend.device());
-    d_llr.copy_from_host(harq.data(), harq.size());
-    m.decoder.decode(d_llr, c, d_bits, d_it);
+  if (backend.is_cuda()) {
+    auto d_llr = Buffer<float>::device(in.size(), backend.device());
+    auto d_bits = Buffer<std::uint8_t>::device(bits.size(), backend.device());
+    auto d_it = Buffer<int>::device(c, backend.device());
+    d_llr.copy_from_host(in.data(), in.size());
+    dec.decode(d_llr, c, d_bits, d_it);
     d_bits.copy_to_host(bits.data(), bits.size());
     d_it.copy_to_host(res.iterations.data(), c);
   } else {
-    m.decoder.decode(View<const float>(harq.data(), std::int64_t(harq.size()), Memory::host), c,
-                     View<std::uint8_t>(bits.data(), std::int64_t(bits.size()), Memory::host),
-                     View<int>(res.iterations.data(), c, Memory::host));
+    dec.decode(View<const float>(in.data(), std::int64_t(in.size()), Memory::host), c,
+               View<std::uint8_t>(bits.data(), std::int64_t(bits.size()), Memory::host),
+               View<int>(res.iterations.data(), c, Memory::host));
   }
   // Desegmentation: each block's first K' - L_CB bits, in order, form B = A + L_TB.
-  const int payload = m.seg.k_prime - m.seg.l_cb;
+  const int payload = seg.k_prime - seg.l_cb;
   std::vector<std::uint8_t> b;
-  b.reserve(std::size_t(m.seg.b));
+  b.reserve(std::size_t(seg.b));
   res.cb_crc_ok.assign(c, 1);
   for (int r = 0; r < c; ++r) {
     const std::uint8_t* blk = bits.data() + std::size_t(r) * k;
     if (c > 1) {
-      res.cb_crc_ok[r] =
-          crc_check(CrcType::crc24b, std::span<const std::uint8_t>(blk, m.seg.k_prime));
+      res.cb_crc_ok[r] = crc_check(CrcType::crc24b, std::span<const std::uint8_t>(blk, seg.k_prime));
     }
     b.insert(b.end(), blk, blk + payload);
   }
-  res.tb_crc_ok = crc_check(tb_crc_type(m.seg.a), b);
-  std::copy(b.begin(), b.begin() + m.seg.a, tb.begin());
+  res.tb_crc_ok = crc_check(tb_crc_type(seg.a), b);
+  std::copy(b.begin(), b.begin() + seg.a, tb.begin());
   return res;
 }
 
 TransportDecodeResult TransportPlan::decode(std::span<const float> llrs, std::span<std::uint8_t> tb,
                                             int rv) const {
+  const Impl& m = *impl_;
+  require(tb.size() == std::size_t(m.seg.a), "tb",
+          "has " + std::to_string(tb.size()) + " bits, expected tbs = " + std::to_string(m.seg.a));
   std::vector<float> harq(harq_size(), 0.f);
   accumulate(llrs, harq, rv);
-  return decode_harq(harq, tb);
+  return m.decode_rows(harq, n(), decoded_rows(rv), tb);
 }
 
 }  // namespace mimorx::ldpc

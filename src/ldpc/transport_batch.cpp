@@ -1,6 +1,7 @@
 #include "mimorx/ldpc/transport_batch.hpp"
 
 #include <array>
+#include <map>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -92,7 +93,8 @@ struct TransportBatchPlan::Impl {
   TransportBatchOptions opts;
   detail::ChainDims d;
   EncoderPlan encoder;
-  DecoderPlan decoder;
+  DecoderPlan decoder;                          // every base row (decode_harq)
+  std::map<int, DecoderPlan> reduced;           // fewer base rows (decode), by row count
   std::array<std::unique_ptr<RvTables>, 4> rv_tables;
   // Workspace for max_blocks transport blocks.
   Buffer<std::uint32_t> parity;
@@ -122,6 +124,16 @@ struct TransportBatchPlan::Impl {
     }
   }
   bool quantized() const { return decoder.config().quantized; }
+  DecoderPlan& decoder_for(int rows) {
+    if (rows == decoder.rows()) return decoder;
+    auto it = reduced.find(rows);
+    if (it == reduced.end()) {
+      DecoderConfig dc = decoder.config();
+      dc.rows = rows;
+      it = reduced.emplace(rows, DecoderPlan(dc, backend)).first;
+    }
+    return it->second;
+  }
   int limit() const { return (1 << (decoder.config().llr_bits - 1)) - 1; }
 
   const RvTables& tables(int rv) {
@@ -169,30 +181,32 @@ struct TransportBatchPlan::Impl {
   }
 
   // Rate recovery of num blocks into the decoder's input (fresh) or into harq (in place).
+  // out_stride: values per code block written (the decoder's n() for fewer rows, d.n for HARQ).
   void recover(const float* llrs, int num, const RvTables& t, const float* harq_in, float* out_f,
-               std::int8_t* out_q, const Stream& s) {
+               std::int8_t* out_q, int out_stride, const Stream& s) {
     const float scale = decoder.config().llr_scale;
     const int lim = limit();
     if (backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
       detail::batch_rate_recover_cuda(d, llrs, num, t.dev_rx_start(), t.dev_rx_idx(), harq_in,
-                                      out_f, out_q, scale, lim, s.handle());
+                                      out_f, out_q, out_stride, scale, lim, s.handle());
       return;
 #endif
     }
     (void)s;
-    const std::int64_t per_tb = std::int64_t(d.c) * d.n;
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < num; ++b) {
-      for (int cbp = 0; cbp < per_tb; ++cbp) {
-        const std::int64_t i = b * per_tb + cbp;
+      for (int r = 0; r < d.c; ++r) {
+       for (int p = 0; p < out_stride; ++p) {
+        const std::int64_t i = (std::int64_t(b) * d.c + r) * out_stride + p;
         const float v = detail::recovered_llr(llrs + b * d.g, t.rx_start.data(), t.rx_idx.data(),
-                                              cbp, cbp % d.n, d, harq_in ? harq_in[i] : 0.f);
+                                              r * d.n + p, p, d, harq_in ? harq_in[i] : 0.f);
         if (out_f) {
           out_f[i] = v;
         } else {
           out_q[i] = std::int8_t(detail::quantize_llr(v, scale, lim));
         }
+       }
       }
     }
   }
@@ -237,17 +251,16 @@ struct TransportBatchPlan::Impl {
     if (iterations.size) check_view(iterations, std::int64_t(num) * d.c, "iterations");
   }
 
-  void run_decoder(int num, View<int> iterations, const Stream& s) {
+  void run_decoder(DecoderPlan& dec, int num, View<int> iterations, const Stream& s) {
     const int words = num * d.c;
+    const std::int64_t n_used = dec.n();
     const Memory mem = memory_of(backend);
     const View<std::uint8_t> out(decoded.data(), std::int64_t(words) * d.k, mem);
     const View<int> it = iterations.size ? View<int>(iterations.data, words, mem) : View<int>{};
     if (quantized()) {
-      decoder.decode(View<const std::int8_t>(dec_q.data(), std::int64_t(words) * d.n, mem), words,
-                     out, it, s);
+      dec.decode(View<const std::int8_t>(dec_q.data(), words * n_used, mem), words, out, it, s);
     } else {
-      decoder.decode(View<const float>(dec_f.data(), std::int64_t(words) * d.n, mem), words, out,
-                     it, s);
+      dec.decode(View<const float>(dec_f.data(), words * n_used, mem), words, out, it, s);
     }
   }
 };
@@ -325,7 +338,7 @@ void TransportBatchPlan::accumulate(View<const float> llrs, int num, View<float>
   m.check_view(harq, std::int64_t(num) * std::int64_t(harq_size()), "harq");
   const RvTables& t = m.tables(rv);
   m.check_finite(llrs.data, std::int64_t(num) * m.d.g, "llrs", stream);
-  m.recover(llrs.data, num, t, harq.data, harq.data, nullptr, stream);
+  m.recover(llrs.data, num, t, harq.data, harq.data, nullptr, m.d.n, stream);
 }
 
 void TransportBatchPlan::decode_harq(View<const float> harq, int num, View<std::uint8_t> tb,
@@ -356,9 +369,10 @@ void TransportBatchPlan::decode(View<const float> llrs, int num, View<std::uint8
   const RvTables& t = m.tables(rv);
   if (num == 0) return;
   m.check_finite(llrs.data, std::int64_t(num) * m.d.g, "llrs", stream);
+  DecoderPlan& dec = m.decoder_for(m.chain.decoded_rows(rv));
   m.recover(llrs.data, num, t, nullptr, m.quantized() ? nullptr : m.dec_f.data(),
-            m.quantized() ? m.dec_q.data() : nullptr, stream);
-  m.run_decoder(num, iterations, stream);
+            m.quantized() ? m.dec_q.data() : nullptr, dec.n(), stream);
+  m.run_decoder(dec, num, iterations, stream);
   m.finish(num, tb, tb_crc_ok, cb_crc_ok, stream);
 }
 

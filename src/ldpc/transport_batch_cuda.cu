@@ -52,13 +52,14 @@ __global__ void rate_match_kernel(ChainDims d, const std::uint8_t* cw, std::int6
 
 __global__ void rate_recover_kernel(ChainDims d, const float* llrs, std::int64_t total,
                                     const int* rx_start, const int* rx_idx, const float* harq_in,
-                                    float* out_f, std::int8_t* out_q, float scale, int limit) {
-  const std::int64_t per_tb = std::int64_t(d.c) * d.n;
+                                    float* out_f, std::int8_t* out_q, int stride, float scale,
+                                    int limit) {
+  const std::int64_t per_tb = std::int64_t(d.c) * stride;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t b = i / per_tb;
-    const int cbp = int(i - b * per_tb), p = cbp % d.n;
-    const float v = recovered_llr(llrs + b * d.g, rx_start, rx_idx, cbp, p, d,
+    const int rest = int(i - b * per_tb), r = rest / stride, p = rest - r * stride;
+    const float v = recovered_llr(llrs + b * d.g, rx_start, rx_idx, r * d.n + p, p, d,
                                   harq_in ? harq_in[i] : 0.f);
     if (out_f) {
       out_f[i] = v;
@@ -128,11 +129,11 @@ void batch_rate_match_cuda(const ChainDims& d, const std::uint8_t* cw, int num, 
 
 void batch_rate_recover_cuda(const ChainDims& d, const float* llrs, int num, const int* rx_start,
                              const int* rx_idx, const float* harq_in, float* out_f,
-                             std::int8_t* out_q, float scale, int limit, void* stream) {
-  const std::int64_t total = std::int64_t(num) * d.c * d.n;
+                             std::int8_t* out_q, int stride, float scale, int limit, void* stream) {
+  const std::int64_t total = std::int64_t(num) * d.c * stride;
   if (total == 0) return;
   rate_recover_kernel<<<grid_for(total), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
-      d, llrs, total, rx_start, rx_idx, harq_in, out_f, out_q, scale, limit);
+      d, llrs, total, rx_start, rx_idx, harq_in, out_f, out_q, stride, scale, limit);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

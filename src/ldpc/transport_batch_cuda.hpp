@@ -13,12 +13,13 @@ void batch_segment_cuda(const ChainDims& d, const std::uint8_t* tb, int num,
 // coded[b g + i] = cw[b C n + tx_map[i]].
 void batch_rate_match_cuda(const ChainDims& d, const std::uint8_t* cw, int num, const int* tx_map,
                            std::uint8_t* coded, void* stream);
-// Rate recovery of num blocks into num x C x n values: out_f (floats) or out_q (the integer
-// decoder's quantised channel values, scale and limit as DecoderConfig's). harq_in: the values
-// to add to (may alias out_f), or null for a fresh transmission.
+// Rate recovery of num blocks into num x C x stride values (the first `stride` of each code
+// block's n): out_f (floats) or out_q (the integer decoder's quantised channel values, scale and
+// limit as DecoderConfig's). harq_in: the values to add to (stride n; may alias out_f), or null
+// for a fresh transmission.
 void batch_rate_recover_cuda(const ChainDims& d, const float* llrs, int num, const int* rx_start,
                              const int* rx_idx, const float* harq_in, float* out_f,
-                             std::int8_t* out_q, float scale, int limit, void* stream);
+                             std::int8_t* out_q, int stride, float scale, int limit, void* stream);
 // From num x C decoded blocks of k bits: cb_ok (num x C, may be null), tb_ok (num), tb (num x a).
 void batch_check_cuda(const ChainDims& d, const std::uint8_t* dec, int num, std::uint8_t* tb,
                       std::uint8_t* tb_ok, std::uint8_t* cb_ok, void* stream);

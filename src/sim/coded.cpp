@@ -3,16 +3,19 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <climits>
 #include <cmath>
-#include <span>
+#include <deque>
 
+#include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
-#include "mimorx/ldpc/transport.hpp"
+#include "mimorx/ldpc/transport_batch.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "sim/checks.hpp"
-#include "sim/frames_math.hpp"
+#include "sim/frames.hpp"
 
 namespace mimorx::sim {
 
@@ -33,10 +36,150 @@ ldpc::TransportConfig transport_config(const CodedConfig& c) {
 }
 
 std::int64_t auto_batch_blocks(const CodedConfig& c, const Backend& b, std::int64_t vectors) {
-  if (c.batch_blocks > 0) return c.batch_blocks;
-  // About 2^18 vectors per detector call on a GPU, 4096 on the CPU (progress stays frequent).
-  const std::int64_t want_vectors = b.is_cuda() ? (std::int64_t(1) << 18) : 4096;
-  return std::clamp<std::int64_t>(want_vectors / vectors, 1, c.blocks);
+  std::int64_t want = c.batch_blocks;
+  if (want == 0) {
+    // A GPU is filled by about 2^21 received vectors a batch; on the CPU, batches of 4096
+    // vectors keep progress frequent, and at least 16 blocks a thread fill the integer
+    // decoder's 16 SIMD lanes.
+    want = b.is_cuda() ? (std::int64_t(1) << 21) / vectors
+                       : std::max<std::int64_t>(4096 / vectors, 16 * omp_get_max_threads());
+  }
+  // Buffers hold batch x G values: keep every index inside int32 where the plans use int.
+  const std::int64_t cap = std::max<std::int64_t>(1, (INT_MAX / 2) / (vectors * 64));
+  return std::clamp<std::int64_t>(want, 1, std::min(c.blocks, cap));
+}
+
+// What comes back to the host for each block of a batch: its bit errors and its TB CRC flag.
+struct HostSlot {
+  Buffer<int> errors;
+  Buffer<std::uint8_t> crc_ok;
+  Event done;
+  std::int64_t count = 0;
+};
+
+// The device-resident simulation step: everything from the information bits to the per-block
+// error counts runs on the backend; on CUDA it is queued on one stream without a host wait.
+class CodedStep {
+ public:
+  CodedStep(const CodedConfig& c, const Backend& backend, std::int64_t batch)
+      : c_(c),
+        backend_(backend),
+        mem_(memory_of(backend)),
+        stream_(backend.is_cuda() ? Stream::create(backend.device()) : Stream{}),
+        plan_(transport_config(c), backend,
+              {.max_blocks = int(batch), .check_llrs = false}),
+        detector_(make_detector(c.detector, c.shape, backend,
+                                {.soft = true, .check_device_values = false})),
+        g_(plan_.g()),
+        bpv_(c.shape.bits_per_vector()),
+        vpb_(g_ / bpv_) {
+    const auto n = std::size_t(batch);
+    const int dev = backend.is_cuda() ? backend.device() : 0;
+    tb_ = Buffer<std::uint8_t>(n * c.tbs, mem_, false, dev);
+    decoded_ = Buffer<std::uint8_t>(n * c.tbs, mem_, false, dev);
+    coded_ = Buffer<std::uint8_t>(n * g_, mem_, false, dev);
+    hard_ = Buffer<std::uint8_t>(n * g_, mem_, false, dev);
+    llrs_ = Buffer<float>(n * g_, mem_, false, dev);
+    h_ = Buffer<cf32>(n * vpb_ * c.shape.nr * c.shape.nt, mem_, false, dev);
+    y_ = Buffer<cf32>(n * vpb_ * c.shape.nr, mem_, false, dev);
+    crc_ok_ = Buffer<std::uint8_t>(n, mem_, false, dev);
+    errors_ = Buffer<int>(n, mem_, false, dev);
+    n0_ = Buffer<float>(1, mem_, false, dev);
+    for (auto& s : slots_) {
+      s.errors = Buffer<int>(n, Memory::host, backend.is_cuda());
+      s.crc_ok = Buffer<std::uint8_t>(n, Memory::host, backend.is_cuda());
+    }
+  }
+
+  CodedLink link() const { return {g_, vpb_, double(c_.tbs) / double(g_)}; }
+
+  void set_noise(float n0) {
+    n0_.copy_from_host(&n0, 1, stream_);
+    n0_host_ = n0;
+  }
+
+  // Queues blocks [first, first + count) into `slot`.
+  void enqueue(std::int64_t first, std::int64_t count, HostSlot& slot) {
+    const auto& s = c_.shape;
+    const std::int64_t vecs = count * vpb_;
+    void* st = stream_.handle();
+    if (backend_.is_cuda()) {
+#if MIMORX_HAS_CUDA
+      detail::transport_bits_cuda(c_.seed, first, count, c_.tbs, tb_.data(), st);
+#endif
+    } else {
+      detail::transport_bits_cpu(c_.seed, first, count, c_.tbs, tb_.data());
+    }
+    plan_.encode(View<const std::uint8_t>(tb_.data(), count * c_.tbs, mem_), int(count),
+                 View<std::uint8_t>(coded_.data(), count * g_, mem_), -1, stream_);
+    // Vector v of block b is frame (first + b) * vpb + v of the Philox streams.
+    if (backend_.is_cuda()) {
+#if MIMORX_HAS_CUDA
+      detail::make_received_cuda(c_.seed, first * vpb_, vecs, s.nt, s.nr, s.mod, n0_host_,
+                                 coded_.data(), h_.data(), y_.data(), st);
+#endif
+    } else {
+      detail::make_received_cpu(c_.seed, first * vpb_, vecs, s.nt, s.nr, s.mod, n0_host_,
+                                coded_.data(), h_.data(), y_.data());
+    }
+    detect::DetectInput in;
+    in.h = ConstMatrixBatch<cf32>(h_.data(), vecs, s.nr, s.nt, mem_);
+    in.y = ConstMatrixBatch<cf32>(y_.data(), vecs, s.nr, 1, mem_);
+    in.noise_var = View<const float>(n0_.data(), 1, mem_);
+    detector_->run(in, View<std::uint8_t>(hard_.data(), vecs * bpv_, mem_),
+                   View<float>(llrs_.data(), vecs * bpv_, mem_), stream_);
+    plan_.decode(View<const float>(llrs_.data(), count * g_, mem_), int(count),
+                 View<std::uint8_t>(decoded_.data(), count * c_.tbs, mem_),
+                 View<std::uint8_t>(crc_ok_.data(), count, mem_), {}, {}, -1, stream_);
+    if (backend_.is_cuda()) {
+#if MIMORX_HAS_CUDA
+      detail::block_errors_cuda(tb_.data(), decoded_.data(), count, c_.tbs, errors_.data(), st);
+#endif
+    } else {
+      detail::block_errors_cpu(tb_.data(), decoded_.data(), count, c_.tbs, errors_.data());
+    }
+    slot.count = count;
+    slot.errors.copy_from(errors_, std::size_t(count), stream_);
+    slot.crc_ok.copy_from(crc_ok_, std::size_t(count), stream_);
+    if (backend_.is_cuda()) slot.done.record(stream_);
+  }
+
+  std::array<HostSlot, 2>& slots() { return slots_; }
+
+  // Waits for everything queued (before buffers are reused by another point or freed).
+  void drain() { stream_.synchronize(); }
+
+ private:
+  const CodedConfig& c_;
+  Backend backend_;
+  Memory mem_;
+  Stream stream_;
+  ldpc::TransportBatchPlan plan_;
+  std::unique_ptr<Detector> detector_;
+  std::int64_t g_, bpv_, vpb_;
+  float n0_host_ = 0;
+  Buffer<std::uint8_t> tb_, decoded_, coded_, hard_, crc_ok_;
+  Buffer<float> llrs_, n0_;
+  Buffer<cf32> h_, y_;
+  Buffer<int> errors_;
+  std::array<HostSlot, 2> slots_;
+};
+
+// Adds a batch's blocks to the point in block order and stops exactly at the block that makes
+// min_block_errors (so the counts do not depend on the batch). Returns true when it stopped.
+bool add_blocks(const CodedConfig& c, const HostSlot& slot, CodedPointResult& r) {
+  for (std::int64_t b = 0; b < slot.count; ++b) {
+    const int errs = slot.errors[std::size_t(b)];
+    const bool ok = slot.crc_ok[std::size_t(b)] != 0;
+    r.bit_errors += errs;
+    r.bits += c.tbs;
+    r.blocks += 1;
+    r.block_errors += errs > 0;
+    r.crc_failures += !ok;
+    r.undetected_errors += errs > 0 && ok;
+    if (c.min_block_errors > 0 && r.block_errors >= c.min_block_errors) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -56,31 +199,12 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   require(c.batch_blocks >= 0, "batch_blocks",
           std::to_string(c.batch_blocks) + "; must be >= 0 (0 = automatic)");
   require(c.min_block_errors >= 0, "min_block_errors", "must be >= 0");
-  // One transport chain per CPU thread: a plan's decoder holds its workspace, so blocks are
-  // encoded and decoded in parallel with a plan each. On CUDA one plan serves all blocks.
-  const int threads = backend.is_cuda() ? 1 : std::max(1, omp_get_max_threads());
-  std::vector<ldpc::TransportPlan> plans;
-  plans.reserve(std::size_t(threads));
   const ldpc::TransportConfig tc = transport_config(c);
-  for (int t = 0; t < threads; ++t) plans.emplace_back(tc, backend);
-  const ldpc::TransportPlan& tp = plans.front();
-  const int m = bits_per_symbol(s.mod);
-  const std::int64_t bpv = std::int64_t(s.nt) * m;
-  const CodedLink link{tp.g(), tp.g() / bpv, double(c.tbs) / double(tp.g())};
-  const std::int64_t vpb = link.vectors_per_block;
+  const std::int64_t vpb = tc.g / s.bits_per_vector();
   const std::int64_t batch = auto_batch_blocks(c, backend, vpb);
-  auto detector = make_detector(c.detector, s, backend, /*soft=*/true);
-  const Memory mem = memory_of(backend);
-
-  const std::size_t nv = std::size_t(batch * vpb);
-  std::vector<std::uint8_t> tb(std::size_t(batch) * c.tbs);
-  std::vector<std::uint8_t> decoded(std::size_t(threads) * c.tbs);
-  std::vector<std::uint8_t> coded(std::size_t(batch) * tp.g());
-  std::vector<cf32> h_host(nv * s.nr * s.nt), y_host(nv * s.nr);
-  std::vector<float> llr_host(std::size_t(batch) * tp.g());
-  Buffer<cf32> h(h_host.size(), mem), y(y_host.size(), mem);
-  Buffer<float> n0buf(1, mem), llrs(llr_host.size(), mem);
-  Buffer<std::uint8_t> hard(llr_host.size(), mem);
+  CodedStep step(c, backend, batch);
+  const CodedLink link = step.link();
+  const int m = bits_per_symbol(s.mod);
 
   if (hooks.ready) hooks.ready(link);
   std::vector<CodedPointResult> results;
@@ -89,64 +213,31 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     CodedPointResult r;
     r.snr_db = snr;
     r.ebn0_db = snr - 10 * std::log10(double(m) * link.rate);
-    const float n0 = float(std::pow(10.0, -snr / 10.0));
-    n0buf.copy_from_host(&n0, 1);
-    for (std::int64_t first = 0; first < c.blocks; first += batch) {
-      const std::int64_t count = std::min(batch, c.blocks - first);
-      // Transmitter: information bits and their codewords (the same at every SNR point).
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (std::int64_t b = 0; b < count; ++b) {
-        const ldpc::TransportPlan& plan = plans[std::size_t(omp_get_thread_num())];
-        std::uint8_t* bits = tb.data() + b * c.tbs;
-        const std::uint64_t base = std::uint64_t(first + b) * std::uint64_t(c.tbs);
-        for (int k = 0; k < c.tbs; ++k) bits[k] = detail::transport_bit(c.seed, base + k);
-        plan.encode(std::span<const std::uint8_t>(bits, std::size_t(c.tbs)),
-                    std::span<std::uint8_t>(coded.data() + b * tp.g(), std::size_t(tp.g())));
+    step.set_noise(float(std::pow(10.0, -snr / 10.0)));
+    // Two batches in flight: the host queues the next while the device computes the current,
+    // and reads a batch's counts only when its event has passed.
+    std::deque<HostSlot*> in_flight;
+    std::int64_t next = 0;
+    int slot = 0;
+    bool stopped = false;
+    while (!stopped) {
+      while (in_flight.size() < 2 && next < c.blocks) {
+        const std::int64_t count = std::min(batch, c.blocks - next);
+        HostSlot& hs = step.slots()[std::size_t(slot)];
+        step.enqueue(next, count, hs);
+        in_flight.push_back(&hs);
+        next += count;
+        slot ^= 1;
       }
-      // Channel: vector v of block b is frame (first + b) * vpb + v of the Philox streams.
-      const std::int64_t vecs = count * vpb;
-#pragma omp parallel for schedule(static)
-      for (std::int64_t v = 0; v < vecs; ++v) {
-        detail::make_received(c.seed, first * vpb + v, s.nt, s.nr, s.mod, n0,
-                              coded.data() + v * bpv, h_host.data() + v * s.nr * s.nt,
-                              y_host.data() + v * s.nr);
-      }
-      h.copy_from_host(h_host.data(), std::size_t(vecs) * s.nr * s.nt);
-      y.copy_from_host(y_host.data(), std::size_t(vecs) * s.nr);
-      // Receiver: soft detection, then the LDPC chain per block.
-      detect::DetectInput in;
-      in.h = ConstMatrixBatch<cf32>(h.data(), vecs, s.nr, s.nt, mem);
-      in.y = ConstMatrixBatch<cf32>(y.data(), vecs, s.nr, 1, mem);
-      in.noise_var = View<const float>(n0buf.data(), 1, mem);
-      detector->run(in, View<std::uint8_t>(hard.data(), vecs * bpv, mem),
-                    View<float>(llrs.data(), vecs * bpv, mem));
-      llrs.copy_to_host(llr_host.data(), std::size_t(vecs * bpv));
-      std::int64_t bit_errors = 0, block_errors = 0, crc_failures = 0, undetected = 0;
-#pragma omp parallel for num_threads(threads) schedule(dynamic) \
-    reduction(+ : bit_errors, block_errors, crc_failures, undetected)
-      for (std::int64_t b = 0; b < count; ++b) {
-        const int t = omp_get_thread_num();
-        std::uint8_t* out = decoded.data() + std::size_t(t) * c.tbs;
-        const auto res = plans[std::size_t(t)].decode(
-            std::span<const float>(llr_host.data() + b * tp.g(), std::size_t(tp.g())),
-            std::span<std::uint8_t>(out, std::size_t(c.tbs)));
-        const std::uint8_t* sent = tb.data() + b * c.tbs;
-        std::int64_t errs = 0;
-        for (int k = 0; k < c.tbs; ++k) errs += out[k] != sent[k];
-        bit_errors += errs;
-        block_errors += errs > 0;
-        crc_failures += !res.tb_crc_ok;
-        undetected += errs > 0 && res.tb_crc_ok;
-      }
-      r.bit_errors += bit_errors;
-      r.block_errors += block_errors;
-      r.crc_failures += crc_failures;
-      r.undetected_errors += undetected;
-      r.bits += count * c.tbs;
-      r.blocks += count;
+      if (in_flight.empty()) break;
+      HostSlot& done = *in_flight.front();
+      in_flight.pop_front();
+      done.done.synchronize();
+      stopped = add_blocks(c, done, r);
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
-      if (c.min_block_errors > 0 && r.block_errors >= c.min_block_errors) break;
     }
+    step.drain();  // a batch queued past the stop is not counted
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
     if (hooks.point_done) hooks.point_done(r);

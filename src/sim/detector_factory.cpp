@@ -42,10 +42,13 @@ class SoftHardAdapter final : public Detector {
  public:
   SoftHardAdapter(std::string name, Plan plan, bool soft)
       : Detector(std::move(name)), plan_(std::move(plan)), soft_(soft) {}
-  void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs) override {
-    plan_.run(in, bits, llrs);
-  }
   bool soft() const override { return soft_; }
+
+ protected:
+  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+              const Stream& stream) override {
+    plan_.run(in, bits, llrs, stream);
+  }
 
  private:
   Plan plan_;
@@ -57,10 +60,17 @@ template <class Plan>
 class HardAdapter final : public Detector {
  public:
   HardAdapter(std::string name, Plan plan) : Detector(std::move(name)), plan_(std::move(plan)) {}
-  void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>) override {
-    plan_.run(in, bits);
-  }
   bool soft() const override { return false; }
+
+ protected:
+  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
+              const Stream& stream) override {
+    if constexpr (requires { plan_.run(in, bits, stream); }) {
+      plan_.run(in, bits, stream);
+    } else {
+      plan_.run(in, bits, {}, {}, {}, stream);  // SpherePlan: no metrics, stats or symbols
+    }
+  }
 
  private:
   Plan plan_;
@@ -77,7 +87,8 @@ class HardAdapter final : public Detector {
 
 using Factory =
     std::function<std::unique_ptr<Detector>(const std::string& spec, const std::string& param,
-                                            const detect::MimoShape&, const Backend&, bool soft)>;
+                                            const detect::MimoShape&, const Backend&,
+                                            const DetectorOptions&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> f = [] {
@@ -86,11 +97,13 @@ const std::map<std::string, Factory>& factories() {
     for (auto [name, kind] :
          {std::pair{"zf", detect::LinearKind::zf}, std::pair{"mmse", detect::LinearKind::mmse}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
-                       const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+                       const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        const bool soft = o.soft;
         detect::LinearConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
         cfg.soft = soft;
+        cfg.check_device_values = o.check_device_values;
         return std::make_unique<SoftHardAdapter<detect::LinearPlan>>(
             spec, detect::LinearPlan(cfg, b), soft);
       };
@@ -98,16 +111,19 @@ const std::map<std::string, Factory>& factories() {
 #endif
 #ifdef MIMORX_SIM_HAS_ML
     m["ml"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
-                 const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+                 const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        const bool soft = o.soft;
       detect::MlConfig cfg;
       cfg.shape = s;
       cfg.soft = soft;
+      cfg.check_device_values = o.check_device_values;
       return std::make_unique<SoftHardAdapter<detect::MlPlan>>(spec, detect::MlPlan(cfg, b), soft);
     };
 #endif
 #ifdef MIMORX_SIM_HAS_SPHERE
     m["psd"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
-                  const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+                  const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        const bool soft = o.soft;
       require(!soft, "detector",
               "'psd' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
       detect::SphereConfig cfg;
@@ -119,20 +135,22 @@ const std::map<std::string, Factory>& factories() {
 #endif
 #ifdef MIMORX_SIM_HAS_NWAY
     m["nway"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
-                   const Backend& b, bool) -> std::unique_ptr<Detector> {
+                   const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
       detect::NwayConfig cfg;
       cfg.shape = s;
       cfg.n_ways = param.empty() ? 1 : parse_param(spec, param, "N");
+      cfg.check_device_values = o.check_device_values;
       return std::make_unique<SoftHardAdapter<detect::NwayPlan>>(spec, detect::NwayPlan(cfg, b),
                                                                  true);
     };
 #endif
 #ifdef MIMORX_SIM_HAS_KBEST
     m["kbest"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
-                    const Backend& b, bool) -> std::unique_ptr<Detector> {
+                    const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
       detect::KbestConfig cfg;
       cfg.shape = s;
       cfg.k = param.empty() ? 16 : parse_param(spec, param, "K");
+      cfg.check_device_values = o.check_device_values;
       return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b),
                                                                   true);
     };
@@ -142,7 +160,8 @@ const std::map<std::string, Factory>& factories() {
          {std::pair{"lr-zf", detect::LrKind::zf}, std::pair{"lr-mmse", detect::LrKind::mmse},
           std::pair{"lr-mmse-sic", detect::LrKind::mmse_sic}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
-                       const Backend& b, bool soft) -> std::unique_ptr<Detector> {
+                       const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        const bool soft = o.soft;
         require(!soft, "detector",
                 "'" + spec +
                     "' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
@@ -169,6 +188,11 @@ std::vector<std::string> detector_names() {
 
 std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
                                         const Backend& backend, bool soft) {
+  return make_detector(spec, shape, backend, DetectorOptions{.soft = soft});
+}
+
+std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
+                                        const Backend& backend, const DetectorOptions& options) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
@@ -178,7 +202,7 @@ std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::M
     for (const auto& n : detector_names()) list += (list.empty() ? "" : ", ") + n;
     throw InvalidArgument("detector: '" + spec + "' is not available; this build offers " + list);
   }
-  return it->second(spec, param, shape, backend, soft);
+  return it->second(spec, param, shape, backend, options);
 }
 
 }  // namespace mimorx::sim

@@ -1,3 +1,8 @@
+// The simulator's generators and error counters on the GPU: one thread per frame or received
+// vector (their Philox streams are addressed by the global index), one warp per transport block
+// for the bit-error counts.
+#include <algorithm>
+
 #include "core/cuda_check.hpp"
 #include "sim/frames.hpp"
 #include "sim/frames_math.hpp"
@@ -5,23 +10,106 @@
 namespace mimorx::sim::detail {
 
 namespace {
+constexpr int kThreads = 128;
+
+int grid_for(std::int64_t n, int per_block = kThreads) {
+  return int(std::clamp<std::int64_t>((n + per_block - 1) / per_block, 1, 65536));
+}
+
+#define MIMORX_GRID_STRIDE(i, n)                                                            \
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += std::int64_t(gridDim.x) * blockDim.x)
+
 __global__ void frames_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt,
                               int nr, Modulation mod, float n0, FrameBatch out) {
   const int m = bits_per_symbol(mod);
-  for (std::int64_t f = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; f < count;
-       f += std::int64_t(gridDim.x) * blockDim.x) {
+  MIMORX_GRID_STRIDE(f, count) {
     make_frame(seed, first + f, nt, nr, mod, n0, out.bits + f * nt * m, out.h + f * nr * nt,
                out.y + f * nr);
+  }
+}
+
+__global__ void vector_errors_kernel(const std::uint8_t* sent, const std::uint8_t* got,
+                                     std::int64_t count, int nt, int m, std::uint16_t* errors) {
+  MIMORX_GRID_STRIDE(v, count) {
+    errors[v] = vector_errors(sent + v * nt * m, got + v * nt * m, nt, m);
+  }
+}
+
+// One thread per Philox block of four bits.
+__global__ void transport_bits_kernel(std::uint64_t seed, std::uint64_t begin, std::uint64_t end,
+                                      std::uint8_t* tb) {
+  const std::int64_t groups = std::int64_t((end + 3) / 4 - begin / 4);
+  MIMORX_GRID_STRIDE(g, groups) {
+    const std::uint64_t block = begin / 4 + std::uint64_t(g);
+    const rng::U32x4 r = rng::philox_block(seed, kStreamTransportBits, block);
+    for (int j = 0; j < 4; ++j) {
+      const std::uint64_t i = block * 4 + std::uint64_t(j);
+      if (i >= begin && i < end) tb[i - begin] = std::uint8_t(r.v[j] >> 31);
+    }
+  }
+}
+
+__global__ void received_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt,
+                                int nr, Modulation mod, float n0, const std::uint8_t* bits,
+                                cf32* h, cf32* y) {
+  const int m = bits_per_symbol(mod);
+  MIMORX_GRID_STRIDE(v, count) {
+    make_received(seed, first + v, nt, nr, mod, n0, bits + v * nt * m, h + v * nr * nt,
+                  y + v * nr);
+  }
+}
+
+__global__ void block_errors_kernel(const std::uint8_t* sent, const std::uint8_t* got,
+                                    std::int64_t count, int tbs, int* errors) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t b = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32; b < count;
+       b += warps) {
+    int e = 0;
+    for (int k = lane; k < tbs; k += 32) e += (sent[b * tbs + k] ^ got[b * tbs + k]) & 1;
+    e = __reduce_add_sync(0xffffffffu, unsigned(e));
+    if (lane == 0) errors[b] = e;
   }
 }
 }  // namespace
 
 void make_frames_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt, int nr,
-                      Modulation mod, float n0, FrameBatch out, int device) {
+                      Modulation mod, float n0, FrameBatch out, int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  const std::int64_t blocks = (count + 127) / 128;
-  frames_kernel<<<int(blocks < 8192 ? (blocks > 0 ? blocks : 1) : 8192), 128>>>(
+  frames_kernel<<<grid_for(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
       seed, first, count, nt, nr, mod, n0, out);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void vector_errors_cuda(const std::uint8_t* sent, const std::uint8_t* got, std::int64_t count,
+                        int nt, int m, std::uint16_t* errors, void* stream) {
+  vector_errors_kernel<<<grid_for(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      sent, got, count, nt, m, errors);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void transport_bits_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int tbs,
+                         std::uint8_t* tb, void* stream) {
+  const std::uint64_t begin = std::uint64_t(first) * std::uint64_t(tbs);
+  const std::uint64_t end = begin + std::uint64_t(count) * std::uint64_t(tbs);
+  transport_bits_kernel<<<grid_for(std::int64_t((end - begin) / 4 + 2)), kThreads, 0,
+                          mimorx::detail::as_stream(stream)>>>(seed, begin, end, tb);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void make_received_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt, int nr,
+                        Modulation mod, float n0, const std::uint8_t* bits, cf32* h, cf32* y,
+                        void* stream) {
+  received_kernel<<<grid_for(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      seed, first, count, nt, nr, mod, n0, bits, h, y);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+void block_errors_cuda(const std::uint8_t* sent, const std::uint8_t* got, std::int64_t count,
+                       int tbs, int* errors, void* stream) {
+  block_errors_kernel<<<grid_for(count, kThreads / 32), kThreads, 0,
+                        mimorx::detail::as_stream(stream)>>>(sent, got, count, tbs, errors);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

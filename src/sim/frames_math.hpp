@@ -30,8 +30,9 @@ MIMORX_HD cf32 rayleigh_entry(std::uint64_t seed, std::int64_t f, int nr, int nt
   const std::uint64_t e =
       (std::uint64_t(f) * std::uint64_t(nr * nt) + std::uint64_t(j * nr + i)) * 2;
   const float s = 0.70710678118654752f;
-  return {rng::gaussian_at(seed, kStreamChannel, e) * s,
-          rng::gaussian_at(seed, kStreamChannel, e + 1) * s};
+  float re, im;
+  rng::gaussian_pair_at(seed, kStreamChannel, e, &re, &im);
+  return {re * s, im * s};
 }
 
 // Noise sample i of frame f: CN(0, n0).
@@ -40,8 +41,9 @@ MIMORX_HD cf32 noise_entry(std::uint64_t seed, std::int64_t f, int nr, int i, fl
   // sqrt(n0 / 2) computed by the caller would differ between libm and CUDA; do it in double
   // with the correctly rounded square root of rng.hpp.
   const float s = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
-  return {rng::gaussian_at(seed, kStreamNoise, e) * s,
-          rng::gaussian_at(seed, kStreamNoise, e + 1) * s};
+  float re, im;
+  rng::gaussian_pair_at(seed, kStreamNoise, e, &re, &im);
+  return {re * s, im * s};
 }
 
 // Frame f's received vector y = H x + n, written with explicit operation order so both
@@ -81,6 +83,19 @@ MIMORX_HD void make_received(std::uint64_t seed, std::int64_t f, int nt, int nr,
     }
     y[i] = acc;
   }
+}
+
+// Bit errors (low byte) and symbol errors (high byte) of one received vector of nt symbols.
+MIMORX_HD std::uint16_t vector_errors(const std::uint8_t* sent, const std::uint8_t* got, int nt,
+                                      int m) {
+  int bits = 0, symbols = 0;
+  for (int t = 0; t < nt; ++t) {
+    int e = 0;
+    for (int k = 0; k < m; ++k) e += (sent[t * m + k] ^ got[t * m + k]) & 1;
+    bits += e;
+    symbols += e > 0;
+  }
+  return std::uint16_t(bits | (symbols << 8));
 }
 
 // Generates everything of one frame: source bits (nt*m), H and y.

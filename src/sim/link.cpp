@@ -1,8 +1,10 @@
 #include "mimorx/sim/link.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <deque>
 
 #include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
@@ -15,10 +17,30 @@ namespace mimorx::sim {
 
 namespace {
 std::int64_t auto_batch(const UncodedConfig& c, const Backend& b) {
-  if (c.batch > 0) return c.batch;
   // Large enough to fill a GPU, small enough that the CPU reports progress often.
-  const std::int64_t want = b.is_cuda() ? (std::int64_t(1) << 18) : 4096;
-  return std::min<std::int64_t>(want, std::max<std::int64_t>(c.frames, 1));
+  const std::int64_t want = c.batch > 0 ? c.batch : b.is_cuda() ? (std::int64_t(1) << 20) : 4096;
+  return std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(c.frames, 1 << 26));
+}
+
+// Per received vector of a batch: bit errors (low byte) and symbol errors (high byte).
+struct HostSlot {
+  Buffer<std::uint16_t> errors;
+  Event done;
+  std::int64_t count = 0;
+};
+
+// Adds a batch's vectors in order, stopping exactly at the vector that makes min_bit_errors.
+bool add_vectors(const UncodedConfig& c, int bpv, int nt, const HostSlot& slot, PointResult& r) {
+  for (std::int64_t v = 0; v < slot.count; ++v) {
+    const std::uint16_t e = slot.errors[std::size_t(v)];
+    r.bit_errors += e & 0xff;
+    r.symbol_errors += e >> 8;
+    r.bits += bpv;
+    r.symbols += nt;
+    r.frames += 1;
+    if (c.min_bit_errors > 0 && r.bit_errors >= c.min_bit_errors) return true;
+  }
+  return false;
 }
 }  // namespace
 
@@ -38,14 +60,49 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   const int m = bits_per_symbol(s.mod);
   const int bpv = s.nt * m;
   const std::int64_t batch = auto_batch(c, backend);
-  auto detector = make_detector(c.detector, s, backend, /*soft=*/false);
+  auto detector = make_detector(c.detector, s, backend, {.soft = false, .check_device_values = false});
   const Memory mem = memory_of(backend);
+  const bool cuda = backend.is_cuda();
+  const int dev = cuda ? backend.device() : 0;
+  const Stream stream = cuda ? Stream::create(dev) : Stream{};
 
-  Buffer<std::uint8_t> bits(std::size_t(batch) * bpv, mem), decided(std::size_t(batch) * bpv, mem);
-  Buffer<cf32> h(std::size_t(batch) * s.nr * s.nt, mem), y(std::size_t(batch) * s.nr, mem);
-  Buffer<float> n0buf(1, mem);
-  std::vector<std::uint8_t> sent_host(std::size_t(batch) * bpv), got_host(std::size_t(batch) * bpv);
-  Buffer<float> no_llrs;
+  const auto n = std::size_t(batch);
+  Buffer<std::uint8_t> bits(n * bpv, mem, false, dev), decided(n * bpv, mem, false, dev);
+  Buffer<cf32> h(n * s.nr * s.nt, mem, false, dev), y(n * s.nr, mem, false, dev);
+  Buffer<float> n0buf(1, mem, false, dev);
+  Buffer<std::uint16_t> errors(n, mem, false, dev);
+  std::array<HostSlot, 2> slots;
+  for (auto& sl : slots) sl.errors = Buffer<std::uint16_t>(n, Memory::host, cuda);
+
+  // Queues frames [first, first + count) into `slot`.
+  const auto enqueue = [&](std::int64_t first, std::int64_t count, float n0, HostSlot& slot) {
+    const detail::FrameBatch fb{bits.data(), h.data(), y.data()};
+    if (cuda) {
+#if MIMORX_HAS_CUDA
+      detail::make_frames_cuda(c.seed, first, count, s.nt, s.nr, s.mod, n0, fb, dev,
+                               stream.handle());
+#endif
+    } else {
+      detail::make_frames_cpu(c.seed, first, count, s.nt, s.nr, s.mod, n0, fb);
+    }
+    detect::DetectInput in;
+    in.h = ConstMatrixBatch<cf32>(h.data(), count, s.nr, s.nt, mem);
+    in.y = ConstMatrixBatch<cf32>(y.data(), count, s.nr, 1, mem);
+    in.noise_var = View<const float>(n0buf.data(), 1, mem);
+    detector->run(in, View<std::uint8_t>(decided.data(), count * bpv, mem),
+                  View<float>(nullptr, 0, mem), stream);
+    if (cuda) {
+#if MIMORX_HAS_CUDA
+      detail::vector_errors_cuda(bits.data(), decided.data(), count, s.nt, m, errors.data(),
+                                 stream.handle());
+#endif
+    } else {
+      detail::vector_errors_cpu(bits.data(), decided.data(), count, s.nt, m, errors.data());
+    }
+    slot.count = count;
+    slot.errors.copy_from(errors, std::size_t(count), stream);
+    if (cuda) slot.done.record(stream);
+  };
 
   if (hooks.ready) hooks.ready();
   std::vector<PointResult> results;
@@ -55,37 +112,28 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
     r.snr_db = snr;
     r.ebn0_db = snr - 10 * std::log10(double(m));
     const float n0 = float(std::pow(10.0, -snr / 10.0));
-    n0buf.copy_from_host(&n0, 1);
-    for (std::int64_t first = 0; first < c.frames; first += batch) {
-      const std::int64_t count = std::min(batch, c.frames - first);
-      const detail::FrameBatch fb{bits.data(), h.data(), y.data()};
-      if (backend.is_cuda()) {
-#if MIMORX_HAS_CUDA
-        detail::make_frames_cuda(c.seed, first, count, s.nt, s.nr, s.mod, n0, fb, backend.device());
-#endif
-      } else {
-        detail::make_frames_cpu(c.seed, first, count, s.nt, s.nr, s.mod, n0, fb);
+    n0buf.copy_from_host(&n0, 1, stream);
+    std::deque<HostSlot*> in_flight;
+    std::int64_t next = 0;
+    int slot = 0;
+    bool stopped = false;
+    while (!stopped) {
+      while (in_flight.size() < 2 && next < c.frames) {
+        const std::int64_t count = std::min(batch, c.frames - next);
+        enqueue(next, count, n0, slots[std::size_t(slot)]);
+        in_flight.push_back(&slots[std::size_t(slot)]);
+        next += count;
+        slot ^= 1;
       }
-      detect::DetectInput in;
-      in.h = ConstMatrixBatch<cf32>(h.data(), count, s.nr, s.nt, mem);
-      in.y = ConstMatrixBatch<cf32>(y.data(), count, s.nr, 1, mem);
-      in.noise_var = View<const float>(n0buf.data(), 1, mem);
-      detector->run(in, View<std::uint8_t>(decided.data(), count * bpv, mem),
-                    View<float>(nullptr, 0, mem));
-      bits.copy_to_host(sent_host.data(), std::size_t(count) * bpv);
-      decided.copy_to_host(got_host.data(), std::size_t(count) * bpv);
-      for (std::int64_t v = 0; v < count * s.nt; ++v) {
-        int errs = 0;
-        for (int k = 0; k < m; ++k) errs += sent_host[v * m + k] != got_host[v * m + k];
-        r.bit_errors += errs;
-        r.symbol_errors += errs > 0;
-      }
-      r.bits += count * bpv;
-      r.symbols += count * s.nt;
-      r.frames += count;
+      if (in_flight.empty()) break;
+      HostSlot& done = *in_flight.front();
+      in_flight.pop_front();
+      done.done.synchronize();
+      stopped = add_vectors(c, bpv, s.nt, done, r);
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
-      if (c.min_bit_errors > 0 && r.bit_errors >= c.min_bit_errors) break;
     }
+    stream.synchronize();  // a batch queued past the stop is not counted
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
     if (hooks.point_done) hooks.point_done(r);

@@ -119,3 +119,17 @@ TEST(PhiloxGpu, WrongResidencyIsRejected) {
 
 }  // namespace
 }  // namespace mimorx::rng
+
+namespace mimorx::rng {
+namespace {
+TEST(Rng, GaussianPairIsTwoElementsOfTheStream) {
+  const auto seed = test::fresh_seed();
+  for (std::uint64_t i = 0; i < 4096; i += 2) {
+    float z0 = 0, z1 = 0;
+    gaussian_pair_at(seed, 5, i, &z0, &z1);
+    ASSERT_EQ(z0, gaussian_at(seed, 5, i)) << i;
+    ASSERT_EQ(z1, gaussian_at(seed, 5, i + 1)) << i;
+  }
+}
+}  // namespace
+}  // namespace mimorx::rng

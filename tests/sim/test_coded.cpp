@@ -134,11 +134,73 @@ TEST(Coded, BadInputNamesTheProblem) {
   EXPECT_THROW(run_coded(small_config(1), Backend::cpu(), {std::nan("")}), InvalidArgument);
 }
 
-// CPU and CUDA detect with the same arithmetic up to float rounding of the LLRs, so decoded
-// blocks agree except, rarely, a block on the edge of decoding.
-TEST(CodedGpu, AgreesWithCpu) {
+TEST(Coded, MinBlockErrorsCutsAtTheSameBlockForAnyBatch) {
+  const auto seed = test::fresh_seed();
+  CodedConfig c = small_config(seed);
+  c.blocks = 200;
+  c.min_block_errors = 7;
+  std::vector<CodedPointResult> runs[3];
+  const std::int64_t batches[3] = {1, 6, 64};
+  for (int i = 0; i < 3; ++i) {
+    c.batch_blocks = batches[i];
+    runs[i] = run_coded(c, Backend::cpu(), {0.0});
+  }
+  EXPECT_EQ(runs[0][0].block_errors, 7);
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(runs[i][0].blocks, runs[0][0].blocks) << batches[i];
+    EXPECT_EQ(runs[i][0].bit_errors, runs[0][0].bit_errors) << batches[i];
+    EXPECT_EQ(runs[i][0].block_errors, 7) << batches[i];
+  }
+}
+
+TEST(Coded, EarlyStopEndsTheSweepAtTheFirstPointWithoutErrors) {
+  CodedConfig c = small_config(5);
+  c.blocks = 20;
+  c.early_stop = true;
+  std::vector<double> batch_points;
+  CodedHooks hooks;
+  int batches = 0;
+  hooks.batch_done = [&](const CodedPointResult&) { ++batches; };
+  const auto r = run_coded(c, Backend::cpu(), {-10.0, 30.0, 40.0, 50.0}, hooks);
+  ASSERT_EQ(r.size(), 2u);  // 30 dB decodes everything: 40 and 50 dB are not simulated
+  EXPECT_EQ(r[1].block_errors, 0);
+  EXPECT_GE(batches, 2);
+}
+
+TEST(Coded, CountsUndetectedErrors) {
+  CodedConfig c = small_config(9);
+  c.blocks = 30;
+  const auto r = run_coded(c, Backend::cpu(), {-10.0});
+  // Every block fails; those whose TB CRC still holds are the undetected ones.
+  EXPECT_EQ(r[0].block_errors, r[0].crc_failures + r[0].undetected_errors);
+}
+
+// The device-resident link gives the CPU's counts: exactly with a detector whose CPU and CUDA
+// arithmetic are bit-identical (nway, the integer decoder), for two batch sizes; within a few
+// blocks with MMSE, whose LLRs may differ in the last bits (docs/linear.md).
+TEST(CodedGpu, CountsEqualTheCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();
+  for (bool int8 : {false, true}) {
+    CodedConfig c = small_config(seed);
+    c.shape = {4, 4, Modulation::qam16};
+    c.tbs = 3824;
+    c.detector = "nway:1";
+    c.decoder.quantized = int8;
+    c.blocks = 60;
+    const std::vector<double> snrs = {2.0, 6.0, 8.0};
+    const auto cpu = run_coded(c, Backend::cpu(), snrs);
+    for (std::int64_t batch : {0, 7}) {
+      c.batch_blocks = batch;
+      const auto gpu = run_coded(c, Backend::cuda(0), snrs);
+      for (std::size_t p = 0; p < snrs.size(); ++p) {
+        EXPECT_EQ(cpu[p].bit_errors, gpu[p].bit_errors) << p << " int8 " << int8;
+        EXPECT_EQ(cpu[p].block_errors, gpu[p].block_errors) << p;
+        EXPECT_EQ(cpu[p].crc_failures, gpu[p].crc_failures) << p;
+        EXPECT_EQ(cpu[p].undetected_errors, gpu[p].undetected_errors) << p;
+      }
+    }
+  }
   CodedConfig c = small_config(seed);
   c.blocks = 100;
   const auto cpu = run_coded(c, Backend::cpu(), {-10.0, 3.0, 25.0});
@@ -146,6 +208,19 @@ TEST(CodedGpu, AgreesWithCpu) {
   EXPECT_EQ(cpu[0].block_errors, gpu[0].block_errors);
   EXPECT_NEAR(double(cpu[1].block_errors), double(gpu[1].block_errors), 3.0);
   EXPECT_EQ(cpu[2].block_errors, gpu[2].block_errors);
+}
+
+TEST(CodedGpu, MinBlockErrorsCutsAsOnTheCpu) {
+  MIMORX_REQUIRE_GPU();
+  CodedConfig c = small_config(test::fresh_seed());
+  c.detector = "nway:1";
+  c.blocks = 500;
+  c.min_block_errors = 9;
+  const auto cpu = run_coded(c, Backend::cpu(), {0.0});
+  c.batch_blocks = 16;
+  const auto gpu = run_coded(c, Backend::cuda(0), {0.0});
+  EXPECT_EQ(cpu[0].blocks, gpu[0].blocks);
+  EXPECT_EQ(cpu[0].bit_errors, gpu[0].bit_errors);
 }
 
 }  // namespace

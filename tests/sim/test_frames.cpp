@@ -65,7 +65,7 @@ TEST(FramesGpu, BitIdenticalToCpu) {
     auto bits = Buffer<std::uint8_t>::device(std::size_t(n) * nt * m);
     auto h = Buffer<cf32>::device(std::size_t(n) * nt * nr);
     auto y = Buffer<cf32>::device(std::size_t(n) * nr);
-    make_frames_cuda(seed, 7, n, nt, nr, mod, 0.3f, {bits.data(), h.data(), y.data()}, 0);
+    make_frames_cuda(seed, 7, n, nt, nr, mod, 0.3f, {bits.data(), h.data(), y.data()}, 0, nullptr);
     bits.copy_to_host(back.bits.data(), back.bits.size());
     h.copy_to_host(back.h.data(), back.h.size());
     y.copy_to_host(back.y.data(), back.y.size());

@@ -42,6 +42,27 @@ class Stream {
   bool owned_ = false;
 };
 
+// A point in a stream's work that the host can wait for: record() marks it, synchronize()
+// waits until the work before it is done. Without CUDA (or before the first record) both do
+// nothing, so host-only code can use it unchanged.
+class Event {
+ public:
+  Event() = default;
+  Event(Event&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept {
+    std::swap(handle_, o.handle_);
+    return *this;
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+  void record(const Stream& s);  // a no-op where no CUDA device is in use
+  void synchronize() const;
+
+ private:
+  void* handle_ = nullptr;
+};
+
 // Times device work between start() and stop() with CUDA events (milliseconds).
 class GpuTimer {
  public:
@@ -118,6 +139,13 @@ class Buffer {
     static_assert(sizeof(U) == sizeof(T));
     require(src.size() <= size_, "buffer", "copy source is larger than the destination");
     detail::copy_bytes(data_, where_, src.data(), src.where(), src.bytes(), s.handle());
+  }
+  // The first n elements of `src`.
+  template <class U>
+  void copy_from(const Buffer<U>& src, std::size_t n, const Stream& s) {
+    static_assert(sizeof(U) == sizeof(T));
+    require(n <= src.size() && n <= size_, "buffer", "copy asks for more elements than a buffer holds");
+    detail::copy_bytes(data_, where_, src.data(), src.where(), n * sizeof(T), s.handle());
   }
   void copy_from_host(const T* src, std::size_t n, const Stream& s = Stream{}) {
     require(n <= size_, "buffer", "copy source is larger than the destination");

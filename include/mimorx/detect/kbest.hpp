@@ -24,6 +24,8 @@ struct KbestConfig {
   MimoShape shape;
   int k = 16;            // paths kept per level
   float llr_clip = 8.f;  // finite, > 0
+  // Check device inputs for NaN/Inf with a kernel (synchronises); the simulator turns it off.
+  bool check_device_values = true;
 };
 
 class KbestPlan {

@@ -25,6 +25,8 @@ namespace mimorx::detect {
 struct MlConfig {
   MimoShape shape;
   bool soft = false;
+  // Check device inputs for NaN/Inf with a kernel (synchronises); the simulator turns it off.
+  bool check_device_values = true;
 };
 
 class MlPlan {

@@ -29,6 +29,8 @@ struct NwayConfig {
   MimoShape shape;
   int n_ways = 1;        // N, 1..nt
   float llr_clip = 8.f;  // |LLR| <= llr_clip; finite and > 0 (the paper uses 8 for N < 4)
+  // Check device inputs for NaN/Inf with a kernel (synchronises); the simulator turns it off.
+  bool check_device_values = true;
 };
 
 class NwayPlan {

@@ -63,6 +63,7 @@ struct DecoderSettings {
   float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant alpha
   float beta = 0.5f;       // oms offset
   bool quantized = false;  // integer path (6-bit channel LLRs, 8-bit messages; nms, oms)
+  bool early_termination = true;  // stop a word once its syndrome is zero
 };
 
 struct DecoderConfig {
@@ -118,6 +119,7 @@ struct DecoderConfig {
     alpha_last = s.alpha_last;
     beta = s.beta;
     quantized = s.quantized;
+    early_termination = s.early_termination;
     return *this;
   }
 };

@@ -62,9 +62,16 @@ class TransportPlan {
   // Soft-combines one transmission of g() LLRs (positive = bit 0) into harq (harq_size()
   // floats, zero before the first transmission).
   void accumulate(std::span<const float> llrs, std::span<float> harq, int rv = -1) const;
-  // Decodes a HARQ buffer into tb (tbs bits); tb is written even when the CRCs fail.
+  // Base rows of the code that one transmission with redundancy version rv reaches: the rows up
+  // to the last one whose degree-1 parity column carries a sent bit (at least the 4 core rows).
+  // The rows beyond have only unsent parity bits (LLR 0), so min-sum messages from them are 0:
+  // decode() decodes these rows only, which gives the bits of decoding them all (without early
+  // termination; with it, the syndrome is that of the decoded rows).
+  int decoded_rows(int rv = -1) const;
+  // Decodes a HARQ buffer (every base row) into tb (tbs bits); tb is written even when the CRCs
+  // fail.
   TransportDecodeResult decode_harq(std::span<const float> harq, std::span<std::uint8_t> tb) const;
-  // One transmission: accumulate into a fresh buffer, then decode.
+  // One transmission: accumulate into a fresh buffer, then decode its decoded_rows(rv).
   TransportDecodeResult decode(std::span<const float> llrs, std::span<std::uint8_t> tb,
                                int rv = -1) const;
 

@@ -14,19 +14,34 @@ class Detector {
  public:
   virtual ~Detector() = default;
   // bits: V * nt * m hard decisions; llrs: V * nt * m max-log LLRs when soft (may be empty
-  // otherwise). Layout as in detect/common.hpp.
-  virtual void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs) = 0;
+  // otherwise). Layout as in detect/common.hpp. On CUDA, asynchronous on `stream` unless the
+  // detector checks device values (DetectorOptions).
+  void run(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+           const Stream& stream = {}) {
+    run_on(in, bits, llrs, stream);
+  }
   virtual bool soft() const = 0;  // writes LLRs
   const std::string& name() const { return name_; }
 
  protected:
   explicit Detector(std::string name) : name_(std::move(name)) {}
+  virtual void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+                      const Stream& stream) = 0;
 
  private:
   std::string name_;
 };
 
+struct DetectorOptions {
+  bool soft = false;  // write max-log LLRs (the detector must give them)
+  // Scan device inputs for NaN/Inf before each call (a kernel and a synchronisation); off
+  // where the inputs are generated (the simulator), so that calls stay asynchronous.
+  bool check_device_values = true;
+};
+
 // Throws InvalidArgument naming the spec and the detectors this build has.
+std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
+                                        const Backend& backend, const DetectorOptions& options);
 std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
                                         const Backend& backend, bool soft);
 // The detector names this build offers (for --help and error messages).

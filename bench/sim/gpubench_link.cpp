@@ -1,0 +1,137 @@
+// Simulated information throughput of the coded link as `mimorx sim --ldpc` runs it (run_coded
+// on CUDA: bits, encoding, channel, detection, decoding and counting on the device), beside the
+// standalone LDPC decoder for the same code in the same process (the chain's bound), and the
+// floor of the chain's generation step (float64 Box-Muller per Gaussian pair over the GPU's
+// float64 rate).
+// Set-up (issue 33): 4x4, TBS 3824, rate 0.5, 10 iterations without early termination, the
+// integer decoder; MMSE, nway:4, and 64-QAM.
+// Usage: gpubench_link_sim [out.jsonl]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
+#include "mimorx/core/rng.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+#include "mimorx/ldpc/transport_batch.hpp"
+#include "mimorx/sim/coded.hpp"
+
+using namespace mimorx;
+
+namespace {
+
+struct Case {
+  std::string name, detector;
+  Modulation mod;
+  bool int8;
+};
+
+// The decoder alone on as many code blocks as one batch of the chain holds, device LLRs in,
+// unpacked bits out (what the chain asks of it): information Gbit/s, median of 5.
+double decoder_gbps(const sim::CodedConfig& c, int words) {
+  ldpc::TransportConfig tc;
+  tc.tbs = c.tbs;
+  tc.code_rate = c.code_rate;
+  tc.mod = c.shape.mod;
+  tc.decoder = c.decoder;
+  const ldpc::TransportPlan chain(tc, Backend::cpu());
+  ldpc::DecoderConfig dc{chain.segmentation().bg, chain.segmentation().zc};
+  dc.with(c.decoder);
+  dc.check_input = false;
+  ldpc::DecoderPlan plan(dc, Backend::cuda(0));
+  auto llrs = Buffer<float>::device(std::size_t(words) * plan.n());
+  rng::fill_gaussian(Backend::cuda(0), 7, 1, View<float>(llrs));
+  auto q = Buffer<std::int8_t>::device(llrs.size());
+  q.fill_bytes(3);
+  auto bits = Buffer<std::uint8_t>::device(std::size_t(words) * plan.k());
+  std::vector<double> ms;
+  for (int rep = 0; rep < 7; ++rep) {
+    GpuTimer t;
+    t.start();
+    if (dc.quantized) {
+      plan.decode(View<const std::int8_t>(q), words, View<std::uint8_t>(bits));
+    } else {
+      plan.decode(View<const float>(llrs), words, View<std::uint8_t>(bits));
+    }
+    t.stop();
+    if (rep >= 2) ms.push_back(t.elapsed_ms());
+  }
+  std::sort(ms.begin(), ms.end());
+  // Information bits of the transport block per code block: tbs / C.
+  return double(words) * double(c.tbs) / chain.segmentation().c / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_available()) {
+    std::printf("gpubench_link_sim: no CUDA GPU; skipped\n");
+    return 0;
+  }
+  std::ofstream out;
+  if (argc > 1) out.open(argv[1], std::ios::app);
+  const std::vector<Case> cases = {
+      {"4x4 16-QAM mmse int8", "mmse", Modulation::qam16, true},
+      {"4x4 16-QAM nway:4 int8", "nway:4", Modulation::qam16, true},
+      {"4x4 64-QAM mmse int8", "mmse", Modulation::qam64, true},
+      {"4x4 16-QAM mmse float", "mmse", Modulation::qam16, false},
+  };
+  std::printf("%-26s %8s %10s %10s %10s %10s %8s\n", "link", "blocks", "seconds", "Mbit/s",
+              "dec Gbit/s", "fraction", "BLER");
+  for (const auto& cs : cases) {
+    sim::CodedConfig c;
+    c.shape = {4, 4, cs.mod};
+    c.detector = cs.detector;
+    c.tbs = 3824;
+    c.code_rate = 0.5;
+    c.decoder.max_iters = 10;
+    c.decoder.quantized = cs.int8;
+    c.decoder.early_termination = false;
+    c.seed = 1;
+    // Warm-up (plans, tables, first launches), then a run of about a second.
+    c.blocks = 8192;
+    auto r = sim::run_coded(c, Backend::cuda(0), {10.0});
+    const double rate = double(r[0].blocks) / r[0].seconds;
+    c.blocks = std::clamp<std::int64_t>(std::int64_t(rate * 1.5), 8192, 4000000);
+    r = sim::run_coded(c, Backend::cuda(0), {10.0});
+    const double mbps = double(r[0].bits) / r[0].seconds / 1e6;
+    // As many code blocks as the chain decodes in one batch (2^21 received vectors).
+    int batch_words = 0;
+    sim::CodedConfig one = c;
+    one.blocks = 1;
+    sim::CodedHooks hooks;
+    hooks.ready = [&](const sim::CodedLink& l) {
+      batch_words = int((std::int64_t(1) << 21) / l.vectors_per_block);
+    };
+    sim::run_coded(one, Backend::cpu(), {30.0}, hooks);
+    const double dec = decoder_gbps(c, batch_words);
+    std::printf("%-26s %8lld %10.3f %10.1f %10.2f %10.3f %8.4f\n", cs.name.c_str(),
+                static_cast<long long>(r[0].blocks), r[0].seconds, mbps, dec, mbps / 1e3 / dec,
+                r[0].bler());
+    if (out) {
+      nlohmann::json j{{"bench", "sim_link"},
+                       {"case", cs.name},
+                       {"detector", cs.detector},
+                       {"mod", to_string(cs.mod)},
+                       {"tbs", c.tbs},
+                       {"rate", c.code_rate},
+                       {"int8", cs.int8},
+                       {"iters", 10},
+                       {"early_termination", false},
+                       {"snr_db", 10.0},
+                       {"blocks", r[0].blocks},
+                       {"seconds", r[0].seconds},
+                       {"info_mbps", mbps},
+                       {"decoder_gbps", dec},
+                       {"fraction_of_decoder", mbps / 1e3 / dec},
+                       {"bler", r[0].bler()}};
+      out << j.dump() << "\n";
+    }
+  }
+  return 0;
+}
