@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "mimorx/ldpc/decoder.hpp"
 #include "mimorx/ldpc/transport_batch.hpp"
 #include "mimorx/sim/coded.hpp"
+#include "mimorx/sim/detector.hpp"
+#include "sim/frames.hpp"
 
 using namespace mimorx;
 
@@ -64,6 +67,81 @@ double decoder_gbps(const sim::CodedConfig& c, int words) {
   std::sort(ms.begin(), ms.end());
   // Information bits of the transport block per code block: tbs / C.
   return double(words) * double(c.tbs) / chain.segmentation().c / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+// Where a batch's time goes: each stage of the chain alone, timed with CUDA events on the
+// legacy stream (median of 5 after a warm-up), for one batch of the automatic size.
+nlohmann::json stage_profile(const sim::CodedConfig& c) {
+  ldpc::TransportConfig tc;
+  tc.tbs = c.tbs;
+  tc.code_rate = c.code_rate;
+  tc.mod = c.shape.mod;
+  tc.decoder = c.decoder;
+  const int bpv = c.shape.bits_per_vector();
+  tc.g = (ldpc::TransportPlan(tc, Backend::cpu()).g() + bpv - 1) / bpv * bpv;
+  const std::int64_t vpb = tc.g / bpv;
+  const int blocks = int((std::int64_t(1) << 21) / vpb);
+  const std::int64_t vecs = blocks * vpb;
+  const Backend gpu = Backend::cuda(0);
+  ldpc::TransportBatchPlan plan(tc, gpu, {.max_blocks = blocks, .check_llrs = false});
+  auto det = sim::make_detector(c.detector, c.shape, gpu, {.soft = true, .check_device_values = false});
+  auto tb = Buffer<std::uint8_t>::device(std::size_t(blocks) * c.tbs);
+  auto out = Buffer<std::uint8_t>::device(tb.size());
+  auto coded = Buffer<std::uint8_t>::device(std::size_t(blocks) * tc.g);
+  auto hard = Buffer<std::uint8_t>::device(coded.size());
+  auto llrs = Buffer<float>::device(coded.size());
+  auto h = Buffer<cf32>::device(std::size_t(vecs) * c.shape.nr * c.shape.nt);
+  auto y = Buffer<cf32>::device(std::size_t(vecs) * c.shape.nr);
+  auto ok = Buffer<std::uint8_t>::device(std::size_t(blocks));
+  auto errs = Buffer<int>::device(std::size_t(blocks));
+  auto n0 = Buffer<float>::device(1);
+  const float n0v = 0.1f;
+  n0.copy_from_host(&n0v, 1);
+  const Memory dm = Memory::device;
+  detect::DetectInput in;
+  in.h = ConstMatrixBatch<cf32>(h.data(), vecs, c.shape.nr, c.shape.nt, dm);
+  in.y = ConstMatrixBatch<cf32>(y.data(), vecs, c.shape.nr, 1, dm);
+  in.noise_var = View<const float>(n0.data(), 1, dm);
+  const std::vector<std::pair<std::string, std::function<void()>>> stages = {
+      {"bits", [&] { sim::detail::transport_bits_cuda(1, 0, blocks, c.tbs, tb.data(), nullptr); }},
+      {"encode", [&] { plan.encode(View<const std::uint8_t>(tb), blocks, View<std::uint8_t>(coded)); }},
+      {"channel", [&] {
+         sim::detail::make_received_cuda(1, 0, vecs, c.shape.nt, c.shape.nr, c.shape.mod, n0v,
+                                         coded.data(), h.data(), y.data(), nullptr);
+       }},
+      {"detect", [&] { det->run(in, View<std::uint8_t>(hard), View<float>(llrs)); }},
+      {"decode", [&] {
+         plan.decode(View<const float>(llrs), blocks, View<std::uint8_t>(out), View<std::uint8_t>(ok));
+       }},
+      {"count", [&] { sim::detail::block_errors_cuda(tb.data(), out.data(), blocks, c.tbs, errs.data(), nullptr); }},
+  };
+  nlohmann::json j{{"blocks", blocks}, {"vectors", vecs}};
+  double total = 0;
+  for (const auto& [name, fn] : stages) {
+    std::vector<double> ms;
+    for (int rep = 0; rep < 6; ++rep) {
+      GpuTimer t;
+      t.start();
+      fn();
+      t.stop();
+      if (rep > 0) ms.push_back(t.elapsed_ms());
+    }
+    std::sort(ms.begin(), ms.end());
+    j[name + "_ms"] = ms[ms.size() / 2];
+    total += ms[ms.size() / 2];
+  }
+  j["total_ms"] = total;
+  j["stage_mbps"] = double(blocks) * c.tbs / (total * 1e-3) / 1e6;
+  // Floor of the channel step: every Gaussian pair is one float64 Box-Muller (about 110 float64
+  // operations: log series, sin/cos series, a division and a square root) at the H200's 33.5e12
+  // float64 operations per second (67 TFLOPS counting a fused multiply-add as two).
+  const double pairs = double(vecs) * (c.shape.nr * c.shape.nt + c.shape.nr);
+  j["channel_floor_ms"] = pairs * 110 / 33.5e12 * 1e3;
+  std::printf("  stages of one batch (%d blocks, %lld vectors):", blocks, static_cast<long long>(vecs));
+  for (const auto& [name, fn] : stages) std::printf(" %s %.3f ms", name.c_str(), double(j[name + "_ms"]));
+  std::printf("; sum %.3f ms = %.0f Mbit/s; channel floor %.3f ms\n", total,
+              double(j["stage_mbps"]), double(j["channel_floor_ms"]));
+  return j;
 }
 
 }  // namespace
@@ -130,6 +208,7 @@ int main(int argc, char** argv) {
                        {"decoder_gbps", dec},
                        {"fraction_of_decoder", mbps / 1e3 / dec},
                        {"bler", r[0].bler()}};
+      j["stages"] = stage_profile(c);
       out << j.dump() << "\n";
     }
   }
