@@ -42,9 +42,12 @@ double decoder_gbps(const sim::CodedConfig& c, int words) {
   tc.code_rate = c.code_rate;
   tc.mod = c.shape.mod;
   tc.decoder = c.decoder;
+  const int bpv = c.shape.bits_per_vector();
+  tc.g = (ldpc::TransportPlan(tc, Backend::cpu()).g() + bpv - 1) / bpv * bpv;
   const ldpc::TransportPlan chain(tc, Backend::cpu());
   ldpc::DecoderConfig dc{chain.segmentation().bg, chain.segmentation().zc};
   dc.with(c.decoder);
+  dc.rows = chain.decoded_rows();  // the rows the chain decodes for one transmission
   dc.check_input = false;
   ldpc::DecoderPlan plan(dc, Backend::cuda(0));
   auto llrs = Buffer<float>::device(std::size_t(words) * plan.n());

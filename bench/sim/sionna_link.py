@@ -26,7 +26,7 @@ def main():
     ap.add_argument("--blocks", type=int, default=1024)
     ap.add_argument("--calls", type=int, default=5)
     a = ap.parse_args()
-    dev = "cuda"
+    dev = "cuda:0"
     nt = nr = 4
     k, n, m = 3824, 7648, a.mod
     n = (n + nt * m - 1) // (nt * m) * (nt * m)

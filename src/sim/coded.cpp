@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -58,7 +57,8 @@ struct HostSlot {
 };
 
 // The device-resident simulation step: everything from the information bits to the per-block
-// error counts runs on the backend; on CUDA it is queued on one stream without a host wait.
+// error counts runs on the backend; on CUDA it is queued on the step's own stream without a
+// host wait, so that two steps overlap (one batch's decoding beside the next one's detection).
 class CodedStep {
  public:
   CodedStep(const CodedConfig& c, const Backend& backend, std::int64_t batch)
@@ -85,10 +85,8 @@ class CodedStep {
     crc_ok_ = Buffer<std::uint8_t>(n, mem_, false, dev);
     errors_ = Buffer<int>(n, mem_, false, dev);
     n0_ = Buffer<float>(1, mem_, false, dev);
-    for (auto& s : slots_) {
-      s.errors = Buffer<int>(n, Memory::host, backend.is_cuda());
-      s.crc_ok = Buffer<std::uint8_t>(n, Memory::host, backend.is_cuda());
-    }
+    slot_.errors = Buffer<int>(n, Memory::host, backend.is_cuda());
+    slot_.crc_ok = Buffer<std::uint8_t>(n, Memory::host, backend.is_cuda());
   }
 
   CodedLink link() const { return {g_, vpb_, double(c_.tbs) / double(g_)}; }
@@ -98,8 +96,9 @@ class CodedStep {
     n0_host_ = n0;
   }
 
-  // Queues blocks [first, first + count) into `slot`.
-  void enqueue(std::int64_t first, std::int64_t count, HostSlot& slot) {
+  // Queues blocks [first, first + count); their counts land in slot().
+  void enqueue(std::int64_t first, std::int64_t count) {
+    HostSlot& slot = slot_;
     const auto& s = c_.shape;
     const std::int64_t vecs = count * vpb_;
     void* st = stream_.handle();
@@ -144,7 +143,7 @@ class CodedStep {
     if (backend_.is_cuda()) slot.done.record(stream_);
   }
 
-  std::array<HostSlot, 2>& slots() { return slots_; }
+  HostSlot& slot() { return slot_; }
 
   // Waits for everything queued (before buffers are reused by another point or freed).
   void drain() { stream_.synchronize(); }
@@ -162,7 +161,7 @@ class CodedStep {
   Buffer<float> llrs_, n0_;
   Buffer<cf32> h_, y_;
   Buffer<int> errors_;
-  std::array<HostSlot, 2> slots_;
+  HostSlot slot_;
 };
 
 // Adds a batch's blocks to the point in block order and stops exactly at the block that makes
@@ -202,8 +201,11 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   const ldpc::TransportConfig tc = transport_config(c);
   const std::int64_t vpb = tc.g / s.bits_per_vector();
   const std::int64_t batch = auto_batch_blocks(c, backend, vpb);
-  CodedStep step(c, backend, batch);
-  const CodedLink link = step.link();
+  // Two steps on CUDA (their streams overlap), one on the CPU (it has no concurrency to gain).
+  std::vector<std::unique_ptr<CodedStep>> steps;
+  for (int i = 0; i < (backend.is_cuda() ? 2 : 1); ++i)
+    steps.push_back(std::make_unique<CodedStep>(c, backend, batch));
+  const CodedLink link = steps.front()->link();
   const int m = bits_per_symbol(s.mod);
 
   if (hooks.ready) hooks.ready(link);
@@ -213,31 +215,31 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     CodedPointResult r;
     r.snr_db = snr;
     r.ebn0_db = snr - 10 * std::log10(double(m) * link.rate);
-    step.set_noise(float(std::pow(10.0, -snr / 10.0)));
-    // Two batches in flight: the host queues the next while the device computes the current,
-    // and reads a batch's counts only when its event has passed.
-    std::deque<HostSlot*> in_flight;
+    for (auto& st : steps) st->set_noise(float(std::pow(10.0, -snr / 10.0)));
+    // One batch in flight per step: the host queues the next batches while the device computes,
+    // and reads a batch's counts, in batch order, only when its event has passed.
+    std::deque<CodedStep*> in_flight;
     std::int64_t next = 0;
-    int slot = 0;
+    std::size_t turn = 0;
     bool stopped = false;
     while (!stopped) {
-      while (in_flight.size() < 2 && next < c.blocks) {
+      while (in_flight.size() < steps.size() && next < c.blocks) {
         const std::int64_t count = std::min(batch, c.blocks - next);
-        HostSlot& hs = step.slots()[std::size_t(slot)];
-        step.enqueue(next, count, hs);
-        in_flight.push_back(&hs);
+        CodedStep& st = *steps[turn];
+        st.enqueue(next, count);
+        in_flight.push_back(&st);
         next += count;
-        slot ^= 1;
+        turn = (turn + 1) % steps.size();
       }
       if (in_flight.empty()) break;
-      HostSlot& done = *in_flight.front();
+      HostSlot& done = in_flight.front()->slot();
       in_flight.pop_front();
       done.done.synchronize();
       stopped = add_blocks(c, done, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
     }
-    step.drain();  // a batch queued past the stop is not counted
+    for (auto& st : steps) st->drain();  // a batch queued past the stop is not counted
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
     if (hooks.point_done) hooks.point_done(r);

@@ -20,12 +20,22 @@ int grid_for(std::int64_t n, int per_block = kThreads) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += std::int64_t(gridDim.x) * blockDim.x)
 
+// One thread per (frame, receive antenna): the Box-Muller evaluations of a frame's rows run in
+// parallel; every thread draws the frame's source bits (a few Philox blocks), row 0 stores them.
 __global__ void frames_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt,
                               int nr, Modulation mod, float n0, FrameBatch out) {
   const int m = bits_per_symbol(mod);
-  MIMORX_GRID_STRIDE(f, count) {
-    make_frame(seed, first + f, nt, nr, mod, n0, out.bits + f * nt * m, out.h + f * nr * nt,
-               out.y + f * nr);
+  std::uint8_t bits[8 * 8];
+  MIMORX_GRID_STRIDE(t, count * nr) {
+    const std::int64_t f = t / nr;
+    const int i = int(t - f * nr);
+    const std::uint64_t bit0 = std::uint64_t(first + f) * std::uint64_t(nt * m);
+    for (int k = 0; k < nt * m; ++k) bits[k] = source_bit(seed, bit0 + std::uint64_t(k));
+    if (i == 0) {
+      for (int k = 0; k < nt * m; ++k) out.bits[f * nt * m + k] = bits[k];
+    }
+    make_received_row(seed, first + f, nt, nr, mod, n0, bits, i, out.h + f * nr * nt,
+                      out.y + f * nr);
   }
 }
 
@@ -50,13 +60,16 @@ __global__ void transport_bits_kernel(std::uint64_t seed, std::uint64_t begin, s
   }
 }
 
+// One thread per (vector, receive antenna), as frames_kernel.
 __global__ void received_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt,
                                 int nr, Modulation mod, float n0, const std::uint8_t* bits,
                                 cf32* h, cf32* y) {
   const int m = bits_per_symbol(mod);
-  MIMORX_GRID_STRIDE(v, count) {
-    make_received(seed, first + v, nt, nr, mod, n0, bits + v * nt * m, h + v * nr * nt,
-                  y + v * nr);
+  MIMORX_GRID_STRIDE(t, count * nr) {
+    const std::int64_t v = t / nr;
+    const int i = int(t - v * nr);
+    make_received_row(seed, first + v, nt, nr, mod, n0, bits + v * nt * m, i, h + v * nr * nt,
+                      y + v * nr);
   }
 }
 
@@ -77,7 +90,7 @@ __global__ void block_errors_kernel(const std::uint8_t* sent, const std::uint8_t
 void make_frames_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt, int nr,
                       Modulation mod, float n0, FrameBatch out, int device, void* stream) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  frames_kernel<<<grid_for(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+  frames_kernel<<<grid_for(count * nr), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
       seed, first, count, nt, nr, mod, n0, out);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
@@ -101,7 +114,7 @@ void transport_bits_cuda(std::uint64_t seed, std::int64_t first, std::int64_t co
 void make_received_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt, int nr,
                         Modulation mod, float n0, const std::uint8_t* bits, cf32* h, cf32* y,
                         void* stream) {
-  received_kernel<<<grid_for(count), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+  received_kernel<<<grid_for(count * nr), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
       seed, first, count, nt, nr, mod, n0, bits, h, y);
   MIMORX_CUDA_CHECK_LAUNCH();
 }

@@ -85,6 +85,23 @@ MIMORX_HD void make_received(std::uint64_t seed, std::int64_t f, int nt, int nr,
   }
 }
 
+// Row i of frame f's channel and received sample: H(i, 0..nt-1) and y_i, the values
+// make_received writes for that row, in the same operation order (the GPU computes the rows of
+// a frame in parallel, one thread each).
+MIMORX_HD void make_received_row(std::uint64_t seed, std::int64_t f, int nt, int nr,
+                                 Modulation mod, float n0, const std::uint8_t* bits, int i,
+                                 cf32* h, cf32* y) {
+  const int m = bits_per_symbol(mod);
+  cf32 acc = noise_entry(seed, f, nr, i, n0);
+  for (int j = 0; j < nt; ++j) {
+    const cf32 hij = rayleigh_entry(seed, f, nr, nt, i, j);
+    h[j * nr + i] = hij;
+    const cf32 p = cmul_rn(hij, map_symbol(mod, bits + j * m));
+    acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+  }
+  y[i] = acc;
+}
+
 // Bit errors (low byte) and symbol errors (high byte) of one received vector of nt symbols.
 MIMORX_HD std::uint16_t vector_errors(const std::uint8_t* sent, const std::uint8_t* got, int nt,
                                       int m) {

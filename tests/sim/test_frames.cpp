@@ -76,5 +76,29 @@ TEST(FramesGpu, BitIdenticalToCpu) {
 #endif
 }
 
+// The coded link's channel step: received vectors carrying given bits, CPU == CUDA.
+TEST(FramesGpu, ReceivedFromBitsBitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+#if MIMORX_HAS_CUDA
+  const auto seed = test::fresh_seed();
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam64}) {
+    const int nt = 4, nr = 5, n = 30001, m = bits_per_symbol(mod);
+    std::vector<std::uint8_t> bits(std::size_t(n) * nt * m);
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = std::uint8_t((i * 2654435761u) >> 31);
+    std::vector<cf32> h(std::size_t(n) * nt * nr), y(std::size_t(n) * nr), hg(h.size()), yg(y.size());
+    make_received_cpu(seed, 11, n, nt, nr, mod, 0.05f, bits.data(), h.data(), y.data());
+    auto bd = Buffer<std::uint8_t>::device(bits.size());
+    bd.copy_from_host(bits.data(), bits.size());
+    auto hd = Buffer<cf32>::device(h.size());
+    auto yd = Buffer<cf32>::device(y.size());
+    make_received_cuda(seed, 11, n, nt, nr, mod, 0.05f, bd.data(), hd.data(), yd.data(), nullptr);
+    hd.copy_to_host(hg.data(), hg.size());
+    yd.copy_to_host(yg.data(), yg.size());
+    EXPECT_EQ(0, std::memcmp(h.data(), hg.data(), h.size() * sizeof(cf32)));
+    EXPECT_EQ(0, std::memcmp(y.data(), yg.data(), y.size() * sizeof(cf32)));
+  }
+#endif
+}
+
 }  // namespace
 }  // namespace mimorx::sim::detail
