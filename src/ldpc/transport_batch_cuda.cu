@@ -15,79 +15,112 @@ constexpr int kThreads = 256;
 int grid_for(std::int64_t n) {
   return int(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, std::int64_t(1) << 20));
 }
+// Items of `per_row` elements in `rows` rows: x over the elements, y over the rows (grid-stride
+// in both), so that kernels index without 64-bit divisions.
+dim3 grid_2d(std::int64_t per_row, std::int64_t rows) {
+  return dim3(unsigned(std::clamp<std::int64_t>((per_row + kThreads - 1) / kThreads, 1, 1024)),
+              unsigned(std::clamp<std::int64_t>(rows, 1, 65535)));
+}
+// One warp per item: the items of a grid of kThreads-thread blocks.
+int grid_warps(std::int64_t items) { return grid_for(items * 32); }
+
+#define MIMORX_ROWS(row, rows) \
+  for (std::int64_t row = blockIdx.y; row < (rows); row += gridDim.y)
+#define MIMORX_COLS(col, cols) \
+  for (int col = blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += gridDim.x * blockDim.x)
+#define MIMORX_WARP_ITEMS(item, items)                                                        \
+  for (std::int64_t item = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;       \
+       item < (items); item += std::int64_t(gridDim.x) * blockDim.x / 32)
+
+// The CRC of an n-bit message, the 32 lanes of a warp a part each (crc_part), XOR-reduced.
+template <class Bits>
+__device__ std::uint32_t warp_crc(const Bits& bit, int n, std::uint32_t poly, int l) {
+  const int lane = threadIdx.x & 31, chunk = (n + 31) / 32;
+  const int lo = min(n, lane * chunk), hi = min(n, lo + chunk);
+  std::uint32_t r = crc_part(bit, lo, hi, n, poly, l);
+  for (int off = 16; off > 0; off >>= 1) r ^= __shfl_xor_sync(0xffffffffu, r, off);
+  return r;
+}
 
 __global__ void tb_crc_kernel(ChainDims d, const std::uint8_t* tb, int num, std::uint32_t* parity) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b < num) parity[b] = crc_of_bits(tb + std::int64_t(b) * d.a, d.a, d.tb_poly, d.l_tb);
+  MIMORX_WARP_ITEMS(b, num) {
+    const std::uint32_t p = warp_crc(PlainBits{tb + b * d.a}, d.a, d.tb_poly, d.l_tb);
+    if ((threadIdx.x & 31) == 0) parity[b] = p;
+  }
 }
 
-__global__ void segment_kernel(ChainDims d, const std::uint8_t* tb, std::int64_t total,
+__global__ void segment_kernel(ChainDims d, const std::uint8_t* tb, std::int64_t words,
                                const std::uint32_t* parity, std::uint8_t* enc_in) {
-  const std::int64_t per_tb = std::int64_t(d.c) * d.k;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = i / per_tb;
-    const int rest = int(i - b * per_tb), r = rest / d.k, kk = rest - r * d.k;
-    enc_in[i] = segment_bit(tb + b * d.a, parity[b], d, r, kk);
+  MIMORX_ROWS(w, words) {
+    const std::int64_t b = w / d.c;
+    const int r = int(w - b * d.c);
+    MIMORX_COLS(kk, d.k) { enc_in[w * d.k + kk] = segment_bit(tb + b * d.a, parity[b], d, r, kk); }
   }
 }
 
-__global__ void cb_crc_kernel(ChainDims d, std::int64_t blocks, std::uint8_t* enc_in) {
-  const std::int64_t cb = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (cb >= blocks) return;
-  std::uint8_t* blk = enc_in + cb * d.k;
-  const std::uint32_t p = crc_of_bits(blk, d.payload, kCrc24bPoly, 24);
-  for (int i = 0; i < 24; ++i) blk[d.payload + i] = std::uint8_t((p >> (23 - i)) & 1u);
+__global__ void cb_crc_kernel(ChainDims d, std::int64_t words, std::uint8_t* enc_in) {
+  MIMORX_WARP_ITEMS(w, words) {
+    std::uint8_t* blk = enc_in + w * d.k;
+    const std::uint32_t p = warp_crc(PlainBits{blk}, d.payload, kCrc24bPoly, 24);
+    const int lane = threadIdx.x & 31;
+    if (lane < 24) blk[d.payload + lane] = std::uint8_t((p >> (23 - lane)) & 1u);
+  }
 }
 
-__global__ void rate_match_kernel(ChainDims d, const std::uint8_t* cw, std::int64_t total,
-                                  const int* tx_map, std::uint8_t* coded) {
+__global__ void rate_match_kernel(ChainDims d, const std::uint8_t* cw, int num, const int* tx_map,
+                                  std::uint8_t* coded) {
   const std::int64_t per_tb = std::int64_t(d.c) * d.n;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = i / d.g;
-    coded[i] = cw[b * per_tb + tx_map[i - b * d.g]];
-  }
-}
-
-__global__ void rate_recover_kernel(ChainDims d, const float* llrs, std::int64_t total,
-                                    const int* rx_start, const int* rx_idx, const float* harq_in,
-                                    float* out_f, std::int8_t* out_q, int stride, float scale,
-                                    int limit) {
-  const std::int64_t per_tb = std::int64_t(d.c) * stride;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = i / per_tb;
-    const int rest = int(i - b * per_tb), r = rest / stride, p = rest - r * stride;
-    const float v = recovered_llr(llrs + b * d.g, rx_start, rx_idx, r * d.n + p, p, d,
-                                  harq_in ? harq_in[i] : 0.f);
-    if (out_f) {
-      out_f[i] = v;
-    } else {
-      out_q[i] = std::int8_t(quantize_llr(v, scale, limit));
+  MIMORX_ROWS(b, num) {
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < d.g;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      coded[b * d.g + i] = cw[b * per_tb + tx_map[i]];
     }
   }
 }
 
-__global__ void cb_check_kernel(ChainDims d, const std::uint8_t* dec, std::int64_t blocks,
+__global__ void rate_recover_kernel(ChainDims d, const float* llrs, std::int64_t words,
+                                    const int* rx_start, const int* rx_idx, const float* harq_in,
+                                    float* out_f, std::int8_t* out_q, int stride, float scale,
+                                    int limit) {
+  MIMORX_ROWS(w, words) {
+    const std::int64_t b = w / d.c;
+    const int r = int(w - b * d.c);
+    const float* block_llrs = llrs + b * d.g;
+    MIMORX_COLS(p, stride) {
+      const std::int64_t i = w * stride + p;
+      const float v =
+          recovered_llr(block_llrs, rx_start, rx_idx, r * d.n + p, p, d, harq_in ? harq_in[i] : 0.f);
+      if (out_f) {
+        out_f[i] = v;
+      } else {
+        out_q[i] = std::int8_t(quantize_llr(v, scale, limit));
+      }
+    }
+  }
+}
+
+__global__ void cb_check_kernel(ChainDims d, const std::uint8_t* dec, std::int64_t words,
                                 std::uint8_t* cb_ok) {
-  const std::int64_t cb = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (cb >= blocks) return;
-  cb_ok[cb] = d.c == 1 || crc_of_bits(dec + cb * d.k, d.k_prime, kCrc24bPoly, 24) == 0;
+  MIMORX_WARP_ITEMS(w, words) {
+    const bool ok = d.c == 1 || warp_crc(PlainBits{dec + w * d.k}, d.k_prime, kCrc24bPoly, 24) == 0;
+    if ((threadIdx.x & 31) == 0) cb_ok[w] = ok;
+  }
 }
 
 __global__ void tb_check_kernel(ChainDims d, const std::uint8_t* dec, int num, std::uint8_t* tb_ok) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b < num) tb_ok[b] = crc_of_payloads(dec + std::int64_t(b) * d.c * d.k, d) == 0;
+  MIMORX_WARP_ITEMS(b, num) {
+    const PayloadBits bits{dec + b * d.c * d.k, d.payload, d.k};
+    const bool ok = warp_crc(bits, d.c * d.payload, d.tb_poly, d.l_tb) == 0;
+    if ((threadIdx.x & 31) == 0) tb_ok[b] = ok;
+  }
 }
 
-__global__ void tb_out_kernel(ChainDims d, const std::uint8_t* dec, std::int64_t total,
-                              std::uint8_t* tb) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = i / d.a;
-    const int t = int(i - b * d.a), r = t / d.payload;
-    tb[i] = dec[(b * d.c + r) * d.k + (t - r * d.payload)];
+__global__ void tb_out_kernel(ChainDims d, const std::uint8_t* dec, int num, std::uint8_t* tb) {
+  MIMORX_ROWS(b, num) {
+    MIMORX_COLS(t, d.a) {
+      const int r = t / d.payload;
+      tb[b * d.a + t] = dec[(b * d.c + r) * d.k + (t - r * d.payload)];
+    }
   }
 }
 
@@ -106,34 +139,32 @@ void batch_segment_cuda(const ChainDims& d, const std::uint8_t* tb, int num,
                         std::uint32_t* parity, std::uint8_t* enc_in, void* stream) {
   if (num == 0) return;
   const cudaStream_t s = mimorx::detail::as_stream(stream);
-  tb_crc_kernel<<<grid_for(num), kThreads, 0, s>>>(d, tb, num, parity);
+  tb_crc_kernel<<<grid_warps(num), kThreads, 0, s>>>(d, tb, num, parity);
   MIMORX_CUDA_CHECK_LAUNCH();
-  const std::int64_t total = std::int64_t(num) * d.c * d.k;
-  segment_kernel<<<grid_for(total), kThreads, 0, s>>>(d, tb, total, parity, enc_in);
+  const std::int64_t words = std::int64_t(num) * d.c;
+  segment_kernel<<<grid_2d(d.k, words), kThreads, 0, s>>>(d, tb, words, parity, enc_in);
   MIMORX_CUDA_CHECK_LAUNCH();
   if (d.c > 1) {
-    const std::int64_t blocks = std::int64_t(num) * d.c;
-    cb_crc_kernel<<<grid_for(blocks), kThreads, 0, s>>>(d, blocks, enc_in);
+    cb_crc_kernel<<<grid_warps(words), kThreads, 0, s>>>(d, words, enc_in);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
 }
 
 void batch_rate_match_cuda(const ChainDims& d, const std::uint8_t* cw, int num, const int* tx_map,
                            std::uint8_t* coded, void* stream) {
-  const std::int64_t total = std::int64_t(num) * d.g;
-  if (total == 0) return;
-  rate_match_kernel<<<grid_for(total), kThreads, 0, mimorx::detail::as_stream(stream)>>>(d, cw, total, tx_map,
-                                                                          coded);
+  if (num == 0) return;
+  rate_match_kernel<<<grid_2d(d.g, num), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      d, cw, num, tx_map, coded);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
 void batch_rate_recover_cuda(const ChainDims& d, const float* llrs, int num, const int* rx_start,
                              const int* rx_idx, const float* harq_in, float* out_f,
                              std::int8_t* out_q, int stride, float scale, int limit, void* stream) {
-  const std::int64_t total = std::int64_t(num) * d.c * stride;
-  if (total == 0) return;
-  rate_recover_kernel<<<grid_for(total), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
-      d, llrs, total, rx_start, rx_idx, harq_in, out_f, out_q, stride, scale, limit);
+  const std::int64_t words = std::int64_t(num) * d.c;
+  if (words == 0) return;
+  rate_recover_kernel<<<grid_2d(stride, words), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+      d, llrs, words, rx_start, rx_idx, harq_in, out_f, out_q, stride, scale, limit);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -142,14 +173,13 @@ void batch_check_cuda(const ChainDims& d, const std::uint8_t* dec, int num, std:
   if (num == 0) return;
   const cudaStream_t s = mimorx::detail::as_stream(stream);
   if (cb_ok) {
-    const std::int64_t blocks = std::int64_t(num) * d.c;
-    cb_check_kernel<<<grid_for(blocks), kThreads, 0, s>>>(d, dec, blocks, cb_ok);
+    const std::int64_t words = std::int64_t(num) * d.c;
+    cb_check_kernel<<<grid_warps(words), kThreads, 0, s>>>(d, dec, words, cb_ok);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
-  tb_check_kernel<<<grid_for(num), kThreads, 0, s>>>(d, dec, num, tb_ok);
+  tb_check_kernel<<<grid_warps(num), kThreads, 0, s>>>(d, dec, num, tb_ok);
   MIMORX_CUDA_CHECK_LAUNCH();
-  const std::int64_t total = std::int64_t(num) * d.a;
-  tb_out_kernel<<<grid_for(total), kThreads, 0, s>>>(d, dec, total, tb);
+  tb_out_kernel<<<grid_2d(d.a, num), kThreads, 0, s>>>(d, dec, num, tb);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
