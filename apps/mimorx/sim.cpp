@@ -437,6 +437,9 @@ void run_sim(const SimOptions& o) {
 void add_sim(CLI::App& app) {
   auto opts = std::make_shared<SimOptions>();
   auto* cmd = app.add_subcommand("sim", "Link-level BER/SER simulation over a MIMO channel");
+  // An option given twice takes its last value, so that a script's defaults can be followed by
+  // the user's choices (scripts/run).
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--mimo", opts->mimo, "Antennas <nt>x<nr>, e.g. 4x4 or 2x4")
       ->capture_default_str();
   cmd->add_option("--mod", opts->mod, "bpsk, qpsk, 16qam, 64qam or 256qam")->capture_default_str();
