@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 
 namespace mimorx::cli {
@@ -41,8 +42,20 @@ std::string progress_text(const std::string& detector, double snr_db, const char
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
+namespace {
+// Ctrl-C while a progress line shows: erase it, then end as SIGINT would have.
+void erase_line_and_stop(int sig) {
+  static const char erase[] = "\r\033[K";
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, erase, sizeof erase - 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+}  // namespace
+
 ProgressLine::ProgressLine(bool enabled, const char* units, StopRule rule)
-    : enabled_(enabled), units_(units), rule_(rule) {}
+    : enabled_(enabled), units_(units), rule_(rule) {
+  if (enabled_) std::signal(SIGINT, erase_line_and_stop);
+}
 
 void ProgressLine::start(const std::string& detector, double snr_db) {
   detector_ = detector;
