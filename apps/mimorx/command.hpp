@@ -3,7 +3,6 @@
 // other file. A subcommand's callback throws mimorx::Error on bad input; main() turns that into
 // one line on stderr and exit status 2.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +15,11 @@ struct Command {
 };
 
 std::vector<Command>& commands();
+// The command line as the user typed it (arguments shell-quoted where needed), recorded in the
+// outputs so that a result can be traced back to how it was made. Set once by main().
+const std::string& command_line();
+void set_command_line(int argc, const char* const* argv);
+
 inline int register_command(std::string name, std::function<void(CLI::App&)> add) {
   commands().push_back({std::move(name), std::move(add)});
   return 0;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "command.hpp"
 #include "mimorx/config.hpp"
@@ -12,11 +13,38 @@ std::vector<Command>& commands() {
   static std::vector<Command> list;
   return list;
 }
+
+namespace {
+std::string& command_line_storage() {
+  static std::string line;
+  return line;
+}
+
+// 'arg' in single quotes unless it is made only of characters a shell leaves alone.
+std::string shell_quoted(const std::string& arg) {
+  const bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=.,:/@%") == std::string::npos;
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
+const std::string& command_line() { return command_line_storage(); }
+
+void set_command_line(int argc, const char* const* argv) {
+  std::string line = "mimorx";
+  for (int i = 1; i < argc; ++i) line += " " + shell_quoted(argv[i]);
+  command_line_storage() = line;
+}
 }  // namespace mimorx::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"mimorx " MIMORX_VERSION
                ": MIMO detection, lattice reduction and 5G NR LDPC on CPU and CUDA"};
+  mimorx::cli::set_command_line(argc, argv);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mimorx ") + MIMORX_VERSION);
   auto& cmds = mimorx::cli::commands();

@@ -67,12 +67,12 @@ TEST(Cli, CodedSimWritesDocumentedJson) {
   std::ifstream f(path);
   const auto j = nlohmann::json::parse(f);
   EXPECT_EQ(j["config"]["coding"], "ldpc");
-  EXPECT_EQ(j["config"]["detector"], "mmse");  // the coded default: a soft detector
+  EXPECT_EQ(j["config"]["detectors"], nlohmann::json({"mmse"}));  // the coded default: soft
   EXPECT_EQ(j["config"]["g"].get<long>() % 4, 0);
   ASSERT_EQ(j["points"].size(), 2u);
   for (const auto& p : j["points"]) {
     for (const char* key : {"snr_db", "ebn0_db", "ber", "bler", "bit_errors", "bits",
-                            "block_errors", "blocks", "crc_failures"}) {
+                            "block_errors", "blocks", "crc_failures", "undetected_errors"}) {
       EXPECT_TRUE(p.contains(key)) << key;
     }
     EXPECT_EQ(p["blocks"].get<long>(), 12L);
