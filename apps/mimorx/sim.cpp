@@ -208,7 +208,7 @@ void add_sim(CLI::App& app) {
   auto* detector =
       cmd->add_option(
              "--detector", opts->detector,
-             "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, lr-zf, lr-mmse, lr-mmse-sic (with "
+             "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, trellis, lr-zf, lr-mmse, lr-mmse-sic (with "
              "--ldpc: a soft one, default mmse)")
           ->capture_default_str();
   cmd->add_option("--snr", opts->snr, "Es/N0 in dB: a list 8,14 or a range start:step:stop")
