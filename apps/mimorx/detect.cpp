@@ -123,8 +123,9 @@ void add_detect(CLI::App& app) {
       app.add_subcommand("detect", "Detect received vectors from a JSON file (docs/cli.md)");
   cmd->add_option("--in", opts->in, "Input JSON: nt, nr, modulation, h, y, noise_var")->required();
   cmd->add_option("--out", opts->out, "Output JSON file, - for stdout")->capture_default_str();
-  cmd->add_option("--detector", opts->detector,
-                  "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, lr-zf, lr-mmse, lr-mmse-sic")
+  cmd->add_option(
+         "--detector", opts->detector,
+         "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, trellis, lr-zf, lr-mmse, lr-mmse-sic")
       ->capture_default_str();
   cmd->add_flag("--soft", opts->soft, "Also write max-log LLRs (positive = bit 0)");
   cmd->add_option("--backend", opts->backend, "auto, cpu, cuda or cuda:N")->capture_default_str();

@@ -27,6 +27,10 @@
 #include "mimorx/detect/kbest.hpp"
 #define MIMORX_SIM_HAS_KBEST 1
 #endif
+#if __has_include("mimorx/detect/trellis.hpp")
+#include "mimorx/detect/trellis.hpp"
+#define MIMORX_SIM_HAS_TRELLIS 1
+#endif
 #if __has_include("mimorx/detect/lr_aided.hpp")
 #include "mimorx/detect/lr_aided.hpp"
 #define MIMORX_SIM_HAS_LR 1
@@ -123,9 +127,9 @@ const std::map<std::string, Factory>& factories() {
 #ifdef MIMORX_SIM_HAS_SPHERE
     m["psd"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
                   const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-        const bool soft = o.soft;
-      require(!soft, "detector",
-              "'psd' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
+      require(
+          !o.soft, "detector",
+          "'psd' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for LLRs");
       detect::SphereConfig cfg;
       cfg.shape = s;
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
@@ -155,6 +159,19 @@ const std::map<std::string, Factory>& factories() {
                                                                   true);
     };
 #endif
+#ifdef MIMORX_SIM_HAS_TRELLIS
+    m["trellis"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+                      const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+      require(
+          param.empty() && spec.find(':') == std::string::npos, "detector",
+          "'" + spec + "': trellis takes no parameter (its list size is the constellation size)");
+      detect::TrellisConfig cfg;
+      cfg.shape = s;
+      cfg.check_device_values = o.check_device_values;
+      return std::make_unique<SoftHardAdapter<detect::TrellisPlan>>(
+          spec, detect::TrellisPlan(cfg, b), true);
+    };
+#endif
 #ifdef MIMORX_SIM_HAS_LR
     for (auto [name, kind] :
          {std::pair{"lr-zf", detect::LrKind::zf}, std::pair{"lr-mmse", detect::LrKind::mmse},
@@ -164,7 +181,8 @@ const std::map<std::string, Factory>& factories() {
         const bool soft = o.soft;
         require(!soft, "detector",
                 "'" + spec +
-                    "' gives hard decisions only; use mmse, zf, ml, nway:N or kbest:K for LLRs");
+                    "' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for "
+                    "LLRs");
         detect::LrConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
