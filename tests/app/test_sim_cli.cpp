@@ -315,10 +315,10 @@ TEST(SimCli, ProgressLineOnlyOnATerminal) {
   // A point of about half a second (more under a sanitizer): a few progress updates.
   const std::string args =
       "sim --ldpc --int8 --mimo 4x4 --mod 16qam --tbs 1024 --detector mmse --snr 6 "
-      "--max-blocks 500 --backend cpu";
+      "--max-blocks 5000 --backend cpu";
   const auto term = run_on_terminal(args);
   EXPECT_NE(term.find("\rmmse 6.00 dB: "), std::string::npos) << term;
-  EXPECT_NE(term.find("/500 blocks"), std::string::npos) << term;
+  EXPECT_NE(term.find("/5000 blocks"), std::string::npos) << term;
   EXPECT_NE(term.find("Mbit/s"), std::string::npos) << term;
   EXPECT_NE(term.find(" left"), std::string::npos) << term;
   EXPECT_NE(term.find("\r\033[K"), std::string::npos) << term;  // erased when the point ends
