@@ -241,13 +241,15 @@ TEST(Trellis, HardOutputOnlyMatchesSoftRun) {
 TEST(Trellis, HardDecisionsCloseToMl) {
   const auto seed = test::fresh_seed();
   const MimoShape s{4, 4, Modulation::qam16};
-  const Problem p = make_problem(s, 400, 1, 16.0, seed);
+  const Problem p = make_problem(s, 2000, 1, 16.0, seed);
   std::vector<float> ref;
   std::vector<std::uint8_t> hard;
   test::fast_maxlog(p, 8.f, ref, hard);
   const Out o = run_cpu(p);
   int diff = 0;
   for (std::size_t i = 0; i < hard.size(); ++i) diff += o.bits[i] != hard[i];
+  std::printf("trellis vs max-log ML hard decisions: %d of %zu bits differ\n", diff, hard.size());
+  // About 0.5 % differ (measured over seeds: 112-198 of 32000); 1 % leaves five standard errors.
   EXPECT_LE(diff, int(hard.size() / 100)) << diff << " of " << hard.size();
 }
 
