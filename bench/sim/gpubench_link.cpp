@@ -38,14 +38,7 @@ struct Case {
 // The decoder alone on as many code blocks as one batch of the chain holds, device LLRs in,
 // unpacked bits out (what the chain asks of it): information Gbit/s, median of 5.
 double decoder_gbps(const sim::CodedConfig& c, int words) {
-  ldpc::TransportConfig tc;
-  tc.tbs = c.tbs;
-  tc.code_rate = c.code_rate;
-  tc.mod = c.shape.mod;
-  tc.decoder = c.decoder;
-  const int bpv = c.shape.bits_per_vector();
-  tc.g = (ldpc::TransportPlan(tc, Backend::cpu()).g() + bpv - 1) / bpv * bpv;
-  const ldpc::TransportPlan chain(tc, Backend::cpu());
+  const ldpc::TransportPlan chain(sim::transport_config(c), Backend::cpu());
   ldpc::DecoderConfig dc{chain.segmentation().bg, chain.segmentation().zc};
   dc.with(c.decoder);
   dc.rows = chain.decoded_rows();  // the rows the chain decodes for one transmission
@@ -76,14 +69,8 @@ double decoder_gbps(const sim::CodedConfig& c, int words) {
 // Where a batch's time goes: each stage of the chain alone, timed with CUDA events on the
 // legacy stream (median of 5 after a warm-up), for one batch of the automatic size.
 nlohmann::json stage_profile(const sim::CodedConfig& c) {
-  ldpc::TransportConfig tc;
-  tc.tbs = c.tbs;
-  tc.code_rate = c.code_rate;
-  tc.mod = c.shape.mod;
-  tc.decoder = c.decoder;
-  const int bpv = c.shape.bits_per_vector();
-  tc.g = (ldpc::TransportPlan(tc, Backend::cpu()).g() + bpv - 1) / bpv * bpv;
-  const std::int64_t vpb = tc.g / bpv;
+  const ldpc::TransportConfig tc = sim::transport_config(c);
+  const std::int64_t vpb = tc.g / c.shape.bits_per_vector();
   const int blocks = int((std::int64_t(1) << 21) / vpb);
   const std::int64_t vecs = blocks * vpb;
   const Backend gpu = Backend::cuda(0);

@@ -20,20 +20,6 @@ namespace mimorx::sim {
 
 namespace {
 
-// The transport chain's configuration, with G rounded up to whole received vectors.
-ldpc::TransportConfig transport_config(const CodedConfig& c) {
-  ldpc::TransportConfig tc;
-  tc.tbs = c.tbs;
-  tc.code_rate = c.code_rate;
-  tc.mod = c.shape.mod;
-  tc.layers = 1;
-  tc.decoder = c.decoder;
-  const std::int64_t per_vector = std::int64_t(c.shape.nt) * bits_per_symbol(c.shape.mod);
-  const std::int64_t g0 = ldpc::TransportPlan(tc, Backend::cpu()).g();
-  tc.g = (g0 + per_vector - 1) / per_vector * per_vector;
-  return tc;
-}
-
 std::int64_t auto_batch_blocks(const CodedConfig& c, const Backend& b, std::int64_t vectors) {
   std::int64_t want = c.batch_blocks;
   if (want == 0) {
@@ -182,6 +168,19 @@ bool add_blocks(const CodedConfig& c, const HostSlot& slot, CodedPointResult& r)
 }
 
 }  // namespace
+
+ldpc::TransportConfig transport_config(const CodedConfig& c) {
+  ldpc::TransportConfig tc;
+  tc.tbs = c.tbs;
+  tc.code_rate = c.code_rate;
+  tc.mod = c.shape.mod;
+  tc.layers = 1;
+  tc.decoder = c.decoder;
+  const std::int64_t per_vector = c.shape.bits_per_vector();
+  const std::int64_t g0 = ldpc::TransportPlan(tc, Backend::cpu()).g();
+  tc.g = (g0 + per_vector - 1) / per_vector * per_vector;
+  return tc;
+}
 
 std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& backend,
                                         const std::vector<double>& snr_db,

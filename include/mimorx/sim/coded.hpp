@@ -20,6 +20,7 @@
 #include "mimorx/core/backend.hpp"
 #include "mimorx/detect/common.hpp"
 #include "mimorx/ldpc/decoder.hpp"
+#include "mimorx/ldpc/transport.hpp"
 
 namespace mimorx::sim {
 
@@ -67,6 +68,10 @@ struct CodedHooks {
   CodedProgress batch_done;  // after each batch: the current point's counts so far
   CodedProgress point_done;  // after each point: its final counts
 };
+
+// The transport chain a coded link runs: the config's TBS, rate, modulation and decoder, one
+// layer, and G rounded up to whole received vectors (a multiple of nt m).
+ldpc::TransportConfig transport_config(const CodedConfig& config);
 
 // Validates everything (and builds the plans) before `ready` is called, so bad input fails
 // before any output.
