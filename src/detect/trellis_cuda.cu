@@ -98,7 +98,8 @@ __device__ __forceinline__ void keep_better(float od, Word ow, float* bd, Word* 
   *bw = take ? ow : *bw;
 }
 
-template <int NT, int L>
+// FULL: the reduction's loop fully unrolled (TrellisConfig::full_unroll, 64-QAM only).
+template <int NT, int L, bool FULL>
 __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
                    std::int64_t z_stride, std::int64_t vectors, int vpc, float scale,
@@ -193,7 +194,8 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     if (i == 0) break;
     vector_sync<Q, G>(vl);
     int arg = 0;
-    const float nd = trellis::reduce_vertex<Q>(
+    constexpr int U = FULL ? Q - 1 : (Q <= 16 ? Q - 1 : 8);
+    const float nd = trellis::reduce_vertex<Q, U>(
         [&](int k, float* dk, cf32* uk) {
           const float4 e = s.pub[k];
           *dk = e.x;
@@ -279,7 +281,7 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   }
 }
 
-template <int NT, int L>
+template <int NT, int L, bool FULL = false>
 void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vpc, const float* n0, std::int64_t n0_size, float clip,
             std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
@@ -289,9 +291,9 @@ void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
                 "static shared memory over 48 KB");
   const float scale = qam_scale(Modulation(2 * nway::log2_pow2(L)));
   const std::int64_t blocks = (vectors + G - 1) / G;
-  trellis_kernel<NT, L><<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors,
-                                                                  vpc, scale, n0, n0_size, clip,
-                                                                  bits, llrs, cand_d, cand_sym);
+  trellis_kernel<NT, L, FULL>
+      <<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors, vpc, scale, n0,
+                                                 n0_size, clip, bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -299,7 +301,7 @@ template <int NT>
 void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
               std::int64_t z_stride, std::int64_t vectors, int vpc, const float* n0,
               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-              std::uint8_t* cand_sym, cudaStream_t s) {
+              std::uint8_t* cand_sym, bool full_unroll, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch<NT, 2>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
@@ -308,6 +310,10 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
       return launch<NT, 4>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 8:
+      if (full_unroll) {
+        return launch<NT, 8, true>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
+                                   llrs, cand_d, cand_sym, s);
+      }
       return launch<NT, 8>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 16:
@@ -322,7 +328,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
 void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vectors_per_channel, int nt, Modulation mod, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-            std::uint8_t* cand_sym, int device, void* stream) {
+            std::uint8_t* cand_sym, bool full_unroll, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -330,13 +336,13 @@ void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
   switch (nt) {
     case 2:
       return launch_l<2>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
     case 4:
       return launch_l<4>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
     case 8:
       return launch_l<8>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

@@ -69,8 +69,9 @@ MIMORX_HD float edge_weight(cf32 u, float d, float a, float b) {
 
 // Edge reduction (Algorithm 2) for vertex (a, b) of row `row`: the best of the Q incoming
 // paths, get(k, &dist_k, &u_k) giving path k's distance and residual at this row. Ties go to
-// the smallest k (strict <, k ascending: the order both backends use).
-template <int Q, class Get>
+// the smallest k (strict <, k ascending: the order both backends use). U: the GPU's unroll
+// factor of the loop over k (Q - 1 = fully unrolled); the operations do not depend on it.
+template <int Q, int U = (Q <= 16 ? Q - 1 : 8), class Get>
 MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
   float dk;
   cf32 uk;
@@ -78,8 +79,8 @@ MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
   float best = nway::fadd(dk, edge_weight(uk, d, a, b));
   int bk = 0;
 #if defined(__CUDA_ARCH__)
-  // Fully unrolled up to 16-QAM (the index k becomes an immediate, no loop counter).
-#pragma unroll(Q <= 16 ? Q - 1 : 8)
+  // Fully unrolled up to 16-QAM by default (the index k becomes an immediate, no loop counter).
+#pragma unroll(U)
 #endif
   for (int k = 1; k < Q; ++k) {
     get(k, &dk, &uk);
