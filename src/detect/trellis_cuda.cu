@@ -2,15 +2,20 @@
 // of every stage (the paper's mapping), G = 128 / Q vectors per block for Q < 128 (32 for
 // QPSK, 8 for 16-QAM, 2 for 64-QAM; one vector of 256 threads for 256-QAM).
 //
-// Per vector, shared memory holds R' (scale * R) and y^ (read once, broadcast to all Q
-// threads), and per stage the published state of the Q surviving paths: (distance, residual
-// re, im) as one float4 and the path word. The edge reduction reads the Q incoming paths as
-// broadcast float4 loads: one shared-memory instruction per incoming edge, where warp
-// shuffles would need three (distance and both residual parts) and would not reach across
-// warps for Q > 32. The list paths' (distance, bit word) go to shared memory at the end, and
-// the max-log merge is the N-way kernel's transpose: thread (s, j) scans candidates s, s + S,
-// ... for bit j. The operations are those of the CPU reference (trellis_math.hpp, same order),
-// so lists, bits and LLRs are bit-identical to it.
+// Per vector, shared memory holds R' (scale * R), y^ and the slicer's scale per row (read once,
+// broadcast to all Q threads), and per stage the published state of the Q surviving paths:
+// (distance, residual re, im) as one float4, the path word and the path's bits. The edge
+// reduction reads the Q incoming paths as broadcast float4 loads: one shared-memory
+// instruction per incoming edge, where warp shuffles would need three (distance and both
+// residual parts) and would not reach across warps for Q > 32. A vector never spans a warp for
+// Q <= 32, so its barriers are __syncwarp; for Q = 64 a named barrier of its two warps. The
+// stage loop is unrolled for nt <= 4 (every residual and extension row is then a constant), and
+// each path carries its bit word (extended by the bits of each vertex appended) instead of
+// recomputing it from the vertices. The list paths' (distance, bit word) go to shared memory;
+// the max-log merge finds the best list path (butterfly over the vector's lanes) and scans only
+// for the counter-hypotheses, thread (s, j) over the pairs s, s + S, ... for bit j. The
+// operations are those of the CPU reference (trellis_math.hpp, same order), so lists, bits and
+// LLRs are bit-identical to it.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -37,18 +42,64 @@ constexpr int vectors_per_block() {
 template <int NT, int L>
 struct alignas(16) VectorSmem {
   static constexpr int Q = L * L, NB = NT * 2 * nway::log2_pow2(L), NC = NT * Q;
+  static constexpr int SC = Q / NB > 1 ? Q / NB : 1;  // threads per bit in the merge
+  static constexpr int WARPS = Q > 32 ? Q / 32 : 1;   // warps per vector
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
-  float4 pub[Q];  // (distance, residual re, residual im, unused) of the surviving paths
-  Path path[Q];   // their vertices
-  Word cw[NC];    // list paths: bit words
-  float cd[NC];   // list paths: distances (index t * Q + vertex)
-  float red[2 * Q];
+  struct Cand {  // a list path: distance and bit word (8 bytes, or 16 with a 64-bit word)
+    float d;
+    Word w;
+  };
+  float4 pub[Q];              // (distance, residual re, residual im, unused) of the surviving paths
+  Path path[Q];               // their vertices
+  Word pbits[Q];              // and their bits (rows > the stage's row), as path_bits() places them
+  alignas(16) Cand cand[NC];  // list paths, index t * Q + vertex
+  float red[SC > 1 ? NB* SC : 1];  // the merge's partial counter-hypothesis minima
+  float best_d[WARPS];             // per-warp best list path (Q > 32)
+  Word best_w[WARPS];
   cf32 rs[NT * NT];  // R', column-major, zero below the diagonal
   cf32 yh[NT];
-  float inv[NT];  // 1 / (2 R'_ii)
+  float inv_top[NT];  // the slicer's scale per row, nway::slice_scale(1 / (2 R'_ii), L)
 };
 
-template <int NT, int L>
+// Bytes between the vectors of a block: an odd number of 16-byte units, so that the broadcast
+// float4 loads of up to 8 vectors in one warp (QPSK) fall in 8 different groups of 4 banks.
+template <class S>
+constexpr int vector_stride() {
+  constexpr int units = int((sizeof(S) + 15) / 16);
+  return 16 * (units | 1);
+}
+
+// Barrier of the Q threads of one vector: the warp for Q <= 32 (a vector never spans warps),
+// a named barrier of the vector's warps for Q = 64 (two vectors per block), the block for one
+// vector per block.
+template <int Q, int G>
+__device__ __forceinline__ void vector_sync(int vl) {
+  if constexpr (G == 1) {
+    __syncthreads();
+  } else if constexpr (Q <= 32) {
+    __syncwarp();
+  } else {
+    // Immediate barrier ids (a register id makes ptxas reserve all 16 barriers of the block).
+    static_assert(G == 2, "named barriers for two vectors per block");
+    if (vl == 0) {
+      asm volatile("bar.sync 1, %0;" ::"n"(Q) : "memory");
+    } else {
+      asm volatile("bar.sync 2, %0;" ::"n"(Q) : "memory");
+    }
+  }
+}
+
+// The better of two list paths for the merge's best path: the smaller distance; a NaN
+// distance loses to any other, so that the best distance is fminf over all list paths.
+template <class Word>
+__device__ __forceinline__ void keep_better(float od, Word ow, float* bd, Word* bw) {
+  const bool take = od < *bd || *bd != *bd;
+  *bd = take ? od : *bd;
+  *bw = take ? ow : *bw;
+}
+
+// FULL: the reduction's loop fully unrolled (TrellisConfig::full_unroll, 64-QAM only).
+template <int NT, int L, bool FULL>
 __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
                    std::int64_t z_stride, std::int64_t vectors, int vpc, float scale,
@@ -57,32 +108,59 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
                    float* __restrict__ cand_d, std::uint8_t* __restrict__ cand_sym) {
   using S = VectorSmem<NT, L>;
   using Word = typename S::Word;
-  constexpr int Q = S::Q, NB = S::NB, NC = S::NC, G = vectors_per_block<L>();
+  using Cand = typename S::Cand;
+  constexpr int Q = S::Q, NB = S::NB, NC = S::NC, SC = S::SC, G = vectors_per_block<L>();
+  constexpr int kStride = vector_stride<S>();
   // Raw storage: cf32's member initialisers make S non-trivially constructible.
-  __shared__ __align__(16) unsigned char raw[sizeof(S) * G];
+  __shared__ __align__(16) unsigned char raw[kStride * G];
   const int vl = int(threadIdx.x) / Q, q = int(threadIdx.x) - vl * Q;
-  S& s = reinterpret_cast<S*>(raw)[vl];
+  S& s = *reinterpret_cast<S*>(raw + vl * kStride);
   const std::int64_t v = std::int64_t(blockIdx.x) * G + vl;
   const bool valid = v < vectors;
   // Threads of a vector past the end compute on zeros (no NaN arises) and write nothing; they
   // take part in every barrier.
   {
-    const cf32* rv = r + (valid ? (v / vpc) * r_stride : 0);
-    for (int idx = q; idx < NT * NT; idx += Q) {
+    // One channel per vector (vpc = 1, uniform) skips the 64-bit division's subroutine.
+    const std::int64_t ch = vpc == 1 ? v : v / vpc;
+    const cf32* rv = r + (valid ? ch * r_stride : 0);
+    auto load_r = [&](int idx) {
       const int j = idx / NT, i = idx - j * NT;
       s.rs[idx] = (valid && i <= j) ? trellis::scaled(rv[idx], scale) : cf32(0.f, 0.f);
+    };
+    if constexpr (Q >= NT * NT) {
+      if (q < NT * NT) load_r(q);
+    } else {
+      for (int idx = q; idx < NT * NT; idx += Q) load_r(idx);
     }
-    for (int idx = q; idx < NT; idx += Q)
-      s.yh[idx] = valid ? z[v * z_stride + idx] : cf32(0.f, 0.f);
+    if constexpr (Q >= NT) {
+      if (q < NT) s.yh[q] = valid ? z[v * z_stride + q] : cf32(0.f, 0.f);
+    } else {
+      for (int idx = q; idx < NT; idx += Q)
+        s.yh[idx] = valid ? z[v * z_stride + idx] : cf32(0.f, 0.f);
+    }
   }
-  __syncthreads();
-  for (int idx = q; idx < NT; idx += Q) s.inv[idx] = trellis::inv_half(s.rs[idx * NT + idx].re);
-  __syncthreads();
+  vector_sync<Q, G>(vl);
+  if constexpr (Q >= NT) {
+    if (q < NT) s.inv_top[q] = nway::slice_scale(trellis::inv_half(s.rs[q * NT + q].re), L);
+  } else {
+    for (int idx = q; idx < NT; idx += Q)
+      s.inv_top[idx] = nway::slice_scale(trellis::inv_half(s.rs[idx * NT + idx].re), L);
+  }
+  vector_sync<Q, G>(vl);
 
   const float a = trellis::amp_re<L>(q), b = trellis::amp_im<L>(q);
   float dist = trellis::edge_weight(s.yh[NT - 1], s.rs[(NT - 1) * NT + NT - 1].re, a, b);
   Path p = trellis::with_vertex(0, NT - 1, q);
-#pragma unroll 1
+  // Bits of the surviving path, carried along instead of recomputed from its vertices (the
+  // same word as path_bits(p)); qbits: the bits of vertex q.
+  constexpr int m = 2 * nway::log2_pow2(L);
+  const Word qbits = trellis::vertex_bits<L>(q);
+  Word pb = qbits << ((NT - 1) * m);
+  // The best of this thread's list paths (a NaN start loses to any distance).
+  float bd = __int_as_float(0x7fffffff);
+  Word bw = 0;
+  // Unrolled for nt <= 4: the rows of every residual and extension step are then constants.
+#pragma unroll(NT <= 4 ? NT : 1)
   for (int i = NT - 1; i >= 0; --i) {
     // Path q ends at vertex q of row i; its residual at row i-1 serves the extension of list
     // L_i and the reduction into row i-1 (the paper's shared delta_k).
@@ -91,11 +169,13 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
       u = trellis::residual<NT, L>(s.rs, s.yh[i - 1], i - 1, p);
       s.pub[q] = make_float4(dist, u.re, u.im, 0.f);
       s.path[q] = p;
+      s.pbits[q] = pb;
     }
     {
       float d = dist;
       Path pp = p;
-      if (i > 0) trellis::extend<NT, L>(s.rs, s.yh, s.inv, i - 1, u, &d, &pp);
+      Word w = pb;
+      if (i > 0) trellis::extend<NT, L, Word>(s.rs, s.yh, s.inv_top, i - 1, u, &d, &pp, &w);
       if (cand_d) {
         if (valid) {
           const std::int64_t c = (v * NT + i) * Q + trellis::vertex_symbol<L>(q);
@@ -107,14 +187,15 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
           }
         }
       } else {
-        s.cd[i * Q + q] = d;
-        s.cw[i * Q + q] = trellis::path_bits<NT, L, Word>(pp);
+        s.cand[i * Q + q] = Cand{d, w};
+        keep_better(d, w, &bd, &bw);
       }
     }
     if (i == 0) break;
-    __syncthreads();
+    vector_sync<Q, G>(vl);
     int arg = 0;
-    const float nd = trellis::reduce_vertex<Q>(
+    constexpr int U = FULL ? Q - 1 : (Q <= 16 ? Q - 1 : 8);
+    const float nd = trellis::reduce_vertex<Q, U>(
         [&](int k, float* dk, cf32* uk) {
           const float4 e = s.pub[k];
           *dk = e.x;
@@ -122,64 +203,97 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
         },
         s.rs[(i - 1) * NT + i - 1].re, a, b, &arg);
     const Path np = trellis::with_vertex(s.path[arg], i - 1, q);
-    __syncthreads();  // every thread has read the published state before it is overwritten
+    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
+    vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
     dist = nd;
     p = np;
+    pb = npb;
   }
   if (cand_d) return;  // uniform over the grid: no barrier follows
-  __syncthreads();
 
-  // Max-log merge over the union of the nt lists.
-  constexpr int SC = Q / NB > 1 ? Q / NB : 1;  // threads per bit
+  // Max-log merge over the union of the nt lists, by best path and counter-hypothesis: with
+  // d* = min over all list paths (fminf) and x its bits, min_{b_j = x_j} d = d*, and only
+  // min_{b_j != x_j} d needs a scan. The minima are those of the CPU reference's two-minima
+  // scan (fminf is exact and order-free; a tie at d* gives d* on both sides either way).
+  // Best path of the vector: butterfly over its lanes, then over its warps (Q > 32).
+  {
+    constexpr int W = Q < 32 ? Q : 32;
+#pragma unroll
+    for (int off = W / 2; off > 0; off >>= 1) {
+      const float od = __shfl_xor_sync(0xffffffffu, bd, off);
+      const Word ow = __shfl_xor_sync(0xffffffffu, bw, off);
+      keep_better(od, ow, &bd, &bw);
+    }
+    if constexpr (S::WARPS > 1) {
+      if ((q & 31) == 0) {
+        s.best_d[q >> 5] = bd;
+        s.best_w[q >> 5] = bw;
+      }
+    }
+  }
+  vector_sync<Q, G>(vl);  // the list paths (and the per-warp bests) are published
+  if constexpr (S::WARPS > 1) {
+#pragma unroll
+    for (int k = 0; k < S::WARPS; ++k) keep_better(s.best_d[k], s.best_w[k], &bd, &bw);
+  }
   const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  auto emit = [&](int j, float counter) {
+    const bool one = (bw >> j) & 1u;  // the best path's bit j
+    const float m0 = one ? counter : bd, m1 = one ? bd : counter;
+    const std::int64_t o = v * NB + j;
+    bits[o] = nway::hard_of_minima(m0, m1);
+    if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+  };
+  // Thread (sub, j): counter-hypothesis minimum of bit j over the list paths of pairs sub,
+  // sub + SC, ... (two list paths per shared-memory load with 8-byte list entries).
   for (int item = q; item < NB * SC; item += Q) {
     const int sub = item / NB, j = item - sub * NB;
-    float m0 = kInf, m1 = kInf;
+    const Word mask = Word(1) << j;
+    float cm = kInf;
+    if constexpr (sizeof(Cand) == 8) {
+      const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
 #pragma unroll 4
-    for (int c = sub; c < NC; c += SC) {
-      const float dc = s.cd[c];
-      const bool one = (s.cw[c] >> j) & 1u;
-      m0 = one ? m0 : nway::fmin2(m0, dc);
-      m1 = one ? nway::fmin2(m1, dc) : m1;
-    }
-    if constexpr (SC == 1) {
-      if (valid) {
-        const std::int64_t o = v * NB + j;
-        bits[o] = nway::hard_of_minima(m0, m1);
-        if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+      for (int pr = sub; pr < NC / 2; pr += SC) {
+        const uint4 e = pairs[pr];
+        if ((e.y ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.x));
+        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.z));
       }
     } else {
-      s.red[2 * item] = m0;
-      s.red[2 * item + 1] = m1;
+#pragma unroll 4
+      for (int c = sub; c < NC; c += SC) {
+        const Cand e = s.cand[c];
+        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, e.d);
+      }
+    }
+    if constexpr (SC == 1) {
+      if (valid) emit(j, cm);
+    } else {
+      s.red[item] = cm;
     }
   }
   if constexpr (SC > 1) {
-    __syncthreads();
+    vector_sync<Q, G>(vl);
     if (valid && q < NB) {
-      float m0 = kInf, m1 = kInf;
-      for (int sub = 0; sub < SC; ++sub) {
-        m0 = nway::fmin2(m0, s.red[2 * (sub * NB + q)]);
-        m1 = nway::fmin2(m1, s.red[2 * (sub * NB + q) + 1]);
-      }
-      const std::int64_t o = v * NB + q;
-      bits[o] = nway::hard_of_minima(m0, m1);
-      if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+      float cm = kInf;
+      for (int sub = 0; sub < SC; ++sub) cm = nway::fmin2(cm, s.red[sub * NB + q]);
+      emit(q, cm);
     }
   }
 }
 
-template <int NT, int L>
+template <int NT, int L, bool FULL = false>
 void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vpc, const float* n0, std::int64_t n0_size, float clip,
             std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
             cudaStream_t stream) {
   constexpr int G = vectors_per_block<L>(), threads = G * L * L;
-  static_assert(sizeof(VectorSmem<NT, L>) * G <= 48 * 1024, "static shared memory over 48 KB");
+  static_assert(vector_stride<VectorSmem<NT, L>>() * G <= 48 * 1024,
+                "static shared memory over 48 KB");
   const float scale = qam_scale(Modulation(2 * nway::log2_pow2(L)));
   const std::int64_t blocks = (vectors + G - 1) / G;
-  trellis_kernel<NT, L><<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors,
-                                                                  vpc, scale, n0, n0_size, clip,
-                                                                  bits, llrs, cand_d, cand_sym);
+  trellis_kernel<NT, L, FULL>
+      <<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors, vpc, scale, n0,
+                                                 n0_size, clip, bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -187,7 +301,7 @@ template <int NT>
 void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
               std::int64_t z_stride, std::int64_t vectors, int vpc, const float* n0,
               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-              std::uint8_t* cand_sym, cudaStream_t s) {
+              std::uint8_t* cand_sym, bool full_unroll, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch<NT, 2>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
@@ -196,6 +310,10 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
       return launch<NT, 4>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 8:
+      if (full_unroll) {
+        return launch<NT, 8, true>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
+                                   llrs, cand_d, cand_sym, s);
+      }
       return launch<NT, 8>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 16:
@@ -210,7 +328,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
 void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vectors_per_channel, int nt, Modulation mod, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-            std::uint8_t* cand_sym, int device, void* stream) {
+            std::uint8_t* cand_sym, bool full_unroll, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -218,13 +336,13 @@ void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
   switch (nt) {
     case 2:
       return launch_l<2>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
     case 4:
       return launch_l<4>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
     case 8:
       return launch_l<8>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, s);
+                         llrs, cand_d, cand_sym, full_unroll, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

@@ -69,8 +69,9 @@ MIMORX_HD float edge_weight(cf32 u, float d, float a, float b) {
 
 // Edge reduction (Algorithm 2) for vertex (a, b) of row `row`: the best of the Q incoming
 // paths, get(k, &dist_k, &u_k) giving path k's distance and residual at this row. Ties go to
-// the smallest k (strict <, k ascending: the order both backends use).
-template <int Q, class Get>
+// the smallest k (strict <, k ascending: the order both backends use). U: the GPU's unroll
+// factor of the loop over k (Q - 1 = fully unrolled); the operations do not depend on it.
+template <int Q, int U = (Q <= 16 ? Q - 1 : 8), class Get>
 MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
   float dk;
   cf32 uk;
@@ -78,7 +79,8 @@ MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
   float best = nway::fadd(dk, edge_weight(uk, d, a, b));
   int bk = 0;
 #if defined(__CUDA_ARCH__)
-#pragma unroll 4
+  // Fully unrolled up to 16-QAM by default (the index k becomes an immediate, no loop counter).
+#pragma unroll(U)
 #endif
   for (int k = 1; k < Q; ++k) {
     get(k, &dk, &uk);
@@ -93,19 +95,25 @@ MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
 
 // Path extension (Algorithm 1) of a path that has decided rows >= first + 1, from row `first`
 // down to row 0: at each row the best outgoing edge by slicing. u_first is the path's residual
-// at row `first` (shared with the reduction into that row). yh: y^ (NT), inv: 1 / (2 R'_ii).
-template <int NT, int L>
-MIMORX_HD void extend(const cf32* rs, const cf32* yh, const float* inv, int first, cf32 u_first,
-                      float* dist, Path* p) {
+// at row `first` (shared with the reduction into that row). yh: y^ (NT), inv_top: the slicer's
+// scale per row, nway::slice_scale(1 / (2 R'_ii), L), computed once per vector (it holds a
+// division that would otherwise be repeated at every step). With `bits` non-null, the bits of
+// every vertex appended are or-ed into *bits (as path_bits() places them), so that a caller
+// that carries the bits of the path so far need not recompute them from the vertices.
+template <int NT, int L, class Word = std::uint64_t>
+MIMORX_HD void extend(const cf32* rs, const cf32* yh, const float* inv_top, int first, cf32 u_first,
+                      float* dist, Path* p, Word* bits = nullptr) {
+  constexpr int KA = nway::log2_pow2(L), m = 2 * KA;
   MIMORX_UNROLL
   for (int r = NT - 2; r >= 0; --r) {
     if (r <= first) {
       const cf32 u = r == first ? u_first : residual<NT, L>(rs, yh[r], r, *p);
       int lr, li;
-      const float a = nway::slice_amplitude(u.re, inv[r], L, &lr);
-      const float b = nway::slice_amplitude(u.im, inv[r], L, &li);
+      const float a = nway::slice_amplitude_scaled(u.re, inv_top[r], L, &lr);
+      const float b = nway::slice_amplitude_scaled(u.im, inv_top[r], L, &li);
       *dist = nway::fadd(*dist, edge_weight(u, rs[r * NT + r].re, a, b));
       *p = with_vertex(*p, r, li * L + lr);
+      if (bits) *bits |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
     }
   }
 }

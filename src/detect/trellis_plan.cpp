@@ -70,14 +70,14 @@ void search_vector(const cf32* r, const cf32* z, float scale, Emit&& emit) {
   using namespace trellis;
   constexpr int Q = L * L;
   cf32 rs[NT * NT], yh[NT];
-  float inv[NT];
+  float inv_top[NT];
   for (int j = 0; j < NT; ++j) {
     for (int i = 0; i <= j; ++i) rs[j * NT + i] = scaled(r[j * NT + i], scale);
     for (int i = j + 1; i < NT; ++i) rs[j * NT + i] = cf32(0.f, 0.f);
   }
   for (int i = 0; i < NT; ++i) {
     yh[i] = z[i];
-    inv[i] = inv_half(rs[i * NT + i].re);
+    inv_top[i] = nway::slice_scale(inv_half(rs[i * NT + i].re), L);
   }
   float dist[Q], nd[Q];
   Path path[Q], np[Q];
@@ -95,7 +95,7 @@ void search_vector(const cf32* r, const cf32* z, float scale, Emit&& emit) {
     for (int q = 0; q < Q; ++q) {
       float d = dist[q];
       Path p = path[q];
-      if (i > 0) extend<NT, L>(rs, yh, inv, i - 1, u[q], &d, &p);
+      if (i > 0) extend<NT, L>(rs, yh, inv_top, i - 1, u[q], &d, &p);
       emit(i, q, d, p);
     }
     if (i == 0) break;
@@ -191,7 +191,7 @@ struct TrellisPlan::Impl {
       trellis_cuda::search(r.data(), std::int64_t(nt) * nt, z.data(), nt, nv, vpc, nt,
                            cfg.shape.mod, in.noise_var.data, in.noise_var.size, cfg.llr_clip,
                            bits.data, llrs.size ? llrs.data : nullptr, cand_d, cand_sym,
-                           backend.device(), s.handle());
+                           cfg.full_unroll, backend.device(), s.handle());
       return;
 #else
       (void)s;

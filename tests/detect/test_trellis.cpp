@@ -5,10 +5,12 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "detect/nway_math.hpp"
 #include "detect/test_nway_support.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "mimorx/detect/ml.hpp"
@@ -226,6 +228,59 @@ TEST(Trellis, ClippingSignsAndCoherenceBlocks) {
   }
 }
 
+// The GPU kernel's merge: the best list path (NaN-aware minimum, any order) gives min over its
+// own bit values, and only the counter-hypothesis is scanned. The LLRs and bits must equal the
+// CPU's two-minima scan bit for bit (the kernel relies on it; the GPU test compares with memcmp).
+TEST(Trellis, BestPathMergeEqualsTwoMinimaScan) {
+  const auto seed = test::fresh_seed();
+  int k = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod : kMods) {
+      const MimoShape s{nt, nt, mod};
+      const std::int64_t V = mod == Modulation::qam256 ? 4 : 24;
+      const Problem p = make_problem(s, V, 1, 4.0 + 2 * bits_per_symbol(mod), seed + 17 * k++);
+      const Lists l = cpu_lists(p);
+      const Out o = run_cpu(p, 6.f);
+      const int Q = constellation_size(mod), m = bits_per_symbol(mod), nb = nt * m;
+      for (std::int64_t v = 0; v < V; ++v) {
+        const int nc = nt * Q;
+        auto word = [&](int c) {
+          std::uint64_t w = 0;
+          for (int t = 0; t < nt; ++t) {
+            const int sym = l.sym[(std::size_t(v) * nc + c) * nt + t];
+            for (int b = 0; b < m; ++b) w |= std::uint64_t((sym >> (m - 1 - b)) & 1) << (t * m + b);
+          }
+          return w;
+        };
+        // Best path, scanned from the last list path down (the kernel's order differs).
+        float bd = std::nanf("");
+        std::uint64_t bw = 0;
+        for (int c = nc - 1; c >= 0; --c) {
+          const float d = l.d[std::size_t(v) * nc + c];
+          if (d < bd || bd != bd) {
+            bd = d;
+            bw = word(c);
+          }
+        }
+        const float inv_n0 = nway::fdiv(1.f, p.n0[0]);
+        for (int j = 0; j < nb; ++j) {
+          float cm = std::numeric_limits<float>::infinity();
+          for (int c = 0; c < nc; ++c)
+            if (((word(c) ^ bw) >> j) & 1u) cm = nway::fmin2(cm, l.d[std::size_t(v) * nc + c]);
+          const bool one = (bw >> j) & 1u;
+          const float m0 = one ? cm : bd, m1 = one ? bd : cm;
+          const std::size_t o_idx = std::size_t(v) * nb + j;
+          ASSERT_EQ(nway::hard_of_minima(m0, m1), o.bits[o_idx]) << to_string(mod) << " nt " << nt;
+          const float llr = nway::llr_of_minima(m0, m1, inv_n0, 6.f);
+          ASSERT_EQ(std::memcmp(&llr, &o.llrs[o_idx], sizeof(float)), 0)
+              << to_string(mod) << " nt " << nt << " v " << v << " bit " << j << ": " << llr
+              << " vs " << o.llrs[o_idx];
+        }
+      }
+    }
+  }
+}
+
 TEST(Trellis, HardOutputOnlyMatchesSoftRun) {
   const auto seed = test::fresh_seed();
   const Problem p = make_problem(MimoShape{4, 5, Modulation::qam64}, 40, 1, 20.0, seed);
@@ -382,16 +437,29 @@ TEST(TrellisGpu, CandidateListsAndLlrsMatchCpu) {
         gl.fill_bytes(0xFF);
         gpu.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
         ASSERT_EQ(to_host(gb), o.bits) << what;
+        // LLRs bit-identical (the kernel's best-path merge gives the CPU's two minima exactly).
         const auto hl = to_host(gl);
         for (std::size_t i = 0; i < hl.size(); ++i) {
-          ASSERT_NEAR(hl[i], o.llrs[i], 1e-5f * std::max(1.f, std::abs(o.llrs[i])))
-              << what << " " << i;
+          ASSERT_EQ(std::memcmp(&hl[i], &o.llrs[i], sizeof(float)), 0)
+              << what << " " << i << ": " << hl[i] << " vs " << o.llrs[i];
         }
         // Hard output only, without the device-value scan.
         TrellisPlan quiet(TrellisConfig{s, 6.f, false}, Backend::cuda());
         gb.fill_bytes(0xEE);
         quiet.run(dp.in, View<std::uint8_t>(gb), View<float>());
         ASSERT_EQ(to_host(gb), o.bits) << what;
+        if (mod == Modulation::qam64) {  // the kernel variant with the reduction fully unrolled
+          TrellisConfig fc{s, 6.f};
+          fc.full_unroll = true;
+          TrellisPlan full(fc, Backend::cuda());
+          gb.fill_bytes(0xEE);
+          gl.fill_bytes(0xFF);
+          full.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
+          ASSERT_EQ(to_host(gb), o.bits) << what << " full unroll";
+          const auto hf = to_host(gl);
+          ASSERT_EQ(std::memcmp(hf.data(), o.llrs.data(), hf.size() * sizeof(float)), 0)
+              << what << " full unroll";
+        }
       }
     }
   }
