@@ -94,7 +94,7 @@ struct GpuTeam {
   int lane;
   int n, L, log2L;  // s->n, s->q, s->log2q in registers
   int team_shift;   // bit of lane 0 of this team in a warp ballot
-  bool lazy;        // lazy selection instead of a full sort (docs/psd.md, "Ordering")
+  bool lazy;        // lazy selection instead of a full sort (docs/psd.md, "Parameters")
 
   __device__ float* keys(int x) const {
     return reinterpret_cast<float*>(buf + s->buf_off[x] + 8 * s->exp[x]);

@@ -76,7 +76,7 @@ int psd_team_width(const PsdSchedule& s, int override_width);
 // up with a real dimension >= 8.
 int psd_auto_lanes(const MimoShape& shape, bool explicit_levels);
 
-// The default ordering of the CUDA kernel (docs/psd.md, "Ordering").
+// The default ordering of the CUDA kernel (docs/psd.md, "Parameters": the sort is faster).
 inline constexpr bool kDefaultLazySelect = false;
 
 #if MIMORX_HAS_CUDA

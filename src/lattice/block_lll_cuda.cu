@@ -738,7 +738,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // the host version).
   const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
   LllStats st;
-  // The active window (docs/lll.md, "The active window"): the blocks cover [lo, m) only. Columns
+  // The active window (docs/lll.md, "CR-MB-LLL"): the blocks cover [lo, m) only. Columns
   // before lo satisfy Lovasz with their neighbours, and nothing in [lo, m) changes their
   // Gram-Schmidt data: they keep them to the end (on i.i.d. Gaussian 1024 x 1024 bases all
   // swaps fall in the last ~128 columns). Every check covers all pairs, so lo moves down where
