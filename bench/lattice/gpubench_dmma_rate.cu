@@ -1,9 +1,9 @@
 // The float64 tensor-core rate of each mma shape on this GPU: the ceiling of the lattice
 // component's products (mma_f64.cuh). One wave of blocks (one per SM, 4 / 8 / 16 warps), every
 // warp issuing mmas into 4 independent accumulators with operands in registers: no loads, no
-// shared memory, so the figure is the pipe's rate alone. On the H100 m8n8k4 ran at half the rate
+// shared memory, so the figure is the pipe's rate alone. On sm_90 m8n8k4 runs at half the rate
 // of m16n8k4 / k8 / k16 (the same instruction rate, half the work), which is why warp_mma issues
-// m16n8k4 on sm_90 (docs/lll.md, twenty-first session).
+// m16n8k4 there (mma_f64.cuh).
 // Usage: gpubench_dmma_rate_lattice [out.jsonl]
 #include <cstdio>
 #include <fstream>

@@ -302,9 +302,9 @@ int main(int argc, char** argv) {
       bool check = true;       // LllConfig::lattice_check (without the caller's T: T internal)
       bool presort = true;     // false: the input order
     };
-    // Default (checked), unchecked (the figure of the sessions before the check), unchecked in
-    // input order, unchecked with l = 64 and 16, the host-side path (checked), the caller's T
-    // with and without the check.
+    // Default (checked), unchecked (the kernel's own speed, the figure the targets are stated
+    // for), unchecked in input order, unchecked with l = 64 and 16, the host-side path
+    // (checked), the caller's T with and without the check.
     for (const Variant var :
          {Variant{true, 0}, Variant{true, 0, false, false}, Variant{true, 0, false, false, false},
           Variant{true, 64, false, false}, Variant{true, 16, false, false}, Variant{false, 0},

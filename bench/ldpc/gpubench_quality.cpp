@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   if (sel.find('2') != std::string::npos) {
     codes.push_back({"BG2 K=3840 R=1/5", BaseGraph::bg2, 1.0 / 5, 0.15, 1.10});
   }
-  // The constant alphas that were best for each code in the full sweep of 0.5..0.8125
-  // (docs/data/ldpc_quality_sweep_2026-11-23.txt), the default, and the per-iteration ramps.
+  // The constant alphas that are best for each code in a sweep of 0.5..0.8125
+  // (docs/data/ldpc_quality_sweep_*.txt), the default, and the per-iteration ramps.
   std::vector<Decoder> decs = {{"BP 20", DecoderAlgo::bp, 0.75f, false, false, 20}};
   // MIMORX_LDPC_QUALITY_DECODERS: a substring; only the layered decoders whose name contains
   // it run (BP always runs: it is the reference).

@@ -44,8 +44,8 @@ Reduced reduce(const LrConfig& cfg, const cf32* h, double n0) {
   Reduced r;
   std::vector<cd> t(std::size_t(nt) * nt);
   // The columns shortest first (LllConfig::presort, as sorted-QR LR detectors do): the complex
-  // LLL then needs about half the swaps (4x4 16-QAM at 20-26 dB: 3.45 -> 1.67 per channel) with
-  // the same BER (docs/lll.md, LR-aided detection).
+  // LLL then needs about half the swaps (4x4 16-QAM at 20-26 dB) with the same BER (docs/lll.md,
+  // LR-aided detection).
   std::vector<std::int32_t> rank(nt);
   lattice::detail::presort_columns(rows, nt, b.data(), rank.data());
   const auto st = lattice::clll_reference(rows, nt, b.data(), t.data(), cfg.delta);

@@ -124,9 +124,9 @@ void ml_cuda(Modulation mod, int nt, int nr, bool soft, const cf32* h, std::int6
   for (int t = 1; t < nt - 1; ++t) chunks *= p.size;
   // Hard: a thread runs consecutive chunks, up to max_hypotheses_per_thread (256) column-0
   // hypotheses, while >= 2^20 threads remain (about four waves of 2048 threads on 132 SMs) and
-  // >= 16 threads share a vector (their H loads are broadcasts). Measured on the H100
-  // (docs/ml.md): 4x4 16-QAM 0.81 -> 0.93 Gbit/s with 16 chunks per thread (16 threads per
-  // vector), but 4x4 QPSK 11.0 -> 4.6 Gbit/s when all 16 chunks went to one thread per vector.
+  // >= 16 threads share a vector (their H loads are broadcasts): more chunks per thread help
+  // large problems, but fewer than 16 threads a vector leave too few threads (4x4 QPSK with all
+  // 16 chunks in one thread runs at less than half the speed; docs/ml.md).
   // Soft keeps one chunk per thread (its middle-column slots are per chunk).
   std::int64_t per_thread = 1;
   while (!soft && chunks / (per_thread * 2) >= 16 &&

@@ -23,11 +23,9 @@ constexpr int kBlock = 256;
 // candidate k of passes slot, slot + ns, ... (ns = n_ways except for 64/256-QAM with many
 // ways, where the block would exceed 256 threads). The candidates (distance, bit word) go to
 // shared memory; then thread (q, j) of a vector scans candidates q, q + Q, ... for bit j
-// (Q = tv / NB subsets), and the Q partial minima are combined. The first version built two
-// values per bit (min over b = 0 / b = 1) and merged them by a warp butterfly reduce-scatter:
-// measured 27.6 Gbit/s at 4x4 16-QAM, N = 1 on the H100, ~1140 PTX instructions per thread,
-// about half of them in the merge; this transpose costs ~7 per (candidate, bit) and measured
-// 40.3 Gbit/s (with the one-FMA slicing of nway_math.hpp).
+// (Q = tv / NB subsets), and the Q partial minima are combined. This transpose costs ~7
+// instructions per (candidate, bit); a warp butterfly reduce-scatter of two values per bit
+// spends about half of the kernel's instructions in the merge and is ~1.5x slower.
 template <int NT, int L>
 __global__ void __launch_bounds__(kBlock)
     search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns, int ppt,

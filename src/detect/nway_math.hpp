@@ -206,10 +206,9 @@ MIMORX_HD float slice_amplitude(float z, float inv_half, int levels, int* level)
 // without forming q_k: s_kt = v_k . v_t for every t >= k (in parallel on the GPU), then
 // r_kk = sqrt(s_kk), r_kt = s_kt / r_kk and v_t -= (r_kt / r_kk) v_k, so that no thread
 // normalises a column alone while the others wait. Two accumulators halve the dependent FMA
-// chain of the dot product. Measured on the H100 (537600 4x4 QRs, N = 1): 509 us, against
-// 447 us for the first version (thread k normalised q_k, then all projected; block barriers):
-// every thread now evaluates sqrt and 1/r itself. Both are far from the memory floor (~70 us);
-// the cause is not profiled yet (see docs/nway.md).
+// chain of the dot product; every thread evaluates sqrt and 1/r itself. This shared-memory form
+// is far from the memory floor; the fixed-shape path (nway_qr_fixed.hpp) replaces it for
+// nt = 2, 4 (docs/nway.md).
 MIMORX_HD float mgs_dot(const float* v, int stride, int rows, int k, int t) {
   float s0 = 0.f, s1 = 0.f;
   for (int i = 0; i < rows; i += 2) {

@@ -94,7 +94,7 @@ struct GpuTeam {
   int lane;
   int n, L, log2L;  // s->n, s->q, s->log2q in registers
   int team_shift;   // bit of lane 0 of this team in a warp ballot
-  bool lazy;        // lazy selection instead of a full sort (docs/psd.md, "Ordering")
+  bool lazy;        // lazy selection instead of a full sort (docs/psd.md, "Parameters")
 
   __device__ float* keys(int x) const {
     return reinterpret_cast<float*>(buf + s->buf_off[x] + 8 * s->exp[x]);
@@ -254,7 +254,7 @@ struct GpuTeam {
   }
 };
 
-// One thread per channel; the matrices in global memory (the first version; benchmark knob
+// One thread per channel; the matrices in global memory (benchmark knob
 // set_qr_mode_override(1)): every step of the sorted QR is a dependent global load or store.
 __global__ void qr_kernel_global(const __grid_constant__ PsdCudaArgs a) {
   const std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
@@ -347,10 +347,10 @@ __global__ void __launch_bounds__(kBlockThreads, MINB)
   for (;;) {
     // Persistent teams take chunks of vectors from a queue: the work per vector varies by orders
     // of magnitude at low SNR, and a team that finishes early starts the next chunk at once.
-    // Chunks, not single vectors: one atomic per vector on one address serialised at about one
-    // per clock in L2 and bounded 2x2 QPSK at ~1.1 G vectors/s (first H100 run). Strided
-    // chunks (QueueCursor): contiguous ones queued a bad channel's vectors in one team and made
-    // 4x4 64-QAM at 20 dB 1.5x slower (second run).
+    // Chunks, not single vectors: one atomic per vector on one address serialises at about one
+    // per clock in L2 and bounds short searches (2x2 QPSK). Strided chunks (QueueCursor):
+    // contiguous ones queue a bad channel's vectors in one team (4x4 64-QAM at 20 dB: 1.5x
+    // slower).
     if (queue.exhausted()) {
       int cid = 0;
       if (lane == 0) cid = atomicAdd(a.counter, 1);

@@ -76,7 +76,7 @@ int psd_team_width(const PsdSchedule& s, int override_width);
 // up with a real dimension >= 8.
 int psd_auto_lanes(const MimoShape& shape, bool explicit_levels);
 
-// The default ordering of the CUDA kernel (docs/psd.md, "Ordering").
+// The default ordering of the CUDA kernel (docs/psd.md, "Parameters": the sort is faster).
 inline constexpr bool kDefaultLazySelect = false;
 
 #if MIMORX_HAS_CUDA
@@ -110,7 +110,7 @@ struct PsdCudaArgs {
   int min_blocks = 0;        // 0: default register budget; 10 or 12 blocks per SM (sweeps)
   int phases = 3;   // bit 0: the QR kernel, bit 1: the search kernel, bit 3: skip the search
                     // itself (benchmark timing)
-  int qr_mode = 0;  // 0: QR in shared memory; 1: in global memory (the first version)
+  int qr_mode = 0;  // 0: QR in shared memory; 1: in global memory (slower; for comparison)
 };
 void psd_run_cuda(const PsdCudaArgs& a, void* stream);
 // The search with one lane per vector (sphere_lane_cuda.cu), after psd_run_cuda's QR.

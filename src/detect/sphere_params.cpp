@@ -53,9 +53,8 @@ PsdSchedule make_schedule(const PsdLevels& p, int n, int q) {
 }
 
 int psd_team_width(const PsdSchedule& s, int override_width) {
-  // Automatic: 8 lanes (4 vectors per warp) up to 16-QAM, a full warp from 64-QAM with n >= 8
-  // (docs/psd.md, device runs 3-5: 4x4 16-QAM 3.44 ms with 8 lanes vs 3.75 with 16; 4x4 QPSK
-  // 1.14 vs 1.99 (16) and 3.35 (32); 4x4 64-QAM 18.1 ms with 32 vs 23.1 (16) and 28.7 (8)).
+  // Automatic: 8 lanes (4 vectors per warp) up to 16-QAM, a full warp from 64-QAM with n >= 8:
+  // the fastest widths of a sweep over 8, 16, 32 at 4x4 QPSK, 16-QAM and 64-QAM (docs/psd.md).
   int team = override_width;
   if (team == 1) return 1;
   if (team == 0) team = s.q >= 8 && s.n >= 8 ? 32 : 8;
@@ -65,8 +64,8 @@ int psd_team_width(const PsdSchedule& s, int override_width) {
 
 int psd_auto_lanes(const MimoShape& shape, bool explicit_levels) {
   // One lane per vector except for 64-QAM and up with nt >= 4, where the team kernel's parallel
-  // expansions won at 0-20 dB (4x4 64-QAM 20 dB: 47 vs 93 ms per 2^20 vectors; the lane kernel
-  // won only at 30 dB, 2.7 vs 7.3 ms; docs/psd.md, H100 2026-11-23).
+  // expansions win at 0-20 dB (4x4 64-QAM 20 dB: about half the lane kernel's time); the lane
+  // kernel wins only at 30 dB, and the plan does not know the SNR (docs/psd.md).
   if (explicit_levels) return 0;
   const int n = real_dim(shape.mod, shape.nt), q = axis_levels(shape.mod);
   return q >= 8 && n >= 8 ? 0 : 1;
@@ -135,13 +134,11 @@ void validate_psd_levels(const PsdLevels& p, int n, int q, std::size_t shared_li
 PsdLevels choose_psd_levels(const MimoShape& shape, std::size_t shared_limit_bytes) {
   const int n = sphere::real_dim(shape.mod, shape.nt);
   const int q = axis_levels(shape.mod);
-  // Jump d levels between expansions and carry `paths` parents into each. Measured on an H100
-  // (docs/psd.md, device runs 3-5, 2^20 vectors): 4x4 QPSK at 20 dB d = 2, paths 2 (1.14 ms;
-  // d = 4, paths 1: 1.10-1.22 ms; d = 4, paths 2: 1.25 ms); 4x4 16-QAM a first jump of 2 and
-  // then one level at a time with paths 4 (20 dB 3.39 ms, 10 dB 7.22 ms; from the root one
-  // level at a time: 3.63 / 8.04 ms; d = 2, paths 2: 4.05 / 10.6 ms with 8 lanes, 4.82 / 8.08 ms
-  // with 32); 4x4 64-QAM d = 1, paths 4 (18.0 ms; paths 2: 35.3 ms). 16-QAM below n = 8 keeps
-  // d = 2, paths 2 (2x2: 0.78 ms; one level at a time not measured).
+  // Jump d levels between expansions and carry `paths` parents into each: the fastest of a
+  // sweep over levels and paths at 10 and 20 dB (docs/psd.md, "Parameters"): QPSK d = 2, paths
+  // 2; 16-QAM with n >= 8 a first jump of 2, then one level at a time with paths 4 (7-11 %
+  // faster than one level at a time from the root; d = 2 is 20-50 % slower); 64-QAM d = 1,
+  // paths 4 (half the time of paths 2). 16-QAM below n = 8 keeps d = 2, paths 2.
   const bool qam16_wide = q == 4 && n >= 8;
   const int d = q == 2 || (q == 4 && n < 8) ? 2 : 1;
   int paths = qam16_wide || q == 8 ? 4 : 2;

@@ -1,5 +1,5 @@
 // CR-MB-LLL with the basis resident on the GPU, on an active window [lo, m) (the columns before
-// lo are reduced and keep their Gram-Schmidt data; docs/lll.md, "The active window"). Per pass,
+// lo are reduced and keep their Gram-Schmidt data; docs/lll.md, "CR-MB-LLL"). Per pass,
 // all on one stream:
 //   R = chol(B^T B) in float64 (gram_cholesky_cuda.cu) and its checks (singular column,
 //     diagonal ratio) at the start, every 8 passes and to confirm a check that passed on the
@@ -70,7 +70,7 @@ constexpr int kBank = kFlags;
 constexpr int kStash = 2 * kFlags;
 
 // The block pass's flags (bank 0) kept in the stash for the host's next read, and banks 0 and 1
-// cleared for the next pass: one launch where a copy to the host and a memset were two
+// cleared for the next pass: one launch instead of a copy to the host and a memset, two
 // operations on the critical path.
 __global__ void stash_flags_kernel(int* flags) {  // one block of 32 threads
   static_assert(kFlags <= 64, "two flags a thread");
@@ -89,10 +89,9 @@ static_assert(kCholFail < kGateCount && kSingular < kGateCount && kInaccurate < 
 static_assert(kFirstViolation == kViolations + 1, "one memset clears a bank's check");
 
 // Up to three device-to-device copies in one launch, on the SMs: the size reduction's
-// snapshots taken ahead (snapshot_ahead). As cudaMemcpyAsync operations they went to a copy
-// engine, where the host's read of the start's flags (a 64-byte copy) waited behind them
-// (~10 us at 1024 x 1024). 16-byte units where a range allows them, else 4-byte ones (every
-// range here is a multiple of 4 bytes).
+// snapshots taken ahead (snapshot_ahead). Not cudaMemcpyAsync: those go to a copy engine, where
+// the host's read of the start's flags (a 64-byte copy) would wait behind them. 16-byte units
+// where a range allows them, else 4-byte ones (every range here is a multiple of 4 bytes).
 struct CopyRange {
   void* dst = nullptr;
   const void* src = nullptr;
@@ -232,11 +231,10 @@ struct ProductSlabs {
 constexpr int kProductSmem = 64 * 64;
 
 // The float64 form (B, and T where every partial sum stays below 2^53, so exact in any order):
-// 8 warps of 32 x 16 outputs on the float64 tensor cores (mma_f64.cuh). The FMA loop it replaced
-// (4 x 4 outputs per thread) was bound by its shared-memory loads: 249 us for the four B
-// products of a 1024 x 1024 reduction on the H200. The k range is split over the blocks of a
-// cluster (split_k.cuh): the products of the final size reduction have a few output tiles with
-// up to 64 slabs each (94 us at 1024 x 1024 for B alone with one block per tile).
+// 8 warps of 32 x 16 outputs on the float64 tensor cores (mma_f64.cuh): an FMA loop (4 x 4
+// outputs per thread) is bound by its shared-memory loads. The k range is split over the blocks
+// of a cluster (split_k.cuh): the products of the final size reduction have a few output tiles
+// with up to 64 slabs each, which one block per tile would run serially.
 template <class X>
 __device__ void subtract_products_tile(X* c, const X* a, long long ld, int rows, int m,
                                        const double* mult, unsigned long long* tbound,
@@ -399,13 +397,11 @@ constexpr int kMaxBlock = 64;  // LllConfig::block <= 64
 // double, as the host version; T: exact, in float64 where |T| <= tbound times U_c's largest
 // column sum of |U| stays below 2^53, else in 128-bit integers with overflow flagged; the new
 // entries raise tbound).
-// A block takes 32 rows (lane = row) and its four warps a quarter of the output columns each:
-// one thread a row for all columns (32 x 32 multiply-adds behind shared-memory loads, one warp
-// per SMSP) took 25 us (B) and 21 us (R) for one 32-column block at n = 1024 on the H100, now 20
-// and 15 us. Each output still accumulates over k in order, so the numbers are the same.
-// SZ: the block size at compile time (32, the automatic one from m = 64 on), 0: sz at run time.
-// With a run-time size the loads of U_c and of the row waited for one another (Nsight Compute:
-// 20 us for B at 1024, long-scoreboard stalls first).
+// A block takes 32 rows (lane = row) and its four warps a quarter of the output columns each
+// (measured faster than one thread a row for all columns, one warp per SMSP). Each output
+// accumulates over k in order, so the numbers do not depend on the split.
+// SZ: the block size at compile time (32, the automatic one from m = 64 on), 0: sz at run time;
+// with a run-time size the loads of U_c and of the row wait for one another.
 constexpr int kApplyRows = 32, kApplyGroups = 4;
 template <class X, int SZ>
 __global__ void __launch_bounds__(128)
@@ -742,7 +738,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // the host version).
   const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
   LllStats st;
-  // The active window (docs/lll.md, "The active window"): the blocks cover [lo, m) only. Columns
+  // The active window (docs/lll.md, "CR-MB-LLL"): the blocks cover [lo, m) only. Columns
   // before lo satisfy Lovasz with their neighbours, and nothing in [lo, m) changes their
   // Gram-Schmidt data: they keep them to the end (on i.i.d. Gaussian 1024 x 1024 bases all
   // swaps fall in the last ~128 columns). Every check covers all pairs, so lo moves down where
@@ -788,10 +784,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   const bool head_inverse = m >= kInverseFrom && g_head_inverse;
   // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
   // inside the start, on the side stream beside the factorisation's panels after them (the
-  // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free): at
-  // m = 1024 the seven blocks' ~30 us come off the ~115 us from the first check to W, which the
-  // window's refactorisation waited for. The last block, where the window starts after it, and
-  // the doubling's products follow the start, gated by its check.
+  // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free), so
+  // that W is ready when the window's refactorisation needs it. The last block, where the window
+  // starts after it, and the doubling's products follow the start, gated by its check.
   const int early_cols =
       head_inverse && g_early_inverse ? (m - 1) / kTriInverseBlock * kTriInverseBlock : 0;
   void* side = head_inverse ? ws.side.get(device) : nullptr;
@@ -845,9 +840,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     return true;
   };
   // The size reduction's snapshots (R0, B0 and T0 of the columns [snap_lo, snap_upto)) and its
-  // initialisation of M taken ahead on a stream of their own (snapshot_ahead): at 1024 x 1024
-  // the copies (~12 MB) and M's memsets (8 MB) took ~20 us between the refactorisation and the
-  // size reduction, and their ~10 API calls held up the host's launches where they went.
+  // initialisation of M taken ahead on a stream of their own (snapshot_ahead), off the critical
+  // path between the refactorisation and the size reduction, and with their API calls off the
+  // host's launches there.
   // Columns from `col` on are about to change on `stream`: the snapshot ends before them (and
   // the copies of those columns, if still running, are waited for first).
   auto limit_snapshot = [&](int col) {
@@ -933,8 +928,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // The start: the caller's prologue, the input's copy, T = I, R of B and its check (pass 0's
   // fresh factorisation and check, which the pass below then only reads), as one sequence: from
   // the second run on the same pointers a CUDA graph (CapturedSequence), launched with one call
-  // instead of ~10 (at 1024 x 1024 ~10 us less per run; most of the launches' host time was
-  // already hidden behind the presort's kernels).
+  // instead of ~10 (less host time per run).
   {
     const auto u64 = [](const void* p) {
       return std::uint64_t(reinterpret_cast<std::uintptr_t>(p));
@@ -1147,9 +1141,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         !(small_needs_no_inverse && small_window(m, lo)))
       inv_size = lo;
     // A window of at most m / 8 columns: R is not carried through the pass (R U_c, the GSC QR
-    // and its application, ~85 us at 1024 x 1024 with 4 blocks); the changed columns are
-    // refactorised instead (~100 us there), which the last pass needed anyway to confirm. On a
-    // wider window the refactorisation grows with it and the GSC-Update stays.
+    // and its application); the changed columns are refactorised instead, which the last pass
+    // needs anyway to confirm. On a wider window the refactorisation grows with it and the
+    // GSC-Update stays.
     const bool update_r = !(g_refactor_window && small_window(m, lo));
     // The blocks change B's and T's columns (and R's, with update_r) from lo on.
     limit_snapshot(lo);
@@ -1163,7 +1157,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       const std::int64_t bs = std::int64_t(sz) * sz;
       if (g_column_warp && sz <= kColumnWarpMaxBlock) {
         // Blocks of up to 32 columns: a warp a column on R in float64, shaped for latency (the
-        // batched all-swap kernel took 91-95 us for the 1024 window's four blocks).
+        // batched all-swap kernel is shaped for thousands of bases, not a few blocks).
         column_warp_lll_enqueue(ws.r.data(), m, g.start, g.stride, sz, g.count, delta,
                                 default_max_iter(sz), ws.u.data(), ws.bstatus.data(), stream);
       } else {
@@ -1213,7 +1207,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       // R not updated: the next pass refactorises the window as if the pass changed it (it
       // does unless no block swapped; refactorising unchanged columns gives the same R), without
       // waiting for the pass's flags: they are copied aside and settled with the next read (one
-      // host round trip fewer, ~25 us at 1024). The growth they report counts from then on.
+      // host round trip fewer). The growth they report counts from then on.
       // They go to the stash bank, which the next read brings in (at hf + kStash), and the next
       // pass's banks are cleared with it.
       stash_flags_kernel<<<1, 32, 0, s>>>(flags);

@@ -1,6 +1,6 @@
 // The block method's float64 Cholesky factorisation (R^T R = G, R upper) as one persistent,
 // cooperative kernel with a lookahead of one panel, in place of the chain of 2 launches per
-// 32-column panel (gram_cholesky_cuda.cu), whose ~17 us a panel were nearly all latency.
+// 32-column panel (gram_cholesky_cuda.cu), whose time a panel is nearly all latency.
 //
 // Phase q (panel q's diagonal block R_qq already factored, in place):
 //   block 0, the lookahead: solves the block row's tile X(q, q+1) = R_qq^{-T} G(q, q+1), updates
@@ -8,27 +8,23 @@
 //   the other blocks: every other tile (i, j), q+1 <= i <= j, of the trailing matrix,
 //     G(i, j) -= X(q, i)^T X(q, j), solving the X tiles they need themselves (a work unit is one
 //     column j with up to 7 tiles i: warp 0 solves X(q, j), warps 1..7 the X(q, i)).
-// Instead of a grid-wide barrier between phases (until the twenty-second session), block 0 waits
-// for the other blocks' previous phase (a counter) and they for that and for block 0's factor of
-// their phase's panel (a flag). Block 0's warps 1..7 wait and fetch the next phase's operands
-// while warp 0 factors, so that block 0's next phase starts with them in shared memory.
+// No grid-wide barrier between phases: block 0 waits for the other blocks' previous phase (a
+// counter) and they for that and for block 0's factor of their phase's panel (a flag), so no
+// block waits for more than the data it reads. Block 0's warps 1..7 wait and fetch the next
+// phase's operands while warp 0 factors, so that block 0's next phase starts with them in shared
+// memory.
 // The X tiles go to a scratch row (two, by phase parity) and are copied into R's rows one phase
 // later: in phase q other blocks still read G(q, j) where X(q, j) belongs. Reads of data other
 // blocks wrote go through L2 (__ldcg), not the SM's incoherent L1.
 //
-// Block 0's steps are the critical path. At m = 1024 on the H100 (globaltimer, nineteenth
-// session) they take ~8.4 us a phase: loads 0.7, the solve 1.6, the update 1.2, the factor 4.6
-// (~8,900 cycles, as on a warm warp alone), its stores 0.3; then the barrier, ~1.1. Until then
-// the factor had taken 13,400 cycles and its stores 1.6 us, their code cold and full of branches
-// (factor_step), and the phase ~13.5 us. Since the seventeenth session block 0's solve uses all
-// of its threads (solve_first_tile). On the H200 in the twenty-second session, before its last
-// changes: operands 0.64, solve 1.55, update 0.95, factor with its stores 3.5 us, then ~0.5 us
-// until the next phase (docs/lll.md, "The head inverse beside the factorisation").
+// Block 0's steps (operand loads, solve, update, factor, stores) are the critical path, the
+// factor the largest of them; hence its straight-line, branch-free code (factor_step) and the
+// solve by all of block 0's threads (solve_first_tile). Per-phase timings: docs/lll.md.
 //
 // The steps (factor_diag_warp, solve_column, the trailing update's multiply-adds in k order and
-// the subtraction last) are the chain's own, but for block 0's solve and its update of the next
-// diagonal block (since the twenty-second session: folded pivots, tensor cores): the two paths'
-// R agree to rounding, no longer to the last bit.
+// the subtraction last) are the chain's own, except block 0's solve (folded pivots) and its
+// update of the next diagonal block (tensor cores): the two paths' R agree to rounding, not to
+// the last bit.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -151,10 +147,9 @@ __device__ __noinline__ void solve_tile(int w) {
 // 16, sub + 24), row j passed on by a shuffle within the 8 lanes at step j, each row's reciprocal
 // pivot folded into its coefficients and its right-hand side beforehand: x_i = g_i / r_ii -
 // sum_j (r_ji / r_ii) x_j. A step's chain is a shuffle and a multiply-add (the coefficient's
-// multiplication does not wait for it). One warp, a thread a column (solve_column), took ~2 us a
-// tile; 8 threads a column scaling row j at its step (the seventeenth to the twenty-first
-// session) 1.55 us. The rounding differs from solve_column's (the other X tiles, the chain of
-// panel kernels) in the last bits. Ends with __syncthreads.
+// multiplication does not wait for it), shorter than one thread a column (solve_column) or
+// scaling row j at its step. The rounding differs from solve_column's (the other X tiles, the
+// chain of panel kernels) in the last bits. Ends with __syncthreads.
 __device__ __noinline__ void solve_first_tile() {
   Smem& s = shared_state();
   constexpr int kGroup = kThreads / kPanel;  // threads a column
@@ -182,7 +177,7 @@ __device__ __noinline__ void solve_first_tile() {
 }
 
 // Warp: the solved tile (columns c0..) into the scratch row. The values are read before the
-// first store (each store waiting on its own shared-memory load, one after the other, ~1 us).
+// first store, so that the stores do not each wait on their own shared-memory load in turn.
 __device__ __forceinline__ void store_x(const double (*x)[kLd], int m, int c0, double* xs) {
   const int lane = threadIdx.x & 31;
   double v[kPanel];
@@ -236,9 +231,9 @@ __device__ __forceinline__ void tile_products(const Smem& s, double (&acc)[kTile
 // s.x[2]), for the factor, on the
 // float64 tensor cores: warp w takes the 16 x 8 output tile at rows 16 (w % 2), columns 8 (w / 2)
 // (mma.m16n8k4, mma_f64.cuh: lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) + {0, 1}),
-// its accumulators starting from the old values, the k range in 8 steps of 4. With FMAs (5
-// shared loads per 4 multiply-adds a thread) the update took ~1.2 us of every phase's critical
-// path. The chain of panel kernels sums the same products one FMA at a time, in k order after the
+// its accumulators starting from the old values, the k range in 8 steps of 4 (FMAs would need 5
+// shared loads per 4 multiply-adds a thread, on every phase's critical path). The chain of panel
+// kernels sums the same products one FMA at a time, in k order after the
 // others: the two paths' R differ in the last bits (LookaheadCholeskyMatchesChain).
 // Block 0's operands of phase q (p = q kPanel, c0 = p + kPanel), by threads t0 .. t0 + count - 1
 // of the block (t = threadIdx.x - t0): the block row's tile G(q, q + 1) into s.x[0] (x[i][c] =
@@ -290,7 +285,7 @@ __device__ __forceinline__ void update_next_diagonal(int m, int c0, Smem& s) {
 // kTiles, with X(q, j) in s.x[0] and X(q, i_begin + t) in s.x[t + 1] once the block passes the
 // __syncthreads here. The old values are requested first (one L2 latency for all tiles), and
 // the tiles are updated together: each X(q, j) entry loaded from shared memory serves kTiles
-// multiply-adds (one tile at a time, 5 shared loads per 4 multiply-adds, took ~1.2 us a tile).
+// multiply-adds (one tile at a time would need 5 shared loads per 4 multiply-adds).
 template <int kTiles>
 __device__ __noinline__ void update_unit(double* r, int m, int i_begin, int j) {
   const Smem& s = shared_state();
@@ -332,9 +327,8 @@ __device__ __forceinline__ void update_unit_of(int tiles, double* r, int m, int 
 // Block 0 runs this once a panel with its instruction cache cold for it (the kernel's other
 // steps come in between), so the code is kept free of branches: the source a template
 // parameter, the loads unconditional (clamped), the 32 values of the stores read before the
-// first store. Per panel at m = 1024 (globaltimer): with a run-time source and conditional loads
-// and stores, ~10 KB of code of one branch per element, the factor took 13,400 cycles (8,600
-// alone on a warm warp) and the stores 1.6 us.
+// first store. (A run-time source with conditional loads and stores compiles to ~10 KB of code
+// with one branch per element, fetched cold on every panel: ~1.5x the factor's time.)
 template <bool kFromGlobal>
 __device__ __noinline__ void factor_step(double* r, int m, int q, double* scratch, int* fail) {
   Smem& s = shared_state();
@@ -396,7 +390,7 @@ __device__ __forceinline__ void publish_x_row(double* r, int m, double* scratch,
 // The work units of phase q with `chunk` tiles a unit at most: the sum over columns j = q + 2 ..
 // np - 1 of ceil(n / chunk), n = j - q, in closed form (N = a chunk + b: full groups of columns
 // give chunk (1 + .. + a) units, the rest (a + 1) b, less the column n = 1 that is not there).
-// Divisions by a run-time chunk in a loop over the columns took several us a phase.
+// No divisions by a run-time chunk in a loop over the columns: they cost microseconds a phase.
 __host__ __device__ inline int phase_units(int q, int np, int chunk) {
   const int n = np - 1 - q;
   if (n < 2) return 0;
@@ -405,9 +399,8 @@ __host__ __device__ inline int phase_units(int q, int np, int chunk) {
 }
 
 // The fewest tiles a unit (at most kChunk) for which phase q's units do not outnumber the
-// workers: a phase ends with its slowest block, and a unit's time grows with its tiles. With
-// kChunk tiles a unit throughout, block 0 (8.4 us of steps a phase at m = 1024 once its code was
-// branch-free) waited ~4 us a phase at the barrier for the blocks with the heaviest units.
+// workers: a phase ends with its slowest block, and a unit's time grows with its tiles (with
+// kChunk tiles a unit throughout, block 0 waits at the barrier for the heaviest units).
 __device__ __forceinline__ int phase_chunk(int q, int np, int workers) {
   int chunk = 1;
   while (chunk < kChunk && phase_units(q, np, chunk) > workers) ++chunk;
@@ -417,8 +410,8 @@ __device__ __forceinline__ int phase_chunk(int q, int np, int workers) {
 // Work units of phase q for the blocks other than block 0: per column j >= q + 2, the tiles
 // i in [q + 1, j] in chunks of phase_chunk; unit u goes to block 1 + u % (gridDim.x - 1). Calls
 // f(j, i_begin, i_end) for this block's units. The walk skips whole columns (a scan over every
-// unit with a modulo each cost ~11 us a phase at m = 1024) and divides by nothing: a column has
-// one unit more than the column before it every chunk columns.
+// unit with a modulo each is slow at large m) and divides by nothing: a column has one unit more
+// than the column before it every chunk columns.
 template <class F>
 __device__ __forceinline__ void for_my_units(int q, int np, F&& f) {
   const int workers = gridDim.x - 1;
@@ -465,8 +458,8 @@ __global__ void __launch_bounds__(kThreads)
   grid.sync();
   // No grid-wide barrier between the phases: block 0 waits for the other blocks' work of the
   // phase before (all of it, normally done long before its own steps end), the other blocks for
-  // that and for block 0's factor of their phase's panel. Block 0's steps, the critical path, no
-  // longer wait for a barrier's round trips after they end (grid.sync took ~1.1 us a phase).
+  // that and for block 0's factor of their phase's panel. Block 0's steps, the critical path,
+  // do not wait for a barrier's round trips after they end.
   const unsigned others = gridDim.x - 1;
   for (int q = q0; q < q1; ++q) {
     const int p = q * kPanel;  // panels before the last are full
@@ -499,11 +492,10 @@ __global__ void __launch_bounds__(kThreads)
         // Meanwhile the next phase's operands, once the other blocks have finished this phase:
         // the tiles are theirs, and the next phase overwrites what they read in this one
         // (scratch row q + 1 & 1, published from as row q - 1; the reciprocal pivots of parity
-        // q, read as panel q's). Normally they finish before the factor does (the phase no
-        // longer waits for the L2 latency of its loads after the factor, ~0.6 us).
+        // q, read as panel q's). Normally they finish before the factor does, so the phase does
+        // not wait for the L2 latency of its loads after the factor.
         // Each warp waits on its own: with a named barrier among the seven warps instead,
-        // racecheck reported hazards in this kernel that we could not account for (none this
-        // way, nor before the change).
+        // racecheck reports hazards in this kernel that we cannot account for.
         if ((threadIdx.x & 31) == 0)
           while (load_acquire(finished) < unsigned(q + 1 - q0) * others) {
           }

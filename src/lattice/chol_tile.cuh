@@ -22,25 +22,22 @@ constexpr int kPanel = 32;  // Cholesky block size (one warp factors it)
 // and finite; such a pivot is replaced by 1, so that the rest stays finite.
 //
 // The column shifts down one entry a step (c[0] is always the step's entry), so that the step
-// loop need not be unrolled whole: 4 steps a loop body. Unrolled whole, the factor was ~40 KB
-// of straight-line code run once per panel, its instructions fetched through L2 each time: in
-// the lookahead kernel (chol_lookahead_cuda.cu) 6.3 us a factor while the other blocks idled,
-// 10 us while they loaded L2; 4 steps a body: 7.0 and 8.1 us.
+// loop need not be unrolled whole: 4 steps a loop body. Unrolled whole, the factor is ~40 KB of
+// straight-line code run once per panel, its instructions fetched through L2 each time, which is
+// slow when the other blocks of the lookahead kernel (chol_lookahead_cuda.cu) load L2 too.
 //
 // The step's critical path is the next pivot: its shuffle, its 1/sqrt and the multiplication
-// by it. Three things keep other work off that path (one warp alone on an idle H100, cycles a
-// factor; the same R and inv to the bit throughout):
-// - the pivot test without branches (`&`, not `||`): the branches split the step into blocks
-//   the compiler schedules one after the other (10993 -> 9283);
+// by it. Three things keep other work off that path (each leaves R and inv the same to the bit):
+// - the pivot test without branches (`&`, not `||`): branches split the step into blocks the
+//   compiler schedules one after the other;
 // - c[0] of the next step, c[1] - R(j, j + 1) R(j, lane), from a shuffle of R(j, j + 1) rather
 //   than from row j in shared memory, and the 1/sqrt at the end of the step, where the
-//   compiler can interleave it with the update (9283 -> 8532);
+//   compiler can interleave it with the update;
 // - row j stored shifted by j (R(j, j + i) at row[.][kPanel + i], written by lane j + i), so
 //   that every lane reads constant offsets. Entries past the block's end read stale values of
 //   an earlier row; they only ever meet rows past the block's end, which are never read.
-// Not kept: the next pivot from the pivot lane's registers before the row goes through shared
-// memory (12894: the update then waits behind the 1/sqrt), a diagonal register per lane
-// (10756), 16-byte row loads (no change).
+// The next pivot is not taken from the pivot lane's registers before the row goes through shared
+// memory: the update would then wait behind the 1/sqrt.
 // The index of G(p + i, p + k) in a column-major m x m matrix, i and k clamped to the block's
 // nb columns: a load from it is safe for every i, k < kPanel (factor_diag_warp's contract).
 __device__ __forceinline__ long long diag_block_index(int m, int p, int nb, int i, int k) {
@@ -48,18 +45,16 @@ __device__ __forceinline__ long long diag_block_index(int m, int p, int nb, int 
 }
 
 // The factor's steps in phases of kPanel / kFactorPhases steps, each updating only the entries
-// still in the block at its first step (32, then 16): 960 -> 704 multiply-adds a lane. Gram +
-// factorisation at 1024 (H100, CUDA events, median of 20): 0.376-0.378 ms with one phase,
-// 0.362 with two, 0.361-0.362 with four (more code for nothing); the same R to the bit.
+// still in the block at its first step (32, then 16): 704 instead of 960 multiply-adds a lane,
+// the same R to the bit. Four phases are no faster than two and more code.
 constexpr int kFactorPhases = 2;
 static_assert(kFactorPhases == 1 || kFactorPhases == 2 || kFactorPhases == 4);
 
 // 1/sqrt(x) for a positive normal x (not zero, subnormal, infinite or NaN): libdevice's rsqrt
 // without its branch to the slow path for the other inputs, which factor_diag_warp rules out
 // beforehand. The same instructions (MUFU.RSQ64H of the high word, one Newton step with its
-// cubic term), so the same result to the bit; the branch and its convergence barrier were
-// ~30 cycles of each step's critical path (one warp alone on the H100: 7912 -> 6988 cycles a
-// factor, the same R and inv to the bit on 64 blocks).
+// cubic term), so the same result to the bit, without the branch and its convergence barrier
+// on each step's critical path.
 __device__ __forceinline__ double rsqrt_normal(double x) {
   double y;
   asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
@@ -131,8 +126,7 @@ __device__ __forceinline__ bool factor_diag_warp(Load&& load, int nb, double (*d
 // One column of a block row, R_pp^T x = g (forward substitution with the lower R_pp^T), in
 // place in v: x_i = (g_i - sum_{j<i} R(p+j, p+i) x_j) / R(p+i, p+i). Right-looking, so that the
 // critical path is one multiply-add per row, not a chain of i. Unrolled whole: shifting like
-// factor_diag_warp (4 steps a loop body) costs twice the multiply-adds (the triangle is lost)
-// and measured 3.3 instead of 2.0 us a 32-column tile.
+// factor_diag_warp (4 steps a loop body) costs twice the multiply-adds (the triangle is lost).
 __device__ __forceinline__ void solve_column(double (&v)[kPanel], const double (*d)[kPanel + 1],
                                              const double* inv) {
 #pragma unroll

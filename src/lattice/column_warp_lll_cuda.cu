@@ -5,9 +5,9 @@
 // _rn intrinsics: nvcc would contract the plain expressions), so the kernel and the host model
 // give the same U to the bit (tests/lattice/test_lll_gpu.cpp).
 //
-// Why: the window of a 1024 x 1024 reduction is four blocks of 32, and the batched all-swap
-// kernel (lll_cuda.cu, shaped for thousands of bases) took 91-95 us for them, ~9 swap phases of
-// ~10 us each behind its Gram-Schmidt recomputations and block-wide barriers a step.
+// Why: the window of a large reduction is a few blocks of 32, and the batched all-swap kernel
+// (lll_cuda.cu, shaped for thousands of bases) spends each swap phase behind its Gram-Schmidt
+// recomputations and block-wide barriers; here a phase is two block barriers.
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -1,8 +1,7 @@
 // The float64 Gram-Schmidt data of the block method (CR-MB-LLL) on the GPU: R upper triangular
 // with B^T B = R^T R, i.e. the Cholesky factor of the Gram matrix. On the CPU (Eigen GEMM + LLT,
-// single-threaded inside the scheduler's worker thread) this took ~100 ms per call at
-// m = 1024 on the device machine, most of the block method's time. The device machine has no
-// cuBLAS or cuSOLVER, so these are plain tiled kernels:
+// single-threaded inside the scheduler's worker thread) this is most of the block method's time
+// at large m. The device machine has no cuBLAS or cuSOLVER, so these are plain tiled kernels:
 //   gram: C(I, J) = sum_k X(k, I) X(k, J) over 32 x 32 tiles of the upper triangle, four warps
 //     each (splitting k), on the float64 tensor cores (mma_f64.cuh: m16n8k4 on sm_90, 512
 //     multiply-adds per instruction, four times the FMA pipe's rate); X staged through shared
@@ -144,8 +143,8 @@ __global__ void __launch_bounds__(256)
 // B(kk, j) = X(k0 + kk, J0 + j). The block's kGramWarps warps take the k slabs in turn, each
 // with its own shared-memory slab (stored column by column, k contiguous, rows of kGramLd
 // doubles: the fragment loads of a half-warp hit distinct banks), and their sums are added in a
-// fixed order at the end (deterministic). One warp per tile measured 121 us at m = 1024 on the
-// H200: a single warp per scheduler left the load and shared-memory latencies exposed.
+// fixed order at the end (deterministic). Several warps a tile: a single warp per scheduler
+// leaves the load and shared-memory latencies exposed.
 constexpr int kGramTile = 32;
 constexpr int kGramSlab = 16;
 constexpr int kGramLd = kGramSlab + 4;
@@ -231,7 +230,7 @@ __global__ void __launch_bounds__(32 * kGramWarps)
 // The tail's Schur complement, R(f.., f..) = G_tt - X^T X over the head's k range [0, f)
 // (X = R[0 : f, f : m], the head's block rows of the tail columns), 32 x 32 tiles of the upper
 // triangle with the k range split over a cluster of blocks (split_k.cuh): one block per tile
-// (a 64 x 64 trailing update with an 896-long k range) took 77 us at m = 1024, f = 896.
+// would run the long k range (f is most of m) serially on few tiles.
 __global__ void __launch_bounds__(32 * kGramWarps) schur_mma_kernel(double* r, int m, int f) {
   const int I0 = blockIdx.y * kGramTile, J0 = blockIdx.x * kGramTile, rest = m - f;
   if (J0 < I0) return;  // the whole cluster: it shares the tile
@@ -330,8 +329,8 @@ std::size_t diag_scratch_size(int m) {
 namespace {
 // The head's block rows of the tail columns, X = R_hh^{-T} G[0 : f, f : m], where R_hh (the
 // first f columns of R, kept) is known: the columns are independent, so one thread block takes
-// kCols of them for the whole forward substitution (no dependent launches; the chained panels
-// took ~9 us a panel whatever their width, 0.5 ms for a 128-column tail of 1024). The columns
+// kCols of them for the whole forward substitution (no dependent launches: a chain of panel
+// launches costs about the same per panel whatever its width). The columns
 // stay in shared memory; per chunk of 32 rows one warp per column solves with the chunk's
 // diagonal block, then every thread updates rows below with the chunk's 32 values.
 constexpr int kThreads = 256;
@@ -389,7 +388,7 @@ __global__ void __launch_bounds__(kThreads) head_solve_kernel(double* r, int m, 
     load_d(p + kPanel);
     // Rows below the chunk, two batches of 32 per warp at a time: the chunk's block row
     // R(p + i, row) loaded along i (lane i: coalesced; one thread per row reading its own 32
-    // entries took ~11 us a chunk, 32 cache lines per load instruction), turned through the
+    // entries would touch 32 cache lines per load instruction), turned through the
     // warp's tiles, then lane l updates rows row0 + l and row0 + kStride + l, each multiplier
     // loaded once for both.
     for (int row0 = p + kPanel + warp * 32; row0 < f; row0 += 2 * kStride) {
@@ -464,8 +463,8 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
   if (first > 0) {
     // The head's block rows in one launch, then the tail's Schur complement
     // G_tt - X^T X as one trailing update over the head's k range.
-    // Two columns a block: 4, 8, 16 measured 10, 18, 63 % slower at m = 1024 (the update's
-    // multiply-adds per block grow with the columns; the chunk's loads do not shrink).
+    // Two columns a block (measured fastest of 2, 4, 8, 16: the update's multiply-adds per
+    // block grow with the columns; the chunk's loads do not shrink).
     if (rows_kept) {
       // X is in R's rows already.
     } else if (rinv && scratch && tail_cholesky_uses_inverse(first, rinv_size)) {

@@ -60,8 +60,8 @@ struct Basis {
   using TT = std::conditional_t<sizeof(F) == 4, int, long long>;
   TT* T;
   // The column bounds of int32 T (sub_column) pay at 64x64, with eight entries per lane; with
-  // one to four (8x8..32x32) their bookkeeping cost more than the checks it saves (H200, kernel
-  // with T: 8x8 0.0086 -> 0.0103 us/basis, 32x32 0.119 -> 0.125), so those keep the checks.
+  // one to four (8x8..32x32) their bookkeeping costs more than the checks it saves (measured),
+  // so those keep the checks.
   static constexpr bool kBounds = kT && sizeof(TT) == 4 && NC >= 64;
   float* tb;           // kBounds: a bound on |T| per column (sub_column)
   float t_fast_limit;  // below it an update of T needs no overflow check (2e9; 0 in a test)
@@ -239,8 +239,8 @@ struct Basis {
     const int mc = cols();
     if constexpr (sizeof(TT) == 4) {
       // kBounds: tb bounds |T| per column (rounded up). Where tb[k] + |q| tb[j] stays below 2e9
-      // the new column fits int32 and one 32-bit multiply-add per entry does (the checked 64-bit
-      // form cost 0.02 of the 0.50 us per 64x64 basis with T on the H200). Otherwise the checked
+      // the new column fits int32 and one 32-bit multiply-add per entry does (cheaper than the
+      // checked 64-bit form). Otherwise the checked
       // form, which then also sets tb[k] to the column's exact largest |entry|.
       [[maybe_unused]] unsigned gmask = 0;
       if constexpr (kBounds) {
@@ -439,9 +439,8 @@ bool g_generic_only = false;    // test knob: no fixed-shape kernels
 float g_t_fast_limit = 2.0e9f;  // test knob: set_int32_transform_fast_path
 
 // Lanes per vector and groups per basis of the automatic block shape (host and the fixed-shape
-// instantiations use the same rule). Lanes: 4 for n <= 16, 8 beyond (measured on the H100,
-// float32 Gaussian bases, us/basis with lanes 4 / 8 / 16 / 32: n = 16 0.032 / 0.043 / 0.070 /
-// -, n = 32 0.23 / 0.19 / 0.31 / 0.54, n = 64 1.58 / 1.04 / 1.36 / 1.70): fewer lanes per
+// instantiations use the same rule). Lanes: 4 for n <= 16, 8 beyond (the fastest of 4..32 on
+// float32 Gaussian bases, docs/lll.md): fewer lanes per
 // column mean shorter shuffle reductions and more columns in flight per step of the
 // Gram-Schmidt and size reduction, which dominate. n <= 8 keeps one lane per entry. Groups:
 // about one per column pair, at most 512 threads, a whole number of warps so that every
@@ -503,8 +502,8 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   w.t_fast_limit = t_fast_limit;
 
   F* gB = gb + blockIdx.x * sb;
-  // gkeep (optional): the input as given, packed, for the float32 lattice check (one copy of
-  // the batch less than a separate pass: 0.07 ms of 8192 64x64 bases on the H200).
+  // gkeep (optional): the input as given, packed, for the float32 lattice check (copied while
+  // loading: one pass over the batch less than a separate copy).
   F* keep = gkeep ? gkeep + blockIdx.x * (long long)n * m : nullptr;
   for (int i = w.tid; i < n * m; i += w.nth) {
     const F v = gB[i];

@@ -70,7 +70,7 @@ LllStats se_lll_double(int n, int m, double* b, double* t, double delta);
 void set_float32_rebuild(bool enabled);
 bool float32_rebuild();
 // Test knob: the CUDA all-swap path polishes the bases that fail the device's re-check on the
-// device first (polish_float64_cuda); off, they all go to the host as before. On by default.
+// device first (polish_float64_cuda); off, they all go to the host. On by default.
 void set_device_polish(bool enabled);
 
 #if MIMORX_HAS_CUDA
@@ -311,7 +311,7 @@ class SideStream {
 
 // Work enqueued on one stream the same way run after run (the same launches on the same
 // pointers), replayed from a CUDA graph: one launch instead of its operations one by one (the
-// block method's start, ~10 operations: ~10 us less per 1024 x 1024 run on the H100). run()
+// block method's start, ~10 operations, less host time per run). run()
 // captures the body on the second consecutive call with the same key (what the body's launches
 // bake in: pointers, sizes, knobs) and launches the graph from then on; a body whose key
 // changes runs directly (a graph's instantiation costs more than it saves once). Where capture
@@ -406,20 +406,20 @@ void set_early_head_inverse(bool enabled);
 void set_refactor_small_window(bool enabled);
 // Test/benchmark knob: true (the default) reduces the GPU-resident block method's blocks of up to
 // 32 columns with column_warp_lll_enqueue (one warp a column, R in float64); false with the
-// batched all-swap kernel on float copies of the blocks, as before.
+// batched all-swap kernel on float copies of the blocks.
 void set_column_warp_blocks(bool enabled);
 // Test/benchmark knob: true (the default) enqueues the refactorisation after a small window's
-// block pass before the host reads the pass's flags; false reads them first, as before.
+// block pass before the host reads the pass's flags; false reads them first.
 void set_early_refactorisation(bool enabled);
 // Test/benchmark knob: true (the default) takes the first size reduction's snapshots (R, B, T)
 // and its initialisation of M on a stream of their own right after the start, and copies again
 // before the reduction only the columns changed since; false does all of it before the size
-// reduction, as before.
+// reduction.
 void set_snapshot_ahead(bool enabled);
 // Test/benchmark knob: true (the default) refactorises a small window right after its block
 // pass from the head's block rows the pass left in R (the fresh ones times its U: R's head rows
 // get the pass's U like B) instead of recomputing them (W^T G or a forward substitution), and
-// the head inverse is left out where every window is small; false recomputes them, as before.
+// the head inverse is left out where every window is small; false recomputes them.
 void set_kept_head_rows(bool enabled);
 // Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
 // dependent launch, to measure what it gains.

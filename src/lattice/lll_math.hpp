@@ -35,8 +35,8 @@ MIMORX_HD F big_quotient() {
 }
 
 // CR-AS-LLL (CPU and CUDA) runs a full size reduction every this many swap phases; the phases
-// reduce their tested pairs themselves in between (measured on the H100, Gaussian 64x64 bases:
-// every phase ~5 us/basis, every 8 2.11, every 32 1.79, never 1.73; docs/lll.md).
+// reduce their tested pairs themselves in between (on Gaussian 64x64 bases every phase takes
+// ~2.8x and every 8 ~1.2x the time of every 32; never is within a few % of 32, docs/lll.md).
 constexpr int kFullReductionEvery = 32;
 
 // A Gram-Schmidt norm r_jj at or below this fraction of ||b_j|| is treated as zero (the vectors
@@ -50,8 +50,8 @@ MIMORX_HD F singular_fraction() {
 // operation rounded once (no fused multiply-add), so that the CPU and the GPU order a basis the
 // same way. The squares are summed in chunks of 32 consecutive entries (each in order), and the
 // chunks' sums in order: for up to 32 entries the plain sum in order; on the GPU a warp's lane
-// sums one chunk, so a column's chain of additions is ~32 + n / 32 long instead of n (at
-// 1024 x 1024 the key kernel took 8 us, bound by a 1024-long chain). NaN maps to +inf, so the
+// sums one chunk, so a column's chain of additions is ~32 + n / 32 long instead of n (the key
+// kernel is bound by that chain). NaN maps to +inf, so the
 // order "key, then input position" is total and the ranks always form a permutation.
 constexpr int kPresortChunk = 32;
 template <class F>

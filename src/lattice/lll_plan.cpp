@@ -20,9 +20,8 @@
 namespace mimorx::lattice {
 
 int automatic_block(int m) {
-  // Measured (docs/lll.md, one core of the build machine, Gaussian bases, float32): l = 32
-  // beat l = 64 at m = 256 (24.5 vs 40.5 ms) and m = 512 (122 vs 160 ms); passes stay at 4-5
-  // either way, so the cheaper block reductions win.
+  // l = 32 beats 64 on Gaussian float32 bases, CPU and GPU, and is within a few % of 16 on the
+  // GPU (docs/lll.md): the passes stay at 4-5 either way, so the cheaper block reductions win.
   if (m <= 64) return m;
   return 32;
 }
@@ -43,9 +42,8 @@ namespace {
 // Every column k is reduced against the columns j < k as they were on entry (a snapshot of R,
 // B and T): those are lattice vectors with the same r_jj, so the result is size-reduced, and
 // the columns are independent, with no barrier between the m - 1 steps of the in-place form
-// (which cost 148 ms per 1024x1024 basis with 16 threads on the device machine, mostly
-// barriers). Columns whose multipliers are all zero (most of them after the first pass) cost
-// one pass over their column of R.
+// (whose barriers dominate at large m). Columns whose multipliers are all zero (most of them
+// after the first pass) cost one pass over their column of R.
 template <class F>
 bool size_reduce_global(int n, int m, Eigen::MatrixXd& R, F* b, std::int64_t* t, int threads) {
   const Eigen::MatrixXd R0 = R;
@@ -343,8 +341,8 @@ int threads_of(const LllConfig& c) {
 
 // The calling thread's OpenMP team size for the duration of a run: Eigen's products (the block
 // method's Gram matrix and factorisations) take omp_get_max_threads() threads, not the plan's
-// cpu_threads, so cpu_threads = 1 still ran two-thread products on a 2-vCPU machine, with the
-// unbound threads' erratic timings (docs/lll.md, "Not done").
+// cpu_threads; without this scope cpu_threads = 1 would still run multi-thread products, with
+// unbound threads' erratic timings on small VMs (docs/lll.md, "Limits and known issues").
 class OmpTeamScope {
  public:
   explicit OmpTeamScope(int threads) : saved_(omp_get_max_threads()) {
@@ -428,8 +426,8 @@ struct GpuReducer {
 
 // One CPU worker of the CUDA block method: its stream, the GPU-resident method's workspace and
 // the host-side fallback's buffers. The plan keeps them between runs: creating them (a stream,
-// pinned memory, about ten device buffers of m x m doubles, zero-filled host copies) took
-// milliseconds of every run at m = 1024.
+// pinned memory, about ten device buffers of m x m doubles, zero-filled host copies) costs
+// milliseconds at m = 1024, more than a run.
 template <class F>
 struct BlockWorker {
   BlockWorker(int device, double delta)
@@ -449,8 +447,8 @@ struct BlockWorker {
 // singular_fraction) calls the basis singular. The input tells whether it is, through a
 // column-pivoted QR in float64: when its smallest pivot is at most 1e-6 of the largest (about
 // float32 resolution) it stays singular; otherwise float32 lost a part the lattice has
-// (precision_loss: the caller hears "try float64" instead of "dependent vectors"; seen on
-// inputs whose last column was the sum of the others plus 1e-3 noise). Where the input was not
+// (precision_loss: the caller hears "try float64" instead of "dependent vectors", e.g. for
+// inputs whose last column is the sum of the others plus 1e-3 noise). Where the input was not
 // kept (CUDA all-swap without T) the basis as it is now stands in for it (unimodular steps keep
 // the rank, but float32 rounding may already have erased the small independent part).
 template <class T>
@@ -533,9 +531,9 @@ LllStatus polish_in_float64(int n, int m, std::vector<double>& bt, std::int64_t*
 // float32 reductions with T tracked: B' is rebuilt as B T in float64 from the input and
 // rounded once. The float32 reducers update B in float32, and where the multipliers grow
 // large (|T| ~ 1e5 on ill-conditioned inputs) the accumulated rounding can leave B' percents
-// away from B T, i.e. not a basis of the input lattice (measured: a Gaussian 16x16 basis with
-// condition number 2.3e6, all-swap and block: max |B T - B'| = 0.03 with |B'| ~ 1.3, volume off
-// by 0.5-0.9 %). When the two differ by more than float32 rounding, the rebuilt basis replaces
+// away from B T, i.e. not a basis of the input lattice (e.g. a 16x16 basis of condition number
+// 2.3e6: max |B T - B'| = 0.03 with |B'| ~ 1.3, volume off by 0.5-0.9 %). When the two differ
+// by more than float32 rounding, the rebuilt basis replaces
 // B' and must pass the LLL conditions again (float32 tolerances, docs/lll.md); where it does not,
 // polish_in_float64 reduces it further. t may be updated (T T2).
 // The repair itself, given bt = B T in float64 (overwritten by a polish): B' is kept where it
@@ -613,7 +611,7 @@ LllStatus classify_float32_singular_device(int n, int m, const float* b_dev, con
 // equals B T_r to 1e-6, else B T_r replaces it, re-checked (and polished in float64 where
 // needed). Where T_r is not unimodular the float32 result is dropped and the input reduced again
 // by the float64 reference. Cost: two float64 factorisations, a solve and a product,
-// O(n m^2 + m^3) (docs/lll.md, ninth session).
+// O(n m^2 + m^3) (docs/lll.md, "The float32 lattice check").
 LllStatus rebuild_without_transform(int n, int m, const double* b_in, float* b, double delta) {
   using Eigen::MatrixXd;
   const Eigen::Map<const MatrixXd> B(b_in, n, m);
@@ -850,9 +848,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         if (own_t) detail::ensure_device(dtransform_, mm * std::min(chunk, nb), backend_.device());
       }
       // The statuses on the host: copied only for chunks where some basis did not reduce
-      // (reduced is 0, so the zeroed vector already says reduced for the others). At 65536 8x8
-      // bases the copy and the scans below were ~0.004 of the ~0.014 us per basis of a checked
-      // run (H200).
+      // (reduced is 0, so the zeroed vector already says reduced for the others): for small
+      // bases an unconditional copy and scan would be a large part of a checked run.
       static_assert(int(LllStatus::reduced) == 0, "hs starts as all reduced");
       std::vector<std::int32_t> hs(nb);
       bool any_unreduced = false;
@@ -886,7 +883,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
                                   backend_.device());
         // First the float64 polish on the device (a handful of bases per batch of thousands:
         // one copy and the host's float64 reduction cost more than the whole checked batch);
-        // what it leaves goes to the host as before.
+        // what it leaves goes to the host.
         std::vector<std::int32_t> pst(std::size_t(nf), detail::kStatusHost);
         if (detail::g_device_polish && detail::polish_fits_cuda(n, m, dev)) {
           std::fill(pst.begin(), pst.end(), detail::kStatusRecheck);
@@ -986,8 +983,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       if constexpr (f32) {
         // The "singular" bases, judged by their inputs where the plan kept them (checked runs):
         // gathered on the device and copied in chunks of ~64 MB, classified on the CPU threads.
-        // Not rare on block-Toeplitz bases (62 % of the 64x64 ones flagged in float32; one copy
-        // and sync per basis took 89 us per basis of the whole batch).
+        // Not rare on block-Toeplitz bases (most of the 64x64 ones are flagged in float32), so
+        // not one copy and sync per basis.
         const float* src = check ? dinput_.data() : basis.data;
         const std::int64_t stride = check ? std::int64_t(nm) : basis.batch_stride;
         const std::int64_t chunk_bases =
@@ -1024,8 +1021,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       if (!workers_) workers_ = std::make_unique<BlockWorkers>();
       auto& pool = workers_->of<F>();
       // The workers' streams start after the caller's work on `stream` by an event, not a host
-      // synchronisation: on the legacy default stream that was cudaDeviceSynchronize, ~20 us of
-      // the host's time at the start of every run (H100 host, of ~0.87 ms at 1024 x 1024).
+      // synchronisation: on the legacy default stream that would be cudaDeviceSynchronize, host
+      // time at the start of every run.
       detail::OrderEvent& input_ready = workers_->input_ready;
       input_ready.record(stream.handle());
       while (int(pool.size()) < workers)

@@ -38,8 +38,8 @@ __device__ __forceinline__ void mma_f64(double& c0, double& c1, double a, double
 
 // Two vertically stacked 8 x 8 tiles at once: (ct0, ct1) += A_top B and (cb0, cb1) += A_bot B,
 // with the fragments of mma_f64 (at, ab: lane l's A_top(l / 4, l % 4), A_bot(l / 4, l % 4)). On
-// sm_90 this is one mma.m16n8k4.f64: the H100 runs it at the same instruction rate as m8n8k4,
-// twice the multiply-adds (66 against 33 TFLOPS measured, every warp issuing independent mmas).
+// sm_90 this is one mma.m16n8k4.f64: the H100 issues it at the same instruction rate as
+// m8n8k4, so twice the multiply-adds (bench/lattice/gpubench_dmma_rate.cu measures both).
 // Its fragments are those of two m8n8k4 sharing B (A rows groupID and groupID + 8, C rows the
 // same), so the callers' layouts do not change.
 __device__ __forceinline__ void mma_f64_pair(double& ct0, double& ct1, double& cb0, double& cb1,

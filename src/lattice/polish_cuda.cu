@@ -3,7 +3,7 @@
 // float64 all-swap kernel with its own T2 (lll_cuda.cu), T T2 summed in 128 bits, and the
 // float64 re-check of the rounded result. A handful of bases per batch of thousands: polishing
 // them here instead of on the host saves a copy each way and the host's reduction
-// (docs/lll.md, "Checked float32 batches").
+// (docs/lll.md, "The float32 lattice check").
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,8 +18,8 @@ namespace {
 constexpr int kThreads = 256;
 
 // The kernels below take one thread per entry over the whole packed batch: a polish has a
-// handful of bases, and one thread block per basis left them latency-bound on a handful of SMs
-// (at 64x64 on the H200: B T 104 us and T T2 123 us for five bases; now a few us each).
+// handful of bases, and one thread block per basis would leave them latency-bound on a handful
+// of SMs while the others idle.
 __device__ __forceinline__ std::int64_t entry_index() {
   return std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }

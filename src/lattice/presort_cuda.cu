@@ -19,8 +19,8 @@ constexpr std::size_t kTileBytes = 32 * 1024;  // shared memory of one permutati
 // One warp per column, presort_key's order (lll_math.hpp): per 1024 rows the lanes load 32
 // rows of 32 (coalesced, all in flight), lane c then sums chunk c's squares in order from
 // shared memory and lane 0 the chunks' sums in order, so the keys equal the host's bit for bit.
-// (Lane 0 adding all n squares in order took 8.4 us at 1024 x 1024 on the H100, bound by that
-// chain.) copy (may be null) receives the column as read.
+// (Chunks, so that the chain of dependent additions is ~n/32 + 32 long, not n.) copy (may be
+// null) receives the column as read.
 constexpr int kKeyWarps = 4;
 template <class F>
 __global__ void __launch_bounds__(32 * kKeyWarps)
@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(32 * kKeyWarps)
 }
 
 // rank[j] = the number of columns that go before column j. One warp a column, the keys in
-// shared memory (m doubles, dynamic), the lanes' counts added by a warp reduction. (A block of
-// 32 columns with the keys read from global memory took 7.9 us at m = 1024 on 32 SMs.)
+// shared memory (m doubles, dynamic), the lanes' counts added by a warp reduction (a warp a
+// column spreads the work over all SMs, where a block of 32 columns used m / 32 of them).
 constexpr int kRankWarps = 8;
 __global__ void __launch_bounds__(32 * kRankWarps)
     presort_rank_kernel(const double* keys, int m, std::int32_t* rank) {
@@ -106,7 +106,7 @@ __global__ void gather_columns_kernel(const F* src, int n, const std::int32_t* r
 
 // Rows [r0, r0 + rows) of all m columns through shared memory; column j goes to rank[j]. V: the
 // unit moved, F or, where a column's rows and n are multiples of it, 16 bytes (the scalar form
-// took 17 us for a 1024 x 1024 float basis: a division per entry and one 4-byte access each).
+// pays a division per entry and one 4-byte access each).
 template <class F, class V>
 __global__ void permute_columns_kernel(F* b, int n, int m, int rows, const std::int32_t* rank) {
   extern __shared__ __align__(16) unsigned char smem[];

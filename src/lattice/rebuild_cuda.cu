@@ -1,8 +1,8 @@
 // float32 reductions on the GPU with T tracked: is B' still (float32 rounding of) B T?
 // - all-swap batches (small bases): B' rebuilt as B T in float64 where the float32 basis drifted
 //   off the input lattice (the same repair as rebuild_from_transform in lll_plan.cpp, which the
-//   CPU paths use; docs/lll.md, seventh session). One thread block per basis: the largest
-//   |B T - B'| and |B T| over the basis by a block reduction; where the difference exceeds
+//   CPU paths use; docs/lll.md, "The float32 lattice check"). One thread block per basis: the
+//   largest |B T - B'| and |B T| over the basis by a block reduction; where the difference exceeds
 //   1e-6 max |B T| the block writes the rounded B T and marks the basis (kStatusRecheck). Most
 //   bases drift that far (float32 updates leave B' 1e-6..1e-5 from B T), so the LLL conditions
 //   of the rebuilt ones are checked again here too, in float64 (recheck_kernel). Square bases
@@ -286,8 +286,8 @@ __global__ void __launch_bounds__(TXC* NC / 2)
 }
 
 // recheck_kernel for square 8..64 bases: the basis in registers, as check_square_kernel holds
-// it (the polish's re-check: one block per basis is all its latency, 180 us at 64x64 on the
-// H200 for recheck_kernel's one warp per column step).
+// it (the polish's re-check: with one block per basis the time is all latency, which
+// recheck_kernel's one warp per column step makes long).
 template <int NC, int TXC>
 __global__ void __launch_bounds__(TXC* NC / 2)
     recheck_square_kernel(const float* b, std::int32_t* status, double delta) {
@@ -330,8 +330,8 @@ bool g_square_check = true;  // test and benchmark knob: set_square_check_kernel
 // B T per cluster of thread blocks of four warps (32 x 32 each; the cluster's blocks split the k
 // range, split_k.cuh), B and T staged through shared memory 16 deep in float64 (T exact: the plan's
 // bound keeps |T| below 2^53). Writes B T (n x m doubles) and the largest |B T - B'| and |B T|
-// (non-negative doubles as ordered bits, atomicMax). (The FMA loop it replaced, 32 x 32 tiles of
-// 256 threads, took 263 us at 1024 x 1024 on the H200, bound by its shared-memory loads.)
+// (non-negative doubles as ordered bits, atomicMax). (An FMA loop over 32 x 32 tiles is bound by
+// its shared-memory loads.)
 constexpr int kProdTile = 64;
 constexpr int kProdSlab = 16;
 constexpr int kProdLdA = kProdTile + 4;  // B slab: [k][row]
@@ -409,8 +409,8 @@ __device__ __forceinline__ void publish_maxima(double diff, double scale,
 // B T for a tile of unit columns: column k is column unit[k] of B (the product's sum of one
 // non-zero term, the same number), compared with B' as product_kernel does. A block takes
 // kUnitRows rows of the tile's 64 columns, kUnitPer entries a thread with all their loads in
-// flight at once (a loop over the columns waited for each column's loads in turn: ~40 us at
-// 1024 x 1024). Grid: (column tiles, row chunks).
+// flight at once (a loop over the columns would wait for each column's loads in turn). Grid:
+// (column tiles, row chunks).
 constexpr int kUnitRows = 32;
 constexpr int kUnitThreads = 256;
 constexpr int kUnitPer = kProdTile * kUnitRows / kUnitThreads;
@@ -541,7 +541,7 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
                   unsigned((m + kProdTile - 1) / kProdTile));
   const dim3 grid_unit(unsigned((m + kProdTile - 1) / kProdTile),
                        unsigned((n + kUnitRows - 1) / kUnitRows));
-  // k split over clusters of 8: 256 tiles of one block each took 130 us at 1024 x 1024 (H200).
+  // k split over clusters of 8: with one block a tile, a large m leaves long serial k ranges.
   launch_split(split_for(reinterpret_cast<const void*>(product_kernel), kSplitK), product_kernel,
                grid, dim3(kProdThreads), s, in, static_cast<const std::int64_t*>(t),
                static_cast<const float*>(b), n, m, bt, maxima, static_cast<const int*>(mask),

@@ -5,24 +5,20 @@
 //
 // Columns go in tiles of kCols consecutive columns, so that every entry of R0 read serves all of
 // the tile's columns; rows go top down in chunks of 32.
-// A tile's rows are split into stripes of kStripe rows, each a work item of its own thread block
-// (since the seventeenth session): the stripe holding chunk c solves it and writes its
-// multipliers to M; the stripes below read them from there and apply them to their rows (the
-// chunk's 32 multipliers of every column at once, from registers). Within its own stripe a block
-// runs one warp a column down all of the stripe's rows (the chain, see the kernel; since the
-// twenty-third session: before, each chunk was solved and then applied to the rows below it,
-// with a block barrier between, 2.9 us a chunk against ~1.1-1.9 now). The tiles
-// of a window's last columns have multipliers on nearly every row (at m = 1024, 991 of 992 rows),
-// and with one block per tile their updates read R0's whole upper triangle (4 MB) through one SM:
-// 183-198 us for the heaviest tile, 6 us a chunk at the top (Nsight Compute: 0.26 instructions
-// issued a cycle per scheduler, stalls on long scoreboard first).
+// A tile's rows are split into stripes of kStripe rows, each a work item of its own thread
+// block: the stripe holding chunk c solves it and writes its multipliers to M; the stripes below
+// read them from there and apply them to their rows (the chunk's 32 multipliers of every column
+// at once, from registers). Within its own stripe a block runs one warp a column down all of the
+// stripe's rows (the chain, see the kernel), with no block barrier between a chunk's solve and
+// its update. Stripes exist because the tiles of a window's last columns have multipliers on
+// nearly every row, and with one block per tile their updates would read R0's whole upper
+// triangle (4 MB at m = 1024) through one SM.
 //
 // Items are handed out by an atomic counter, heaviest tile first and a tile's stripes top down,
 // so a block only ever waits for stripes handed out before its own, to blocks already running:
-// no co-residency is needed. Each entry x_i still receives its updates in descending j, one fused
-// multiply-add each, and q_j is round(x_j * (1 / r0_jj)): the arithmetic of the one-block-per-tile
-// kernel this replaces, so the numbers are the same (tests/lattice/test_lll_gpu.cpp checks them
-// against a host model).
+// no co-residency is needed. Each entry x_i receives its updates in descending j, one fused
+// multiply-add each, and q_j is round(x_j * (1 / r0_jj)), so a host model reproduces every
+// number (tests/lattice/test_lll_gpu.cpp, SizeReductionMatchesHostModel).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -195,7 +191,7 @@ __global__ void __launch_bounds__(kThreads)
     // shuffle during step j + 1; then every lane applies q_j to its rows below (and to row j,
     // with r0_jj). The chain a step is thus one multiply-add, the product with 1 / r0_jj and the
     // rounding; the shuffle and the updates run beside it. Each row receives the same fused
-    // multiply-adds in the same order as before (the host model's).
+    // multiply-adds in the same order as the host model's.
     __syncthreads();  // s_x and s_rinv written (where no chunk above had any)
     double p[kStripeChunks];
 #pragma unroll

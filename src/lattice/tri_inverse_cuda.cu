@@ -5,18 +5,16 @@
 // products). log2(f / 128) + 1 dependent launches instead of the f / 32 steps of a forward
 // substitution, and none of them on the critical path while the block pass runs longer: the
 // block method runs it on a side stream, and the tail refactorisation's head block
-// X = R_hh^{-T} G_ht becomes one product W^T G_ht (the forward substitution, 28 dependent chunk
-// steps, took 190 us at m = 1024, f = 896 on the H200).
+// X = R_hh^{-T} G_ht becomes one product W^T G_ht (instead of a forward substitution of f / 32
+// dependent chunk steps).
 //
 // The products: 64 x 64 output tiles of 8 warps on the float64 tensor cores (mma_f64.cuh), 16
 // deep slabs, the k range of a tile cut to where its triangular operand is not zero and split
 // over a cluster of blocks (split_k.cuh).
 //
-// Until the twentieth session the doubling started from the 32 x 32 blocks (one warp each, then
-// two products a level from s = 32): at m = 1024 its 11 launches took ~140 us, and once the block
-// pass was shaped for latency (column_warp_lll_cuda.cu) the refactorisation waited ~50 us for W.
-// The levels s = 32 and 64 (a launch pair each, 6-8 us apiece for a few small tiles) and the
-// diagonal inverses (9.4 us) now run in one kernel.
+// The diagonal inverses and the levels s = 32 and 64 run in one kernel: as launches of their own
+// (a pair a level, each with a few small tiles) they made W late for the refactorisation that
+// waits for it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -76,7 +74,7 @@ __global__ void __launch_bounds__(kFusedThreads)
     return i < nb && k < nb ? r[(long long)(p + k) * ld + p + i] : (i == k ? 1.0 : 0.0);
   };
   // Every global load first, into registers (stored to shared memory when its area is free), so
-  // that they are in flight together. (Suspected of the kernel's ~30 us; measured: no change.)
+  // that they are in flight together.
   // Warps 0-3: row `lane` of diagonal block q = warp; warps 4-7: level 32's R_AC of pair b,
   // entries e = t - 128 + 128 v; all: level 64's R_AC, entries e = t + 256 v.
   double dv[kDiag];
@@ -313,9 +311,9 @@ __global__ void __launch_bounds__(256) tri_product_kernel(ProductArgs pa) {
 template <int kMode>
 void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cudaStream_t s) {
   const int tiles = ((M + 63) / 64) * ((N + 63) / 64);
-  // About 8 slabs per block; the products of the level s = 128 (K = 128) 2 slabs a block: each
-  // 11.2 -> ~7.5 us at m = 1024 (their slab loop waits on its loads), the whole inverse 0.121 ->
-  // 0.112 ms (H100); the longer products were slower with 2 slabs a block (the cluster's sums).
+  // About 8 slabs per block; the products of the level s = 128 (K = 128) 2 slabs a block (their
+  // slab loop waits on its loads, so more blocks are faster there); the longer products are
+  // slower with 2 slabs a block (the cluster's sums).
   const int per_block = K <= 128 ? 32 : 128;
   const int split = split_for(reinterpret_cast<const void*>(tri_product_kernel<kMode>),
                               (K + per_block - 1) / per_block);

@@ -194,8 +194,8 @@ struct CudaDecoder::Impl {
         int nb = 0;
         MIMORX_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
-        // Ties: fewer units for one codeword per thread; more for the paired kernel (measured,
-        // (2080,1760) on the H100: 6 pairs in one block 22.5 Gbit/s, 2 pairs x 3 blocks 20.2).
+        // Ties: fewer units for one codeword per thread; more for the paired kernel (measured
+        // ~10 % faster on (2080,1760): docs/ldpc_decoder.md).
         const int resident = nb * cand * t.z;
         if (resident > best[pass] ||
             (words_per_unit == 2 && resident > 0 && resident == best[pass])) {
@@ -211,8 +211,8 @@ struct CudaDecoder::Impl {
                         " rows needs more shared memory than this GPU offers per block");
     }
     // The paired kernel keeps its messages in shared memory whenever they fit: its global
-    // variant waits on L2 for every message (BG1 Z=384 R=1/2 on the H100: 6.1 Gbit/s with one
-    // 768-thread block per SM in shared memory, 4.3 with two blocks per SM in L2).
+    // variant waits on L2 for every message, which costs more than a second resident block
+    // gains.
     const int pick = (best[0] > 0 && (words_per_unit == 2 || best[1] < 2 * best[0])) ? 0 : 1;
     c2v_shared = pick == 0;
     np = best_units[pick];
@@ -292,7 +292,7 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
   // Automatic block limit: 1024 threads (64 registers), except for the paired kernel on codes
   // with rows longer than 10 (BG1 rows 0-3, degree 19): the 512-thread variant's 128 registers
   // hold those rows in registers instead of updating them in place, which is worth more than
-  // the lost occupancy (H100: (2080,1760) 20.3 vs 18.2 Gbit/s, BG1 Z=384 R=0.917 26.1 vs 22.8).
+  // the lost occupancy (10-15 % on BG1 codes).
   impl_->lb = t.max_block_threads == 512           ? 512
               : t.max_block_threads == 1024        ? 1024
               : (impl_->paired && max_degree > 10) ? 512

@@ -1,8 +1,8 @@
 // CUDA LDPC encoder: one thread block per code block, bit-packed. Each column of the codeword is
 // a few 32-bit words in shared memory (with a wrap-around copy, encoder_math.hpp), so one
 // funnel shift gives 32 lifted rows of one edge: 316 x ceil(Z/32) word operations per BG1
-// codeword instead of 316 x Z byte gathers (measured 57 Gbit/s for the byte-wise kernel on
-// H100 at Z = 384, instruction-bound; docs/ldpc.md). Phases and their order are exactly
+// codeword instead of 316 x Z byte gathers (the byte-wise kernel is instruction-bound, 3.6x
+// slower at Z = 384; docs/ldpc.md). Phases and their order are exactly
 // encoder_packed.hpp's host emulation, which the CPU tests check against the byte encoder.
 #include <cuda_runtime.h>
 

@@ -279,12 +279,12 @@ MIMORX_HD void fixed_mrvd_real_form(const QrFixed<cf32, NR, NT>& c,
 // PATH (real models only, see kFixedDirect): with kFixedViaComplex[IfPaired] a channel whose
 // order pairs the columns is decomposed as the complex nr x nt QR with column order
 // perm[2p] / 2 and written in its MRVD real form. Statuses keep their meaning: the order is
-// checked on the real order as before; non-finite H is the same test on the same values; the
-// rank threshold is the same (64 eps relative to the largest column norm^2, which is the same
-// for a complex column and both of its real columns), applied once per symbol to the complex
-// remaining norm^2, which mathematically equals the remaining norm^2 of both real columns 2k
-// and 2k + 1 in the real MGS (the real path tests them separately, so rounding could flag only
-// one of them there; here both columns of the symbol are flagged and zeroed together).
+// checked on the real order, as on the real path; non-finite H is the same test on the same
+// values; the rank threshold is the same (64 eps relative to the largest column norm^2, which
+// is the same for a complex column and both of its real columns), applied once per symbol to
+// the complex remaining norm^2, which mathematically equals the remaining norm^2 of both real
+// columns 2k and 2k + 1 in the real MGS (the real path tests them separately, so rounding could
+// flag only one of them there; here both columns of the symbol are flagged and zeroed together).
 template <class T, int NR, int NT, int PATH = kFixedDirect, class HGet>
 MIMORX_HD void qr_fixed_problem(const QrArgs& a, std::int64_t c, HGet hget,
                                 QrFixed<T, fixed_rows<T, NR>, fixed_rows<T, NT>>& s) {

@@ -656,8 +656,8 @@ std::int64_t counters_agreeing(const Problem& p, const Case& c, const Output& gp
 // The kernel runs the algorithm of the CPU emulation (same targets, child metrics, order and
 // radius updates), so the per-vector counters mostly agree: float rounding (FMA contraction on
 // the device) reorders nearly equal metrics or flips a comparison with the radius and changes a
-// vector's path, which at 10 dB 16-QAM (300 nodes per vector) happened to up to 1 vector in 5 in
-// the first device run. A wrong order, count or radius update would change almost every vector.
+// vector's path, which at 10 dB 16-QAM (300 nodes per vector) can affect up to 1 vector in 5.
+// A wrong order, count or radius update would change almost every vector.
 TEST(SphereGpu, CountersMatchTheHostEmulation) {
   MIMORX_REQUIRE_GPU();
 #if MIMORX_HAS_CUDA

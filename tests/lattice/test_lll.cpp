@@ -207,12 +207,11 @@ INSTANTIATE_TEST_SUITE_P(Methods, LllPlanCpu,
                          ::testing::Values(LllMethod::sequential, LllMethod::all_swap,
                                            LllMethod::block));
 
-// Regression (CI, 2026-11-25, seed 6745889402945536729 of BatchesReduceInBothPrecisions): a
-// Gaussian 64x64 basis with condition number 3.3e5. The float32 all-swap needs |T| ~ 1e4, its B'
-// drifts off B T, and the rebuilt B T is no longer size-reduced (|mu| = 0.52): the plan used to
-// report precision_loss. Now the rebuilt basis is reduced further in float64 (T T2): reduced, on
-// the lattice, unimodular. The basis is regenerated as that test drew it (the same generator
-// calls in the same order).
+// Regression (seed 6745889402945536729 of BatchesReduceInBothPrecisions): a Gaussian 64x64
+// basis with condition number 3.3e5. The float32 all-swap needs |T| ~ 1e4, its B' drifts off
+// B T, and the rebuilt B T is no longer size-reduced (|mu| = 0.52). The rebuilt basis must be
+// reduced further in float64 (T T2): reduced, on the lattice, unimodular, not precision_loss.
+// The basis is regenerated as that test drew it (the same generator calls in the same order).
 TEST(LllPlanCpu, Float32RebuiltBasisIsPolishedInFloat64) {
   std::mt19937_64 g(6745889402945536729ull);
   std::vector<double> b;

@@ -73,8 +73,8 @@ struct LllConfig {
   // float32: check that every reduced B' is still a basis of the input lattice (B' = B T with T
   // integer and unimodular) and rebuild it from B T in float64 where float32 rounding moved it
   // off. Without the caller's T the CPU solves for T (float64 LU) and CUDA tracks T internally
-  // (m x m int64 per basis, batches in chunks of ~256 MB; slower: an H100 batch of 64x64 Gaussian
-  // bases 1.35 instead of 0.39 us per basis, 1024x1024 3.6 instead of 3.0 ms; docs/lll.md).
+  // (m x m int64 per basis, batches in chunks of ~256 MB; slower, by ~1.7x for batches of 64x64
+  // bases and ~1.25x for one 1024x1024 basis: docs/lll.md, "Performance").
   // false skips the check (faster; a float32 result on an ill-conditioned input may then sit
   // off the lattice while passing the LLL conditions). No effect in float64.
   bool lattice_check = true;
@@ -139,7 +139,7 @@ struct LllStats {
 // dependent vectors, m > n, delta outside [0.25, 1).
 LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta = 0.75);
 
-// Complex LLL (Gan, Luo, Mow, IEEE TSP 57(7), 2009): the same with complex mu_ij, size
+// Complex LLL (Gan, Ling, Mow, IEEE TSP 57(7), 2009): the same with complex mu_ij, size
 // reduction by rounding to the nearest Gaussian integer (real and imaginary parts separately),
 // Lovasz test on |r|^2; delta in (0.5, 1). t (may be null) receives T with Gaussian-integer
 // entries stored exactly as doubles. Throws as lll_reference.

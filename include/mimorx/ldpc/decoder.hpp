@@ -89,9 +89,9 @@ struct DecoderConfig {
   int rows = 0;  // base rows decoded, 4..base rows; 0 = all (the mother code)
   LayerOrder layer_order = LayerOrder::extension_first;
   // Integer path: channel LLR = round(llr * llr_scale) in llr_bits bits, saturated: by default
-  // step 1/4, range +-7.75. Against step 1/2 (range +-15.5, the default before 2026-11-25) the
-  // integer decoders lose far less to float at rates 1/5..0.85 (docs/ldpc_decoder.md, "Channel
-  // LLR step").
+  // step 1/4, range +-7.75. Against step 1/2 (range +-15.5) the integer decoders lose far less
+  // to float at rates 1/5..0.85, where the channel LLRs are ~1-3 (docs/ldpc_decoder.md,
+  // "Quantisation").
   int llr_bits = 6;             // channel LLR width of the integer path, 2..8
   float llr_scale = 4.0f;       // integer channel LLR = round(llr * llr_scale), saturated
   int codewords_per_block = 0;  // CUDA Np override; 0 = chosen by the plan (docs/ldpc.md)
