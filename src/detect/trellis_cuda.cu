@@ -240,7 +240,8 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
 }
 
 // MINB: __launch_bounds__' minimum blocks per SM (1: no constraint; TrellisConfig::
-// occupancy_hint asks 12 for 4x4 16-QAM: at most 40 registers, 48 warps per SM).
+// occupancy_hint asks 11 for 4x4 16-QAM, which ptxas meets with 40 registers (its granule: 8 per
+// thread) and 16 bytes of spills: 12 blocks, 48 warps per SM).
 template <int NT, int L, int MINB>
 __global__ void __launch_bounds__(vectors_per_block<L>() * L * L, MINB)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
@@ -420,7 +421,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
     case 4:
       if constexpr (NT == 4) {
         if (occupancy_hint) {
-          return launch<NT, 4, 12>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
+          return launch<NT, 4, 11>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
                                    llrs, cand_d, cand_sym, s);
         }
       }
