@@ -239,9 +239,10 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
   }
 }
 
-// MINB: __launch_bounds__' minimum blocks per SM (1: no constraint; TrellisConfig::
-// occupancy_hint asks 11 for 4x4 16-QAM, which ptxas meets with 40 registers (its granule: 8 per
-// thread) and 16 bytes of spills: 12 blocks, 48 warps per SM).
+// MINB: __launch_bounds__' minimum blocks per SM (1: no constraint). TrellisConfig::
+// occupancy (4x4 16-QAM) asks 10 (40 warps per SM: ptxas fits 48 registers, 8 bytes of
+// spills) or 11 (48 warps: 40 registers, 16 bytes of spills; ptxas' granule is 8 registers per
+// thread, so 11 and 12 give the same code); unconstrained the kernel takes 54 (36 warps).
 template <int NT, int L, int MINB>
 __global__ void __launch_bounds__(vectors_per_block<L>() * L * L, MINB)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
@@ -346,7 +347,7 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L, MINB)
   // Compile-time trip counts where SC divides the number of pairs, fully unrolled up to 32
   // (4x4 16-QAM: 32 pairs, one bit per thread, no loop left).
   constexpr int ITEMS = (NB * SC + Q - 1) / Q;
-#pragma unroll
+#pragma unroll 1
   for (int it = 0; it < ITEMS; ++it) {
     const int item = q + it * Q;
     if (NB * SC % Q != 0 && item >= NB * SC) break;
@@ -413,14 +414,18 @@ template <int NT>
 void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
               std::int64_t z_stride, std::int64_t vectors, int vpc, const float* n0,
               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-              std::uint8_t* cand_sym, bool occupancy_hint, cudaStream_t s) {
+              std::uint8_t* cand_sym, int occupancy, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch<NT, 2>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 4:
       if constexpr (NT == 4) {
-        if (occupancy_hint) {
+        if (occupancy == 40) {
+          return launch<NT, 4, 10>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
+                                   llrs, cand_d, cand_sym, s);
+        }
+        if (occupancy == 48) {
           return launch<NT, 4, 11>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
                                    llrs, cand_d, cand_sym, s);
         }
@@ -442,7 +447,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
 void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vectors_per_channel, int nt, Modulation mod, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-            std::uint8_t* cand_sym, bool occupancy_hint, int device, void* stream) {
+            std::uint8_t* cand_sym, int occupancy, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -450,13 +455,13 @@ void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
   switch (nt) {
     case 2:
       return launch_l<2>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy_hint, s);
+                         llrs, cand_d, cand_sym, occupancy, s);
     case 4:
       return launch_l<4>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy_hint, s);
+                         llrs, cand_d, cand_sym, occupancy, s);
     case 8:
       return launch_l<8>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy_hint, s);
+                         llrs, cand_d, cand_sym, occupancy, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

@@ -40,10 +40,11 @@ struct TrellisConfig {
   // run() scans device inputs for NaN/Inf (a kernel and a synchronisation). Callers that feed
   // generated finite data (the simulator) turn it off so that run() never synchronises.
   bool check_device_values = true;
-  // CUDA kernel variant for A/B measurements, 4x4 16-QAM only: a __launch_bounds__ hint of
-  // 12 blocks per SM (at most 40 registers: 48 warps per SM instead of 40). Results are
-  // bit-identical either way; other shapes and the CPU ignore it.
-  bool occupancy_hint = false;
+  // CUDA kernel variants for A/B measurements, 4x4 16-QAM only: resident warps per SM asked
+  // of the compiler by a __launch_bounds__ hint, 0 (none: 54 registers, 36 warps), 40 (48
+  // registers) or 48 (40 registers), the last two with a few bytes of register spills.
+  // Results are bit-identical either way; other shapes and the CPU ignore it.
+  int occupancy = 0;
 };
 
 class TrellisPlan {
