@@ -78,13 +78,12 @@ struct Row {
   float qr_ms = 0, search_ms = 0, total_ms = 0, serial_ms = 0;
 };
 
-Row measure(const BenchData& data, bool transfers, int occupancy = 0) {
+Row measure(const BenchData& data, bool transfers) {
   const auto& s = data.shape;
   const std::int64_t V = data.vectors, nbits = V * s.bits_per_vector();
   Row r;
   Stream st = Stream::create();
   detect::TrellisConfig cfg{s, 8.f, false};
-  cfg.occupancy = occupancy;
   detect::TrellisPlan plan(cfg, Backend::cuda());
   Buffer<std::uint8_t> bits = Buffer<std::uint8_t>::device(std::size_t(nbits));
   Buffer<float> llrs = Buffer<float>::device(std::size_t(nbits));
@@ -231,22 +230,19 @@ int main(int argc, char** argv) {
     const std::string label = "fill 4x4 " + to_string(f.mod);
     if (label.find(only) == std::string::npos) continue;
     BenchData data(s, f.vectors, 1, seed++);
-    // 16-QAM: the kernel variants (TrellisConfig::occupancy), the default first.
-    for (int occ : {0, 40, 48}) {
-      if (occ && f.mod != Modulation::qam16) continue;
-      const Row r = measure(data, false, occ);
+    {
+      const Row r = measure(data, false);
       const double bits = double(f.vectors) * s.bits_per_vector();
       auto gbps = [&](float ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e9 : 0.0; };
       const Ops o = ops_per_vector(s);
       const double edge_floor = lanes_per_s / o.edges * s.bits_per_vector() / 1e9;
       const double model_floor = lanes_per_s / o.model * s.bits_per_vector() / 1e9;
-      const std::string mod_label =
-          to_string(f.mod) + (occ ? " occupancy " + std::to_string(occ) : "");
+      const std::string mod_label = to_string(f.mod);
       std::printf("| 4x4 | %s | %lld | %.1f | %.1f | %.2f | %.2f | %.2f | %.3f | %.2f | %.3f |\n",
                   mod_label.c_str(), static_cast<long long>(f.vectors), r.qr_ms * 1e3,
                   r.search_ms * 1e3, gbps(r.search_ms), gbps(r.total_ms), edge_floor,
                   gbps(r.search_ms) / edge_floor, model_floor, gbps(r.search_ms) / model_floor);
-      const std::string variant = occ ? "occupancy_" + std::to_string(occ) : "default";
+      const std::string variant = "default";
       char line[1024];
       std::snprintf(
           line, sizeof line,

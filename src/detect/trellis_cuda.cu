@@ -239,12 +239,8 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
   }
 }
 
-// MINB: __launch_bounds__' minimum blocks per SM (1: no constraint). TrellisConfig::
-// occupancy (4x4 16-QAM) asks 10 (40 warps per SM: ptxas fits 48 registers, 8 bytes of
-// spills) or 11 (48 warps: 40 registers, 16 bytes of spills; ptxas' granule is 8 registers per
-// thread, so 11 and 12 give the same code); unconstrained the kernel takes 54 (36 warps).
-template <int NT, int L, int MINB>
-__global__ void __launch_bounds__(vectors_per_block<L>() * L * L, MINB)
+template <int NT, int L>
+__global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
                    std::int64_t z_stride, std::int64_t vectors, int vpc, float scale,
                    const float* __restrict__ n0, std::int64_t n0_size, float clip,
@@ -394,7 +390,7 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L, MINB)
   }
 }
 
-template <int NT, int L, int MINB = 1>
+template <int NT, int L>
 void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vpc, const float* n0, std::int64_t n0_size, float clip,
             std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
@@ -404,9 +400,9 @@ void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
                 "static shared memory over 48 KB");
   const float scale = qam_scale(Modulation(2 * nway::log2_pow2(L)));
   const std::int64_t blocks = (vectors + G - 1) / G;
-  trellis_kernel<NT, L, MINB>
-      <<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors, vpc, scale, n0,
-                                                 n0_size, clip, bits, llrs, cand_d, cand_sym);
+  trellis_kernel<NT, L><<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors,
+                                                                  vpc, scale, n0, n0_size, clip,
+                                                                  bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -414,22 +410,12 @@ template <int NT>
 void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
               std::int64_t z_stride, std::int64_t vectors, int vpc, const float* n0,
               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-              std::uint8_t* cand_sym, int occupancy, cudaStream_t s) {
+              std::uint8_t* cand_sym, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch<NT, 2>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 4:
-      if constexpr (NT == 4) {
-        if (occupancy == 40) {
-          return launch<NT, 4, 10>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                                   llrs, cand_d, cand_sym, s);
-        }
-        if (occupancy == 48) {
-          return launch<NT, 4, 11>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                                   llrs, cand_d, cand_sym, s);
-        }
-      }
       return launch<NT, 4>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 8:
@@ -447,7 +433,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
 void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vectors_per_channel, int nt, Modulation mod, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-            std::uint8_t* cand_sym, int occupancy, int device, void* stream) {
+            std::uint8_t* cand_sym, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -455,13 +441,13 @@ void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
   switch (nt) {
     case 2:
       return launch_l<2>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy, s);
+                         llrs, cand_d, cand_sym, s);
     case 4:
       return launch_l<4>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy, s);
+                         llrs, cand_d, cand_sym, s);
     case 8:
       return launch_l<8>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, occupancy, s);
+                         llrs, cand_d, cand_sym, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

@@ -61,8 +61,6 @@ void validate_config(const TrellisConfig& c) {
   }
   require(std::isfinite(c.llr_clip) && c.llr_clip > 0.f, "llr_clip",
           std::to_string(c.llr_clip) + "; must be finite and > 0");
-  require(c.occupancy == 0 || c.occupancy == 40 || c.occupancy == 48, "occupancy",
-          std::to_string(c.occupancy) + "; must be 0 (no hint), 40 or 48 warps per SM");
 }
 
 // The search of one vector, in the order of the kernel's operations (thread q of the kernel
@@ -193,7 +191,7 @@ struct TrellisPlan::Impl {
       trellis_cuda::search(r.data(), std::int64_t(nt) * nt, z.data(), nt, nv, vpc, nt,
                            cfg.shape.mod, in.noise_var.data, in.noise_var.size, cfg.llr_clip,
                            bits.data, llrs.size ? llrs.data : nullptr, cand_d, cand_sym,
-                           cfg.occupancy, backend.device(), s.handle());
+                           backend.device(), s.handle());
       return;
 #else
       (void)s;

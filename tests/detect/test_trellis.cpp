@@ -320,11 +320,6 @@ TEST(Trellis, RejectsBadConfigurationsAndInputs) {
   };
   EXPECT_THROW(TrellisPlan(TrellisConfig{s, 0.f}, Backend::cpu()), InvalidArgument);
   EXPECT_THROW(TrellisPlan(TrellisConfig{s, std::nanf("")}, Backend::cpu()), InvalidArgument);
-  {
-    TrellisConfig c{s};
-    c.occupancy = 32;
-    EXPECT_THROW(TrellisPlan(c, Backend::cpu()), InvalidArgument);
-  }
   EXPECT_THROW(TrellisPlan(TrellisConfig{MimoShape{4, 4, Modulation::bpsk}}, Backend::cpu()),
                Unsupported);
   EXPECT_THROW(TrellisPlan(TrellisConfig{MimoShape{3, 4, Modulation::qpsk}}, Backend::cpu()),
@@ -453,20 +448,6 @@ TEST(TrellisGpu, CandidateListsAndLlrsMatchCpu) {
         gb.fill_bytes(0xEE);
         quiet.run(dp.in, View<std::uint8_t>(gb), View<float>());
         ASSERT_EQ(to_host(gb), o.bits) << what;
-        if (mod == Modulation::qam16 && nt == 4) {  // the occupancy variants
-          for (int occupancy : {40, 48}) {
-            TrellisConfig oc{s, 6.f};
-            oc.occupancy = occupancy;
-            TrellisPlan occ(oc, Backend::cuda());
-            gb.fill_bytes(0xEE);
-            gl.fill_bytes(0xFF);
-            occ.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
-            ASSERT_EQ(to_host(gb), o.bits) << what << " occupancy " << occupancy;
-            const auto ho = to_host(gl);
-            ASSERT_EQ(std::memcmp(ho.data(), o.llrs.data(), ho.size() * sizeof(float)), 0)
-                << what << " occupancy " << occupancy;
-          }
-        }
       }
     }
   }

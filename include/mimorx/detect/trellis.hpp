@@ -40,11 +40,6 @@ struct TrellisConfig {
   // run() scans device inputs for NaN/Inf (a kernel and a synchronisation). Callers that feed
   // generated finite data (the simulator) turn it off so that run() never synchronises.
   bool check_device_values = true;
-  // CUDA kernel variants for A/B measurements, 4x4 16-QAM only: resident warps per SM asked
-  // of the compiler by a __launch_bounds__ hint, 0 (none: 54 registers, 36 warps), 40 (48
-  // registers) or 48 (40 registers), the last two with a few bytes of register spills.
-  // Results are bit-identical either way; other shapes and the CPU ignore it.
-  int occupancy = 0;
 };
 
 class TrellisPlan {
