@@ -49,8 +49,12 @@ struct alignas(16) VectorSmem {
     float d;
     Word w;
   };
-  float4 pub[Q];              // (distance, residual re, residual im, unused) of the surviving paths
-  Path path[Q];               // their vertices
+  // Partial residuals carried per path (nt <= 4) instead of its vertices (nt = 8).
+  static constexpr bool PARTIAL = NT <= 4;
+  static constexpr int NP = PARTIAL && NT > 2 ? NT - 2 : 1;
+  float4 pub[Q];  // (distance, residual re, residual im, unused) of the surviving paths
+  Path path[PARTIAL ? 1 : Q];  // their vertices (nt = 8)
+  cf32 part[NP * Q];           // nt <= 4: their partial residuals of rows < i - 1, [row][path]
   Word pbits[Q];              // and their bits (rows > the stage's row), as path_bits() places them
   alignas(16) Cand cand[NC];  // list paths, index t * Q + vertex
   float red[SC > 1 ? NB* SC : 1];  // the merge's partial counter-hypothesis minima
@@ -98,8 +102,144 @@ __device__ __forceinline__ void keep_better(float od, Word ow, float* bd, Word* 
   *bw = take ? ow : *bw;
 }
 
-// FULL: the reduction's loop fully unrolled (TrellisConfig::full_unroll, 64-QAM only).
-template <int NT, int L, bool FULL>
+// A list path of list L_i (the path through vertex q of row i): to the candidate output, or
+// to shared memory and this thread's best list path. The symbols come from the bit word.
+template <int NT, int L, class S, class Word>
+__device__ __forceinline__ void emit_list_path(S& s, int q, int i, std::int64_t v, bool valid,
+                                               float d, Word w, float* cand_d,
+                                               std::uint8_t* cand_sym, float* bd, Word* bw) {
+  constexpr int Q = L * L, m = 2 * nway::log2_pow2(L);
+  if (cand_d) {
+    if (valid) {
+      const std::int64_t c = (v * NT + i) * Q + trellis::vertex_symbol<L>(q);
+      cand_d[c] = d;
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        cand_sym[c * NT + j] =
+            std::uint8_t(nway::symbol_index_of_bits(m, unsigned(w >> (j * m)) & ((1u << m) - 1u)));
+      }
+    }
+  } else {
+    s.cand[i * Q + q] = typename S::Cand{d, w};
+    keep_better(d, w, bd, bw);
+  }
+}
+
+// Edge reduction into vertex (a, b) of row i - 1 over the Q published paths.
+template <int NT, int L, class S>
+__device__ __forceinline__ float reduce_into(const S& s, int i, float a, float b, int* arg) {
+  return trellis::reduce_vertex<L * L>(
+      [&](int k, float* dk, cf32* uk) {
+        const float4 e = s.pub[k];
+        *dk = e.x;
+        *uk = cf32(e.y, e.z);
+      },
+      s.rs[(i - 1) * NT + i - 1].re, a, b, arg);
+}
+
+// The stages for nt <= 4 (unrolled: every row index is a constant). Each path carries its
+// partial residuals part[r] for the rows r < i below its last row i: y^_r minus the terms of
+// the rows it has decided, applied in residual()'s order (last row first), so that the
+// residual of a row is a sub_term away instead of a sum over the path's vertices (no vertex
+// unpacking, no vertex word). The extension applies each row's term to the rows below it as
+// it decides the row; a path taken over by the reduction into row i - 1 brings its partials
+// (shared memory) and gets the term of vertex q.
+template <int NT, int L, class S, class Word>
+__device__ __forceinline__ void stages_partial(S& s, int q, int vl, std::int64_t v, bool valid,
+                                               float a, float b, Word qbits, float dist, Word pb,
+                                               float* cand_d, std::uint8_t* cand_sym, float* bd,
+                                               Word* bw) {
+  constexpr int Q = L * L, G = vectors_per_block<L>(), KA = nway::log2_pow2(L), m = 2 * KA;
+  constexpr int NR = NT - 1;
+  cf32 part[NR];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) part[r] = trellis::sub_term(s.yh[r], s.rs[(NT - 1) * NT + r], a, b);
+#pragma unroll
+  for (int i = NT - 1; i >= 0; --i) {
+    // Path q ends at vertex q of row i; its residual at row i-1, part[i - 1], serves the
+    // extension of list L_i and the reduction into row i-1 (the paper's shared delta_k).
+    if (i > 0) {
+      s.pub[q] = make_float4(dist, part[i - 1].re, part[i - 1].im, 0.f);
+      s.pbits[q] = pb;
+#pragma unroll
+      for (int r = 0; r < i - 1; ++r) s.part[r * Q + q] = part[r];
+    }
+    {
+      // Extension (trellis::extend's operations, in its order).
+      float d = dist;
+      Word w = pb;
+      cf32 e[NR];
+#pragma unroll
+      for (int r = 0; r < NR; ++r) e[r] = part[r];
+#pragma unroll
+      for (int r = i - 1; r >= 0; --r) {
+        int lr, li;
+        const float ea = nway::slice_amplitude_scaled(e[r].re, s.inv_top[r], L, &lr);
+        const float eb = nway::slice_amplitude_scaled(e[r].im, s.inv_top[r], L, &li);
+        d = nway::fadd(d, trellis::edge_weight(e[r], s.rs[r * NT + r].re, ea, eb));
+        w |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
+#pragma unroll
+        for (int rr = 0; rr < r; ++rr) e[rr] = trellis::sub_term(e[rr], s.rs[r * NT + rr], ea, eb);
+      }
+      emit_list_path<NT, L>(s, q, i, v, valid, d, w, cand_d, cand_sym, bd, bw);
+    }
+    if (i == 0) break;
+    vector_sync<Q, G>(vl);
+    int arg = 0;
+    const float nd = reduce_into<NT, L>(s, i, a, b, &arg);
+    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
+    cf32 np[NR];
+#pragma unroll
+    for (int r = 0; r < i - 1; ++r) {
+      np[r] = trellis::sub_term(s.part[r * Q + arg], s.rs[(i - 1) * NT + r], a, b);
+    }
+    vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
+    dist = nd;
+    pb = npb;
+#pragma unroll
+    for (int r = 0; r < i - 1; ++r) part[r] = np[r];
+  }
+}
+
+// The stages for nt = 8 (a loop: each path carries its vertex word; residuals are summed over
+// its vertices).
+template <int NT, int L, class S, class Word>
+__device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v, bool valid,
+                                            float a, float b, Word qbits, float dist, Word pb,
+                                            float* cand_d, std::uint8_t* cand_sym, float* bd,
+                                            Word* bw) {
+  constexpr int Q = L * L, G = vectors_per_block<L>(), m = 2 * nway::log2_pow2(L);
+  Path p = trellis::with_vertex(0, NT - 1, q);
+#pragma unroll 1
+  for (int i = NT - 1; i >= 0; --i) {
+    cf32 u(0.f, 0.f);
+    if (i > 0) {
+      u = trellis::residual<NT, L>(s.rs, s.yh[i - 1], i - 1, p);
+      s.pub[q] = make_float4(dist, u.re, u.im, 0.f);
+      s.path[q] = p;
+      s.pbits[q] = pb;
+    }
+    {
+      float d = dist;
+      Path pp = p;
+      Word w = pb;
+      if (i > 0) trellis::extend<NT, L, Word>(s.rs, s.yh, s.inv_top, i - 1, u, &d, &pp, &w);
+      emit_list_path<NT, L>(s, q, i, v, valid, d, w, cand_d, cand_sym, bd, bw);
+    }
+    if (i == 0) break;
+    vector_sync<Q, G>(vl);
+    int arg = 0;
+    const float nd = reduce_into<NT, L>(s, i, a, b, &arg);
+    const Path np = trellis::with_vertex(s.path[arg], i - 1, q);
+    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
+    vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
+    dist = nd;
+    p = np;
+    pb = npb;
+  }
+}
+
+template <int NT, int L>
 __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
                    std::int64_t z_stride, std::int64_t vectors, int vpc, float scale,
@@ -150,7 +290,6 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
 
   const float a = trellis::amp_re<L>(q), b = trellis::amp_im<L>(q);
   float dist = trellis::edge_weight(s.yh[NT - 1], s.rs[(NT - 1) * NT + NT - 1].re, a, b);
-  Path p = trellis::with_vertex(0, NT - 1, q);
   // Bits of the surviving path, carried along instead of recomputed from its vertices (the
   // same word as path_bits(p)); qbits: the bits of vertex q.
   constexpr int m = 2 * nway::log2_pow2(L);
@@ -159,55 +298,10 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   // The best of this thread's list paths (a NaN start loses to any distance).
   float bd = __int_as_float(0x7fffffff);
   Word bw = 0;
-  // Unrolled for nt <= 4: the rows of every residual and extension step are then constants.
-#pragma unroll(NT <= 4 ? NT : 1)
-  for (int i = NT - 1; i >= 0; --i) {
-    // Path q ends at vertex q of row i; its residual at row i-1 serves the extension of list
-    // L_i and the reduction into row i-1 (the paper's shared delta_k).
-    cf32 u(0.f, 0.f);
-    if (i > 0) {
-      u = trellis::residual<NT, L>(s.rs, s.yh[i - 1], i - 1, p);
-      s.pub[q] = make_float4(dist, u.re, u.im, 0.f);
-      s.path[q] = p;
-      s.pbits[q] = pb;
-    }
-    {
-      float d = dist;
-      Path pp = p;
-      Word w = pb;
-      if (i > 0) trellis::extend<NT, L, Word>(s.rs, s.yh, s.inv_top, i - 1, u, &d, &pp, &w);
-      if (cand_d) {
-        if (valid) {
-          const std::int64_t c = (v * NT + i) * Q + trellis::vertex_symbol<L>(q);
-          cand_d[c] = d;
-#pragma unroll
-          for (int j = 0; j < NT; ++j) {
-            cand_sym[c * NT + j] =
-                std::uint8_t(trellis::vertex_symbol<L>(trellis::vertex_of(pp, j)));
-          }
-        }
-      } else {
-        s.cand[i * Q + q] = Cand{d, w};
-        keep_better(d, w, &bd, &bw);
-      }
-    }
-    if (i == 0) break;
-    vector_sync<Q, G>(vl);
-    int arg = 0;
-    constexpr int U = FULL ? Q - 1 : (Q <= 16 ? Q - 1 : 8);
-    const float nd = trellis::reduce_vertex<Q, U>(
-        [&](int k, float* dk, cf32* uk) {
-          const float4 e = s.pub[k];
-          *dk = e.x;
-          *uk = cf32(e.y, e.z);
-        },
-        s.rs[(i - 1) * NT + i - 1].re, a, b, &arg);
-    const Path np = trellis::with_vertex(s.path[arg], i - 1, q);
-    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
-    vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
-    dist = nd;
-    p = np;
-    pb = npb;
+  if constexpr (S::PARTIAL) {
+    stages_partial<NT, L>(s, q, vl, v, valid, a, b, qbits, dist, pb, cand_d, cand_sym, &bd, &bw);
+  } else {
+    stages_path<NT, L>(s, q, vl, v, valid, a, b, qbits, dist, pb, cand_d, cand_sym, &bd, &bw);
   }
   if (cand_d) return;  // uniform over the grid: no barrier follows
 
@@ -246,11 +340,26 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   };
   // Thread (sub, j): counter-hypothesis minimum of bit j over the list paths of pairs sub,
   // sub + SC, ... (two list paths per shared-memory load with 8-byte list entries).
-  for (int item = q; item < NB * SC; item += Q) {
+  // Compile-time trip counts where SC divides the number of pairs, fully unrolled up to 32
+  // (4x4 16-QAM: 32 pairs, one bit per thread, no loop left).
+  constexpr int ITEMS = (NB * SC + Q - 1) / Q;
+#pragma unroll 1
+  for (int it = 0; it < ITEMS; ++it) {
+    const int item = q + it * Q;
+    if (NB * SC % Q != 0 && item >= NB * SC) break;
     const int sub = item / NB, j = item - sub * NB;
     const Word mask = Word(1) << j;
     float cm = kInf;
-    if constexpr (sizeof(Cand) == 8) {
+    if constexpr (sizeof(Cand) == 8 && NC / 2 % SC == 0) {
+      constexpr int TRIPS = NC / 2 / SC;
+      const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
+#pragma unroll(TRIPS <= 32 ? TRIPS : 4)
+      for (int t = 0; t < TRIPS; ++t) {
+        const uint4 e = pairs[sub + t * SC];
+        if ((e.y ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.x));
+        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.z));
+      }
+    } else if constexpr (sizeof(Cand) == 8) {
       const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
 #pragma unroll 4
       for (int pr = sub; pr < NC / 2; pr += SC) {
@@ -281,7 +390,7 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   }
 }
 
-template <int NT, int L, bool FULL = false>
+template <int NT, int L>
 void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vpc, const float* n0, std::int64_t n0_size, float clip,
             std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
@@ -291,9 +400,9 @@ void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
                 "static shared memory over 48 KB");
   const float scale = qam_scale(Modulation(2 * nway::log2_pow2(L)));
   const std::int64_t blocks = (vectors + G - 1) / G;
-  trellis_kernel<NT, L, FULL>
-      <<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors, vpc, scale, n0,
-                                                 n0_size, clip, bits, llrs, cand_d, cand_sym);
+  trellis_kernel<NT, L><<<unsigned(blocks), threads, 0, stream>>>(r, r_stride, z, z_stride, vectors,
+                                                                  vpc, scale, n0, n0_size, clip,
+                                                                  bits, llrs, cand_d, cand_sym);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -301,7 +410,7 @@ template <int NT>
 void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
               std::int64_t z_stride, std::int64_t vectors, int vpc, const float* n0,
               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-              std::uint8_t* cand_sym, bool full_unroll, cudaStream_t s) {
+              std::uint8_t* cand_sym, cudaStream_t s) {
   switch (levels) {
     case 2:
       return launch<NT, 2>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
@@ -310,10 +419,6 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
       return launch<NT, 4>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 8:
-      if (full_unroll) {
-        return launch<NT, 8, true>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                                   llrs, cand_d, cand_sym, s);
-      }
       return launch<NT, 8>(r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits, llrs,
                            cand_d, cand_sym, s);
     case 16:
@@ -328,7 +433,7 @@ void launch_l(int levels, const cf32* r, std::int64_t r_stride, const cf32* z,
 void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_stride,
             std::int64_t vectors, int vectors_per_channel, int nt, Modulation mod, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
-            std::uint8_t* cand_sym, bool full_unroll, int device, void* stream) {
+            std::uint8_t* cand_sym, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = detail::as_stream(stream);
@@ -336,13 +441,13 @@ void search(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
   switch (nt) {
     case 2:
       return launch_l<2>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, full_unroll, s);
+                         llrs, cand_d, cand_sym, s);
     case 4:
       return launch_l<4>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, full_unroll, s);
+                         llrs, cand_d, cand_sym, s);
     case 8:
       return launch_l<8>(levels, r, r_stride, z, z_stride, vectors, vpc, n0, n0_size, clip, bits,
-                         llrs, cand_d, cand_sym, full_unroll, s);
+                         llrs, cand_d, cand_sym, s);
   }
   throw Unsupported("nt: " + std::to_string(nt));
 }

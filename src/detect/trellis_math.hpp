@@ -41,8 +41,18 @@ MIMORX_HD cf32 scaled(cf32 r, float scale) {
 // same weight and the slicer returns a fixed level).
 MIMORX_HD float inv_half(float d) { return d > 0.f ? nway::fdiv(0.5f, d) : 0.f; }
 
+// One interference term removed: u - R'(row, j) x_j for the point x_j with amplitudes (a, b),
+// r = R'(row, j).
+MIMORX_HD cf32 sub_term(cf32 u, cf32 r, float a, float b) {
+  return {nway::ffma(-r.re, a, nway::ffma(r.im, b, u.re)),
+          nway::ffma(-r.re, b, nway::ffma(-r.im, a, u.im))};
+}
+
 // y^_row - delta for a path that has decided rows > row (eq. 11/12): the interference of the
-// decided symbols removed from the observation of row `row`, summed from the last row upwards.
+// decided symbols removed from the observation of row `row`, one sub_term per decided row from
+// the last row upwards. Rows are decided in that same order (last row first), so a caller may
+// as well carry the partial sums and apply each row's term when the row is decided (the CUDA
+// kernel for nt <= 4): the same operations in the same order, hence the same value.
 // rs: R' column-major NT x NT (element (i, j) at rs[j * NT + i]).
 template <int NT, int L>
 MIMORX_HD cf32 residual(const cf32* rs, cf32 y_row, int row, Path p) {
@@ -51,10 +61,7 @@ MIMORX_HD cf32 residual(const cf32* rs, cf32 y_row, int row, Path p) {
   for (int j = NT - 1; j > 0; --j) {
     if (j > row) {
       const int v = vertex_of(p, j);
-      const float a = amp_re<L>(v), b = amp_im<L>(v);
-      const cf32 r = rs[j * NT + row];
-      u.re = nway::ffma(-r.re, a, nway::ffma(r.im, b, u.re));
-      u.im = nway::ffma(-r.re, b, nway::ffma(-r.im, a, u.im));
+      u = sub_term(u, rs[j * NT + row], amp_re<L>(v), amp_im<L>(v));
     }
   }
   return u;

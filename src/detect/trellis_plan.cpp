@@ -191,7 +191,7 @@ struct TrellisPlan::Impl {
       trellis_cuda::search(r.data(), std::int64_t(nt) * nt, z.data(), nt, nv, vpc, nt,
                            cfg.shape.mod, in.noise_var.data, in.noise_var.size, cfg.llr_clip,
                            bits.data, llrs.size ? llrs.data : nullptr, cand_d, cand_sym,
-                           cfg.full_unroll, backend.device(), s.handle());
+                           backend.device(), s.handle());
       return;
 #else
       (void)s;

@@ -40,10 +40,6 @@ struct TrellisConfig {
   // run() scans device inputs for NaN/Inf (a kernel and a synchronisation). Callers that feed
   // generated finite data (the simulator) turn it off so that run() never synchronises.
   bool check_device_values = true;
-  // CUDA kernel variant for A/B measurements, 64-QAM only: the edge reduction fully unrolled
-  // (~8.8 instead of 9.5 instructions per edge, 1.7x the kernel's code). Results are
-  // bit-identical either way; other modulations and the CPU ignore it.
-  bool full_unroll = false;
 };
 
 class TrellisPlan {
