@@ -185,22 +185,12 @@ struct KbestPlan::Impl {
         float min0[64], min1[64];
         for (int j = 0; j < nb; ++j) min0[j] = min1[j] = std::numeric_limits<float>::infinity();
         for (int r = 0; r < count; ++r) {
-          const std::uint64_t w = kbest::path_bits(&paths[std::size_t(r) * d], nt, axis_k);
-          for (int j = 0; j < nb; ++j) {
-            if ((w >> j) & 1u) {
-              min1[j] = nway::fmin2(min1[j], dist[r]);
-            } else {
-              min0[j] = nway::fmin2(min0[j], dist[r]);
-            }
-          }
+          nway::fold_minima(kbest::path_bits(&paths[std::size_t(r) * d], nt, axis_k), dist[r], nb,
+                            min0, min1);
         }
         const float inv_n0 = nway::fdiv(1.f, in.noise_var[in.noise_var.size == 1 ? 0 : v]);
-        for (int j = 0; j < nb; ++j) {
-          bits[v * nb + j] = nway::hard_of_minima(min0[j], min1[j]);
-          if (llrs.size) {
-            llrs[v * nb + j] = nway::llr_of_minima(min0[j], min1[j], inv_n0, cfg.llr_clip);
-          }
-        }
+        nway::write_minima(min0, min1, nb, inv_n0, cfg.llr_clip, bits.data + v * nb,
+                           llrs.size ? llrs.data + v * nb : nullptr);
       }
     }
   }

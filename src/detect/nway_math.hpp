@@ -346,4 +346,25 @@ MIMORX_HD float llr_of_minima(float min0, float min1, float inv_n0, float clip) 
 }
 MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < min0 ? 1 : 0; }
 
+// The per-bit minima of a candidate list (the list-based detectors' CPU merge): a candidate of
+// metric d whose bits are the word w (bit j of the vector at bit j) lowers min1[j] where its
+// bit is 1 and min0[j] where it is 0. Start both at +inf.
+MIMORX_HD void fold_minima(std::uint64_t w, float d, int nb, float* min0, float* min1) {
+  for (int j = 0; j < nb; ++j) {
+    if ((w >> j) & 1u) {
+      min1[j] = fmin2(min1[j], d);
+    } else {
+      min0[j] = fmin2(min0[j], d);
+    }
+  }
+}
+// One vector's hard bits and (llrs not null) clipped LLRs from its per-bit minima.
+MIMORX_HD void write_minima(const float* min0, const float* min1, int nb, float inv_n0,
+                            float clip, std::uint8_t* bits, float* llrs) {
+  for (int j = 0; j < nb; ++j) {
+    bits[j] = hard_of_minima(min0[j], min1[j]);
+    if (llrs) llrs[j] = llr_of_minima(min0[j], min1[j], inv_n0, clip);
+  }
+}
+
 }  // namespace mimorx::detect::nway

@@ -205,22 +205,14 @@ struct NwayPlan::Impl {
               }
               continue;
             }
-            for (int j = 0; j < nb; ++j) {
-              if ((w >> j) & 1u) {
-                min1[j] = nway::fmin2(min1[j], d);
-              } else {
-                min0[j] = nway::fmin2(min0[j], d);
-              }
-            }
+            nway::fold_minima(w, d, nb, min0, min1);
           }
         }
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
         const float inv_n0 = nway::fdiv(1.f, n0);
-        for (int j = 0; j < nb; ++j) {
-          bits[v * nb + j] = nway::hard_of_minima(min0[j], min1[j]);
-          if (llrs.size) llrs[v * nb + j] = nway::llr_of_minima(min0[j], min1[j], inv_n0, clip);
-        }
+        nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
+                           llrs.size ? llrs.data + v * nb : nullptr);
       }
     });
   }
