@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/coded.hpp"
@@ -175,26 +176,29 @@ TEST(Coded, CountsUndetectedErrors) {
   EXPECT_EQ(r[0].block_errors, r[0].crc_failures + r[0].undetected_errors);
 }
 
-// The device-resident link gives the CPU's counts: exactly with a detector whose CPU and CUDA
-// arithmetic are bit-identical (nway, the integer decoder), for two batch sizes; within a few
-// blocks with MMSE, whose LLRs may differ in the last bits (docs/linear.md).
+// The device-resident link gives the CPU's counts: exactly with the detectors whose CPU and
+// CUDA arithmetic are bit-identical (nway, kbest, trellis), float and integer decoders, for two
+// batch sizes; within a few blocks with MMSE, whose LLRs may differ in the last bits
+// (docs/linear.md).
 TEST(CodedGpu, CountsEqualTheCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();
-  for (bool int8 : {false, true}) {
+  const std::pair<const char*, bool> runs[] = {
+      {"nway:1", false}, {"nway:1", true}, {"kbest:4", true}, {"trellis", true}};
+  for (const auto& [detector, int8] : runs) {
     CodedConfig c = small_config(seed);
     c.shape = {4, 4, Modulation::qam16};
     c.tbs = 3824;
-    c.detector = "nway:1";
+    c.detector = detector;
     c.decoder.quantized = int8;
-    c.blocks = 60;
+    c.blocks = 40;
     const std::vector<double> snrs = {2.0, 6.0, 8.0};
     const auto cpu = run_coded(c, Backend::cpu(), snrs);
     for (std::int64_t batch : {0, 7}) {
       c.batch_blocks = batch;
       const auto gpu = run_coded(c, Backend::cuda(0), snrs);
       for (std::size_t p = 0; p < snrs.size(); ++p) {
-        EXPECT_EQ(cpu[p].bit_errors, gpu[p].bit_errors) << p << " int8 " << int8;
+        EXPECT_EQ(cpu[p].bit_errors, gpu[p].bit_errors) << detector << " " << p << " int8 " << int8;
         EXPECT_EQ(cpu[p].block_errors, gpu[p].block_errors) << p;
         EXPECT_EQ(cpu[p].crc_failures, gpu[p].crc_failures) << p;
         EXPECT_EQ(cpu[p].undetected_errors, gpu[p].undetected_errors) << p;
