@@ -101,7 +101,7 @@ class CodedStep {
     HostSlot& slot = slot_;
     const auto& s = c_.shape;
     const std::int64_t vecs = count * vpb_;
-    void* st = stream_.handle();
+    [[maybe_unused]] void* st = stream_.handle();
     if (backend_.is_cuda()) {
 #if MIMORX_HAS_CUDA
       detail::transport_bits_cuda(c_.seed, first, count, c_.tbs, tb_.data(), st);
