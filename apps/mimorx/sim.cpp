@@ -12,6 +12,7 @@
 #include "command.hpp"
 #include "commit.hpp"
 #include "decoder_params.hpp"
+#include "io.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/coded.hpp"
@@ -343,12 +344,12 @@ class Table {
     std::string line = fmt::format("{:<{}}", "detector", detector_width_);
     for (const auto& c : columns_) line += fmt::format(" {:>{}}", c.key, c.width);
     std::puts(line.c_str());
-    std::fflush(stdout);
+    mimorx::cli::flush_stdout();  // a stdout that cannot be written fails before the run
   }
   // Prints the rows not printed yet up to points[last] (all of them when last is npos).
   void print_through(const ojson& points, std::size_t last = std::string::npos) {
     for (; printed_ < points.size() && printed_ <= last; ++printed_) row(points[printed_]);
-    std::fflush(stdout);
+    mimorx::cli::flush_stdout();
   }
 
  private:
@@ -397,9 +398,9 @@ void run_sweep(const SimOptions& o, const Mode& mode, const std::vector<std::str
   ojson doc = {{"mimorx", provenance()}, {"config", config}, {"points", points.ordered()}};
   const mimorx::cli::ResultFiles files(o.json, o.csv, mode.fields);
   files.write(doc);  // a path that cannot be written fails before any simulation
-  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
   Table table(mode.table, config["detectors"].get<std::vector<std::string>>());
-  table.header();
+  table.header();  // first: a stdout that cannot be written fails with one line on stderr
+  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
   mimorx::cli::ProgressLine progress(mimorx::cli::stderr_is_terminal(), mode.units, mode.rule);
   for (std::size_t d = 0; d < detectors.size(); ++d) {
     const auto todo = points.missing(d, mode.error_key, mode.early_stop);
