@@ -89,10 +89,15 @@ class HardAdapter final : public Detector {
   return v;
 }
 
-using Factory =
-    std::function<std::unique_ptr<Detector>(const std::string& spec, const std::string& param,
-                                            const detect::MimoShape&, const Backend&,
-                                            const DetectorOptions&)>;
+// A detector without parameters refuses one ("mmse:4") rather than ignoring it.
+[[maybe_unused]] void require_no_param(const std::string& spec, const std::string& why = "") {
+  require(spec.find(':') == std::string::npos, "detector",
+          "'" + spec + "': " + spec.substr(0, spec.find(':')) + " takes no parameter" + why);
+}
+
+using Factory = std::function<std::unique_ptr<Detector>(
+    const std::string& spec, const std::string& param, const detect::MimoShape&, const Backend&,
+    const DetectorOptions&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> f = [] {
@@ -102,6 +107,7 @@ const std::map<std::string, Factory>& factories() {
          {std::pair{"zf", detect::LinearKind::zf}, std::pair{"mmse", detect::LinearKind::mmse}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        require_no_param(spec);
         const bool soft = o.soft;
         detect::LinearConfig cfg;
         cfg.shape = s;
@@ -116,7 +122,8 @@ const std::map<std::string, Factory>& factories() {
 #ifdef MIMORX_SIM_HAS_ML
     m["ml"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
                  const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-        const bool soft = o.soft;
+      require_no_param(spec);
+      const bool soft = o.soft;
       detect::MlConfig cfg;
       cfg.shape = s;
       cfg.soft = soft;
@@ -160,11 +167,9 @@ const std::map<std::string, Factory>& factories() {
     };
 #endif
 #ifdef MIMORX_SIM_HAS_TRELLIS
-    m["trellis"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+    m["trellis"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
                       const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-      require(
-          param.empty() && spec.find(':') == std::string::npos, "detector",
-          "'" + spec + "': trellis takes no parameter (its list size is the constellation size)");
+      require_no_param(spec, " (its list size is the constellation size)");
       detect::TrellisConfig cfg;
       cfg.shape = s;
       cfg.check_device_values = o.check_device_values;
@@ -178,6 +183,7 @@ const std::map<std::string, Factory>& factories() {
           std::pair{"lr-mmse-sic", detect::LrKind::mmse_sic}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        require_no_param(spec);
         const bool soft = o.soft;
         require(!soft, "detector",
                 "'" + spec +
@@ -220,6 +226,8 @@ std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::M
     for (const auto& n : detector_names()) list += (list.empty() ? "" : ", ") + n;
     throw InvalidArgument("detector: '" + spec + "' is not available; this build offers " + list);
   }
+  require(colon == std::string::npos || !param.empty(), "detector",
+          "'" + spec + "': nothing after ':'; give a value (e.g. nway:4) or the name alone");
   return it->second(spec, param, shape, backend, options);
 }
 
