@@ -9,11 +9,14 @@
 //               "llrs": [V*nt*m] (with --soft)}, bit order per detect/common.hpp.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iostream>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "detect_scale.hpp"
+#include "io.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/detector.hpp"
@@ -28,71 +31,108 @@ struct DetectOptions {
   bool soft = false;
 };
 
-template <class T>
-std::vector<T> numbers(const json& j, const std::string& key) {
-  require(j.contains(key), key, "missing from the input file");
-  if (j[key].is_number()) return {j[key].get<T>()};
-  require(j[key].is_array(), key, "must be a number or an array of numbers");
-  std::vector<T> v;
-  v.reserve(j[key].size());
-  for (const auto& e : j[key]) {
-    require(e.is_number(), key, "must hold numbers only");
-    v.push_back(e.get<T>());
-  }
-  return v;
+const json& field(const json& j, const std::string& key) {
+  const auto it = j.find(key);
+  require(it != j.end(), key,
+          "missing from the input file (it needs nt, nr, modulation, h, y, noise_var)");
+  return *it;
+}
+
+// An integer in lo..hi: 2, not "2", 2.5, 1e20 or true.
+int integer_field(const json& j, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  const json& v = field(j, key);
+  const auto range = fmt::format("an integer in {}..{}", lo, hi);
+  require(v.is_number_integer(), key, "must be " + range + ", not " + v.dump().substr(0, 40));
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(hi);
+  const std::int64_t x = huge ? hi : v.get<std::int64_t>();
+  require(!huge && x >= lo && x <= hi, key, v.dump() + " is out of range; must be " + range);
+  return int(v.get<std::int64_t>());
+}
+
+float to_float(const json& v, const std::string& key) {
+  require(v.is_number(), key, "must hold numbers only, not " + v.dump().substr(0, 40));
+  const double d = v.get<double>();
+  require(std::isfinite(d) && std::fabs(d) <= std::numeric_limits<float>::max(), key,
+          fmt::format("{} is beyond float32's range (|x| <= 3.4e38)", d));
+  return float(d);
+}
+
+// A number or an array of numbers, each within float32's range.
+std::vector<float> numbers(const json& j, const std::string& key) {
+  const json& v = field(j, key);
+  if (v.is_number()) return {to_float(v, key)};
+  require(v.is_array(), key, "must be a number or an array of numbers");
+  std::vector<float> out;
+  out.reserve(v.size());
+  for (const auto& e : v) out.push_back(to_float(e, key));
+  return out;
+}
+
+json read_input_json(const std::string& path) {
+  const std::string text = mimorx::cli::read_input(path, "in");
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  require(!j.is_discarded(), "in",
+          "'" + path +
+              "' is not one valid JSON document (check the syntax and that nothing "
+              "follows the closing brace)");
+  require(j.is_object(), "in", "'" + path + "' must hold one JSON object {\"nt\": ..., ...}");
+  return j;
+}
+
+// The detectors' view of the numbers of d at h, y, noise_var (host copies or device buffers).
+mimorx::detect::DetectInput input_of(const mimorx::cli::DetectNumbers& d, const float* h,
+                                     const float* y, const float* noise_var, mimorx::Memory mem) {
+  const std::int64_t channels = std::int64_t(d.h.size()) / (2 * d.nr * d.nt);
+  const std::int64_t vectors = std::int64_t(d.y.size()) / (2 * d.nr);
+  mimorx::detect::DetectInput in;
+  in.h = mimorx::ConstMatrixBatch<mimorx::cf32>(reinterpret_cast<const mimorx::cf32*>(h), channels,
+                                                d.nr, d.nt, mem);
+  in.y = mimorx::ConstMatrixBatch<mimorx::cf32>(reinterpret_cast<const mimorx::cf32*>(y), vectors,
+                                                d.nr, 1, mem);
+  in.noise_var = mimorx::View<const float>(noise_var, std::int64_t(d.noise_var.size()), mem);
+  in.vectors_per_channel = d.vectors_per_channel;
+  return in;
 }
 
 void run_detect(const DetectOptions& o) {
-  json j;
-  {
-    std::ifstream f(o.in);
-    require(bool(f), "in", "cannot open '" + o.in + "'");
-    try {
-      f >> j;
-    } catch (const json::exception& e) {
-      throw mimorx::InvalidArgument("in: '" + o.in + "' is not valid JSON (" + e.what() + ")");
-    }
-  }
-  require(j.contains("nt") && j.contains("nr") && j.contains("modulation"), "in",
-          "needs the keys nt, nr, modulation, h, y, noise_var");
-  const int nt = j["nt"].get<int>(), nr = j["nr"].get<int>();
-  require(nt >= 1 && nt <= 64 && nr >= 1 && nr <= 64, "nt/nr", "must be 1..64");
-  const auto mod = mimorx::parse_modulation(j["modulation"].get<std::string>());
-  const int vpc = j.value("vectors_per_channel", 1);
-  require(vpc >= 1, "vectors_per_channel", "must be >= 1");
-  const auto h = numbers<float>(j, "h");
-  const auto y = numbers<float>(j, "y");
-  const auto n0 = numbers<float>(j, "noise_var");
+  const json j = read_input_json(o.in);
+  const int nt = integer_field(j, "nt", 1, 64), nr = integer_field(j, "nr", 1, 64);
+  const json& modulation = field(j, "modulation");
+  require(modulation.is_string(), "modulation",
+          "must be a string such as \"16qam\", not " + modulation.dump().substr(0, 40));
+  const auto mod = mimorx::parse_modulation(modulation.get<std::string>());
+  const int vpc =
+      j.contains("vectors_per_channel") ? integer_field(j, "vectors_per_channel", 1, INT32_MAX) : 1;
+  mimorx::cli::DetectNumbers d{
+      nt, nr, vpc, numbers(j, "h"), numbers(j, "y"), numbers(j, "noise_var")};
   const std::size_t per_h = std::size_t(2) * nr * nt, per_y = std::size_t(2) * nr;
-  require(!h.empty() && h.size() % per_h == 0, "h",
-          fmt::format("has {} numbers, not a multiple of 2*nr*nt = {}", h.size(), per_h));
-  require(!y.empty() && y.size() % per_y == 0, "y",
-          fmt::format("has {} numbers, not a multiple of 2*nr = {}", y.size(), per_y));
-  const std::int64_t channels = std::int64_t(h.size() / per_h);
-  const std::int64_t vectors = std::int64_t(y.size() / per_y);
+  require(!d.h.empty() && d.h.size() % per_h == 0, "h",
+          fmt::format("has {} numbers, not a multiple of 2*nr*nt = {}", d.h.size(), per_h));
+  require(!d.y.empty() && d.y.size() % per_y == 0, "y",
+          fmt::format("has {} numbers, not a multiple of 2*nr = {}", d.y.size(), per_y));
+  const std::int64_t vectors = std::int64_t(d.y.size() / per_y);
+  const mimorx::detect::MimoShape shape{nt, nr, mod};
+  mimorx::detect::validate(
+      input_of(d, d.h.data(), d.y.data(), d.noise_var.data(), mimorx::Memory::host), shape,
+      mimorx::Backend::cpu());
+  if (o.detector == "zf") mimorx::cli::require_full_rank(d, o.detector);
+  mimorx::cli::normalise_scale(d);
 
   const auto backend = mimorx::Backend::parse(o.backend);
-  const mimorx::detect::MimoShape shape{nt, nr, mod};
   auto det = mimorx::sim::make_detector(o.detector, shape, backend, o.soft);
+  require(!o.soft || det->soft(), "soft", "detector '" + o.detector + "' has no soft output");
   const auto mem = mimorx::memory_of(backend);
-  auto hb = mimorx::Buffer<mimorx::cf32>(h.size() / 2, mem);
-  auto yb = mimorx::Buffer<mimorx::cf32>(y.size() / 2, mem);
-  auto nb = mimorx::Buffer<float>(n0.size(), mem);
-  hb.copy_from_host(reinterpret_cast<const mimorx::cf32*>(h.data()), h.size() / 2);
-  yb.copy_from_host(reinterpret_cast<const mimorx::cf32*>(y.data()), y.size() / 2);
-  nb.copy_from_host(n0.data(), n0.size());
+  auto hb = mimorx::Buffer<float>(d.h.size(), mem);
+  auto yb = mimorx::Buffer<float>(d.y.size(), mem);
+  auto nb = mimorx::Buffer<float>(d.noise_var.size(), mem);
+  hb.copy_from_host(d.h.data(), d.h.size());
+  yb.copy_from_host(d.y.data(), d.y.size());
+  nb.copy_from_host(d.noise_var.data(), d.noise_var.size());
   const std::size_t nbits = std::size_t(vectors) * shape.bits_per_vector();
   auto bits = mimorx::Buffer<std::uint8_t>(nbits, mem);
   auto llrs = mimorx::Buffer<float>(o.soft ? nbits : 0, mem);
-  mimorx::detect::DetectInput in;
-  in.h = mimorx::ConstMatrixBatch<mimorx::cf32>(hb.data(), channels, nr, nt, mem);
-  in.y = mimorx::ConstMatrixBatch<mimorx::cf32>(yb.data(), vectors, nr, 1, mem);
-  in.noise_var = mimorx::View<const float>(nb.data(), std::int64_t(n0.size()), mem);
-  in.vectors_per_channel = vpc;
-  mimorx::detect::validate(in, shape, backend);
-  require(!o.soft || det->soft(), "soft", "detector '" + o.detector + "' has no soft output");
-  det->run(in, mimorx::View<std::uint8_t>(bits), mimorx::View<float>(llrs));
-
+  det->run(input_of(d, hb.data(), yb.data(), nb.data(), mem), mimorx::View<std::uint8_t>(bits),
+           mimorx::View<float>(llrs));
   std::vector<std::uint8_t> hb_bits(nbits);
   bits.copy_to_host(hb_bits.data(), nbits);
   json r;
@@ -106,15 +146,10 @@ void run_detect(const DetectOptions& o) {
   if (o.soft) {
     std::vector<float> l(nbits);
     llrs.copy_to_host(l.data(), nbits);
+    mimorx::cli::saturate_llrs(l);
     r["llrs"] = l;
   }
-  if (o.out == "-") {
-    std::cout << r.dump() << "\n";
-  } else {
-    std::ofstream f(o.out);
-    require(bool(f), "out", "cannot open '" + o.out + "' for writing");
-    f << r.dump() << "\n";
-  }
+  mimorx::cli::write_output(o.out, r.dump() + "\n", "out");
 }
 
 void add_detect(CLI::App& app) {
