@@ -273,6 +273,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
 void run_decode(const Options& o) {
   const Code c = resolve(o);
   const Backend backend = Backend::parse(o.backend);
+  DecoderPlan plan = make_decoder(c, o, backend);  // options first, then the input
   const std::string raw = mimorx::cli::read_input(o.in, "input");
   std::vector<float> llr;
   int num = 0;
@@ -315,7 +316,6 @@ void run_decode(const Options& o) {
     require(std::isfinite(llr[i]), "input",
             fmt::format("block {} LLR {} is NaN or Inf; LLRs must be finite", i / c.tx, i % c.tx));
   }
-  DecoderPlan plan = make_decoder(c, o, backend);
   const auto bits = decode_blocks(c, plan, backend, llr, num);
   mimorx::cli::write_output(o.out, bit_lines(bits, c.k_prime), "output");
 }
