@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -143,6 +144,15 @@ void run_detect(const DetectOptions& o) {
   r["modulation"] = mimorx::to_string(mod);
   r["vectors"] = vectors;
   r["bits"] = hb_bits;
+  if (const auto capped = det->capped_vectors()) {
+    r["capped_vectors"] = capped;
+    std::fprintf(stderr,
+                 "mimorx: warning: %lld of %lld vectors reached psd's node budget (%lld nodes per "
+                 "vector); their bits are the best found, not guaranteed ML (docs/cli.md, "
+                 "Limits)\n",
+                 static_cast<long long>(capped), static_cast<long long>(vectors),
+                 static_cast<long long>(mimorx::sim::kPsdNodeCap));
+  }
   if (o.soft) {
     std::vector<float> l(nbits);
     llrs.copy_to_host(l.data(), nbits);

@@ -144,12 +144,28 @@ const std::vector<std::string> kCommonIdentity = {
     "coding", "nt", "nr", "mod", "seed", "channel", "snr_definition"};
 
 ojson uncoded_point(const std::string& detector, const mimorx::sim::PointResult& r) {
-  return {{"detector", detector}, {"snr_db", r.snr_db},
-          {"ebn0_db", r.ebn0_db}, {"ber", r.ber()},
-          {"ser", r.ser()},       {"bit_errors", r.bit_errors},
-          {"bits", r.bits},       {"symbol_errors", r.symbol_errors},
-          {"symbols", r.symbols}, {"frames", r.frames},
-          {"seconds", r.seconds}};
+  ojson p = {{"detector", detector}, {"snr_db", r.snr_db},
+             {"ebn0_db", r.ebn0_db}, {"ber", r.ber()},
+             {"ser", r.ser()},       {"bit_errors", r.bit_errors},
+             {"bits", r.bits},       {"symbol_errors", r.symbol_errors},
+             {"symbols", r.symbols}, {"frames", r.frames},
+             {"seconds", r.seconds}};
+  if (r.capped_vectors) p["capped_vectors"] = r.capped_vectors;  // only then: not a CSV column
+  return p;
+}
+
+// psd's node budget stopped some searches of the point `p`: one warning line on stderr.
+void warn_if_capped(const ojson& p) {
+  const auto it = p.find("capped_vectors");
+  if (it == p.end()) return;
+  std::fprintf(stderr,
+               "mimorx: warning: %s at %.2f dB: %lld of %lld vectors reached psd's node budget "
+               "(%lld nodes per vector); their decisions are the best found, not guaranteed ML "
+               "(docs/cli.md, Limits)\n",
+               p.value("detector", "").c_str(), p.value("snr_db", 0.0),
+               static_cast<long long>(it->get<std::int64_t>()),
+               static_cast<long long>(p.value("frames", std::int64_t(0))),
+               static_cast<long long>(mimorx::sim::kPsdNodeCap));
 }
 
 ojson coded_point(const std::string& detector, const mimorx::sim::CodedPointResult& r) {
@@ -411,6 +427,7 @@ void run_sweep(const SimOptions& o, const Mode& mode, const std::vector<std::str
     hooks.batch = [&](const mimorx::cli::PointProgress& p) { progress.update(p); };
     hooks.point = [&](ojson p) {
       progress.clear();
+      warn_if_capped(p);
       points.put(d, todo[k], std::move(p));
       doc["points"] = points.ordered();
       files.write(doc);

@@ -59,7 +59,7 @@ class SoftHardAdapter final : public Detector {
   bool soft_;
 };
 
-// Hard-output plans whose run() takes extra optional outputs (metrics, statistics).
+// Hard-output plans (run(in, bits, stream)).
 template <class Plan>
 class HardAdapter final : public Detector {
  public:
@@ -69,16 +69,42 @@ class HardAdapter final : public Detector {
  protected:
   void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
               const Stream& stream) override {
-    if constexpr (requires { plan_.run(in, bits, stream); }) {
-      plan_.run(in, bits, stream);
-    } else {
-      plan_.run(in, bits, {}, {}, {}, stream);  // SpherePlan: no metrics, stats or symbols
-    }
+    plan_.run(in, bits, stream);
   }
 
  private:
   Plan plan_;
 };
+
+#ifdef MIMORX_SIM_HAS_SPHERE
+// psd with its per-vector statistics: counts the vectors the node cap stopped (host memory;
+// on CUDA the counts would need a synchronisation per call, and they are not read there).
+class SphereAdapter final : public Detector {
+ public:
+  SphereAdapter(std::string name, detect::SpherePlan plan)
+      : Detector(std::move(name)), plan_(std::move(plan)) {}
+  bool soft() const override { return false; }
+  std::int64_t capped_vectors() const override { return capped_; }
+
+ protected:
+  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
+              const Stream& stream) override {
+    if (in.y.where != Memory::host) {
+      plan_.run(in, bits, {}, {}, {}, stream);
+      return;
+    }
+    stats_.resize(std::size_t(in.y.batch));
+    plan_.run(in, bits, {}, View<detect::SearchStats>(stats_.data(), in.y.batch, Memory::host), {},
+              stream);
+    for (const auto& s : stats_) capped_ += s.capped;
+  }
+
+ private:
+  detect::SpherePlan plan_;
+  std::vector<detect::SearchStats> stats_;
+  std::int64_t capped_ = 0;
+};
+#endif
 
 [[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
                                  const std::string& what) {
@@ -141,7 +167,8 @@ const std::map<std::string, Factory>& factories() {
       cfg.shape = s;
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
       cfg.lanes = param.empty() ? 0 : parse_param(spec, param, "LANES");
-      return std::make_unique<HardAdapter<detect::SpherePlan>>(spec, detect::SpherePlan(cfg, b));
+      cfg.node_cap = o.psd_node_cap;
+      return std::make_unique<SphereAdapter>(spec, detect::SpherePlan(cfg, b));
     };
 #endif
 #ifdef MIMORX_SIM_HAS_NWAY

@@ -147,11 +147,12 @@ TEST(ReliabilityCli, DetectJsonTypeErrorsNameTheField) {
   expect_refused("detect --in /tmp", "is a directory");
 }
 
-// Random 16-QAM vectors through a 4x4 channel, y = H x + small noise, at a common scale.
-json detect_input(double scale, double noise_var) {
+// Random 16-QAM vectors through an n x n channel, y = H x + noise of deviation noise_sd, at a
+// common scale.
+json detect_input(double scale, double noise_var, int nt = 4, double noise_sd = 0.01) {
   std::mt19937 g(7);
   std::normal_distribution<double> n(0.0, 1.0);
-  const int nt = 4, nr = 4, vectors = 20;
+  const int nr = nt, vectors = 20;
   std::vector<double> h, y;
   const double levels[] = {-3, -1, 1, 3};
   for (int v = 0; v < vectors; ++v) {
@@ -159,7 +160,7 @@ json detect_input(double scale, double noise_var) {
     for (auto& e : hv) e = n(g) / std::sqrt(2.0);
     for (auto& e : x) e = levels[g() % 4] / std::sqrt(10.0);
     for (int i = 0; i < nr; ++i) {
-      double re = 0.01 * n(g), im = 0.01 * n(g);
+      double re = noise_sd * n(g), im = noise_sd * n(g);
       for (int j = 0; j < nt; ++j) {
         const double hr = hv[2 * (j * nr + i)], hi = hv[2 * (j * nr + i) + 1];
         re += hr * x[2 * j] - hi * x[2 * j + 1];
@@ -217,6 +218,17 @@ TEST(ReliabilityCli, SimBatchIsCappedByTheFrames) {
   const auto r = test::run_cli_split(
       "sim --mimo 2x2 --mod qpsk --detector mmse --snr 10 --frames 10 --batch 999999999999");
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// Exact ML is exponential at low SNR: psd stops a vector at its node budget, says so on stderr
+// (one warning line) and in the outputs, and ends in well under a second per vector.
+TEST(ReliabilityCli, PsdHasANodeBudgetAtLowSnr) {
+  const auto r = test::run_cli_split(
+      "sim --mimo 8x8 --mod 256qam --snr -50 --frames 4 --backend cpu --detector psd");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("4 of 4 vectors reached psd's node budget"), std::string::npos) << r.err;
+  const auto d = detect(detect_input(1.0, 1e5, 8, 300.0), "--detector psd");
+  EXPECT_EQ(d.value("capped_vectors", 0), 20) << d.dump();
 }
 
 TEST(ReliabilityCli, LllReadsIntegersExactly) {
