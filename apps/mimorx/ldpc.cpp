@@ -23,6 +23,7 @@
 #include "command.hpp"
 #include "decoder_params.hpp"
 #include "io.hpp"
+#include "ldpc_io.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
@@ -229,27 +230,8 @@ std::vector<std::uint8_t> decode_blocks(const Code& c, DecoderPlan& plan, const 
 void run_encode(const Options& o) {
   const Code c = resolve(o);
   const Backend backend = Backend::parse(o.backend);
-  std::istringstream in(mimorx::cli::read_input(o.in, "input"));
-  std::vector<std::uint8_t> info;
-  int num = 0;
-  std::string line;
-  for (int ln = 1; std::getline(in, line); ++ln) {
-    int count = 0;
-    for (char ch : line) {
-      if (ch == '0' || ch == '1') {
-        info.push_back(std::uint8_t(ch - '0'));
-        ++count;
-      } else {
-        require(std::isspace(static_cast<unsigned char>(ch)), "input",
-                fmt::format("line {}: character '{}'; bits are 0 or 1", ln, ch));
-      }
-    }
-    if (count == 0) continue;
-    require(count == c.k_prime, "input",
-            fmt::format("line {} has {} bits, expected K' = {}", ln, count, c.k_prime));
-    ++num;
-  }
-  require(num > 0, "input", "no code block found; expected one line of K' 0/1 bits per block");
+  const auto info = mimorx::cli::read_bit_blocks(mimorx::cli::read_input(o.in, "input"), c.k_prime);
+  const int num = int(info.size() / std::size_t(c.k_prime));
   const auto tx = encode_blocks(c, backend, info, num);
   mimorx::cli::write_output(o.out, bit_lines(tx, c.tx), "output");
 }
@@ -274,48 +256,9 @@ void run_decode(const Options& o) {
   const Code c = resolve(o);
   const Backend backend = Backend::parse(o.backend);
   DecoderPlan plan = make_decoder(c, o, backend);  // options first, then the input
-  const std::string raw = mimorx::cli::read_input(o.in, "input");
-  std::vector<float> llr;
-  int num = 0;
-  if (o.binary) {
-    const std::size_t block = std::size_t(c.tx) * 4;
-    require(!raw.empty() && raw.size() % block == 0, "input",
-            fmt::format("{} bytes; expected a positive multiple of {} (float32 x {} per block)",
-                        raw.size(), block, c.tx));
-    llr.resize(raw.size() / 4);
-    for (std::size_t i = 0; i < llr.size(); ++i) {
-      const unsigned char* b = reinterpret_cast<const unsigned char*>(raw.data()) + 4 * i;
-      const std::uint32_t u = std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 |
-                              std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24;
-      std::memcpy(&llr[i], &u, 4);
-    }
-    num = int(llr.size() / c.tx);
-  } else {
-    std::istringstream in(raw);
-    std::string line;
-    for (int ln = 1; std::getline(in, line); ++ln) {
-      std::istringstream ls(line);
-      std::size_t before = llr.size();
-      std::string tok;
-      while (ls >> tok) {
-        char* end = nullptr;
-        const float v = std::strtof(tok.c_str(), &end);
-        require(end && *end == '\0', "input",
-                fmt::format("line {}: '{}' is not a number", ln, tok));
-        llr.push_back(v);
-      }
-      const std::size_t count = llr.size() - before;
-      if (count == 0) continue;
-      require(count == std::size_t(c.tx), "input",
-              fmt::format("line {} has {} LLRs, expected {} per block", ln, count, c.tx));
-      ++num;
-    }
-  }
-  require(num > 0, "input", "no code block found");
-  for (std::size_t i = 0; i < llr.size(); ++i) {
-    require(std::isfinite(llr[i]), "input",
-            fmt::format("block {} LLR {} is NaN or Inf; LLRs must be finite", i / c.tx, i % c.tx));
-  }
+  const auto llr =
+      mimorx::cli::read_llr_blocks(mimorx::cli::read_input(o.in, "input"), c.tx, o.binary);
+  const int num = int(llr.size() / std::size_t(c.tx));
   const auto bits = decode_blocks(c, plan, backend, llr, num);
   mimorx::cli::write_output(o.out, bit_lines(bits, c.k_prime), "output");
 }

@@ -12,6 +12,7 @@
 #include "io.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
+#include "options.hpp"
 
 namespace mimorx::cli {
 std::vector<Command>& commands() {
@@ -48,32 +49,13 @@ void set_command_line(int argc, const char* const* argv) {
 
 namespace {
 
-// Integers exactly as typed: decimal digits (a '-' only where negative values are allowed) that
-// fit the option's 64-bit type. CLI11 alone would wrap -1 to 2^64-1 for an unsigned option and
-// clamp 99999999999999999999 to the largest value; the option's own type narrows further.
-template <class T>
-std::string check_integer(const std::string& text) {
-  T v{};
-  const char* b = text.data() + (!text.empty() && text[0] == '+');
-  const char* e = text.data() + text.size();
-  const auto [p, ec] = std::from_chars(b, e, v);
-  if (ec == std::errc::result_out_of_range)
-    return "'" + text + "' is out of range (an integer of at most 64 bits" +
-           (std::is_signed_v<T> ? "" : ", not negative") + ")";
-  if (std::is_unsigned_v<T> && !text.empty() && text[0] == '-')
-    return "'" + text + "' is negative; give 0.." + std::to_string(std::numeric_limits<T>::max());
-  if (ec != std::errc() || p != e)
-    return "'" + text + "' is not an integer; give decimal digits" +
-           (std::is_signed_v<T> ? "" : " (not negative)");
-  return "";
-}
-
 // Adds check_integer to every integer option of `app` and of its subcommands.
 void check_integers(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     const std::string type = opt->get_type_name();
-    if (type == "INT") opt->check(CLI::Validator(check_integer<std::int64_t>, "", ""));
-    if (type == "UINT") opt->check(CLI::Validator(check_integer<std::uint64_t>, "", ""));
+    if (type == "INT") opt->check(CLI::Validator(mimorx::cli::check_integer<std::int64_t>, "", ""));
+    if (type == "UINT")
+      opt->check(CLI::Validator(mimorx::cli::check_integer<std::uint64_t>, "", ""));
   }
   for (CLI::App* sub : app.get_subcommands({})) check_integers(*sub);
 }
