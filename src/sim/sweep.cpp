@@ -47,9 +47,11 @@ std::vector<double> parse_snr_list(const std::string& text) {
     const double b = to_number(item.substr(c2 + 1), text);
     require(step != 0 && (b - a) / step >= 0, "snr",
             "range '" + item + "' never reaches its end; the step must move from start to stop");
-    const long n = long(std::floor((b - a) / step + 1e-9)) + 1;
-    require(n <= long(kMaxSnrPoints), "snr",
+    // Counted in double first: a huge count (or an infinite one) must not reach the cast.
+    const double count = std::floor((b - a) / step + 1e-9) + 1;
+    require(count <= double(kMaxSnrPoints), "snr",
             "range '" + item + "' has more than " + std::to_string(kMaxSnrPoints) + " points");
+    const long n = long(count);
     for (long i = 0; i < n; ++i) out.push_back(a + double(i) * step);
   }
   require(out.size() <= kMaxSnrPoints, "snr",

@@ -62,6 +62,8 @@ TEST(ReliabilityCli, SnrListsAreBounded) {
   expect_refused("sim --snr " + list, "more than 10000 points");
   expect_refused("ldpc ber --k 100 --rate 0.5 --snr 300", "outside -50..100");
   expect_refused("ldpc ber --k 100 --rate 0.5 --snr -300:1:0", "outside -50..100");
+  // Found by the fuzzer: a count beyond long's range reached a cast (undefined behaviour).
+  expect_refused("sim --snr 0:1:33333333333333333333333333333333320", "more than 10000 points");
 }
 
 TEST(ReliabilityCli, LdpcCodeBounds) {
