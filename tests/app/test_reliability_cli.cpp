@@ -146,7 +146,12 @@ TEST(ReliabilityCli, DetectJsonTypeErrorsNameTheField) {
     expect_refused("detect --in " + f, c.expect);
     std::remove(f.c_str());
   }
-  expect_refused("detect --in /tmp", "is a directory");
+}
+
+TEST(ReliabilityCli, DirectoriesAreNamed) {
+  expect_refused("detect --in /tmp", "'/tmp' is a directory");
+  expect_refused("lll /tmp", "'/tmp' is a directory");
+  expect_refused("ldpc encode --k 5 --rate 0.5 -i /tmp", "'/tmp' is a directory");
 }
 
 // Random 16-QAM vectors through an n x n channel, y = H x + noise of deviation noise_sd, at a
@@ -233,29 +238,7 @@ TEST(ReliabilityCli, PsdHasANodeBudgetAtLowSnr) {
   EXPECT_EQ(d.value("capped_vectors", 0), 20) << d.dump();
 }
 
-TEST(ReliabilityCli, LllReadsIntegersExactly) {
-  struct Case {
-    std::string text, args, expect;
-  };
-  const std::vector<Case> cases = {
-      {"[[9007199254740993 0][0 1]]", "", "exceeds 2^53"},
-      {"[[-9007199254740993 0][0 1]]", "", "exceeds 2^53"},
-      {"[[123456789012345678901234567890 0][0 1]]", "", "exceeds 2^53"},
-      {"[[1e20 0][0 1]]", "", "exponent form"},
-      {"[[1.5 2][3 5]]", "", "not an integer"},
-      {"[[100000000 3][7 100000001]]", "--precision float", "beyond 2^24"},
-  };
-  for (const auto& c : cases) {
-    const auto f = temp_file(c.text);
-    expect_refused("lll " + c.args + " " + f, c.expect);
-    std::remove(f.c_str());
-  }
-  // 2^53 itself is exact and accepted.
-  const auto f = temp_file("[[9007199254740992 0][0 1]]");
-  const auto r = test::run_cli_split("lll " + f);
-  EXPECT_EQ(r.status, 0) << r.err;
-  std::remove(f.c_str());
-}
+// lll's exact reading of integers: LllCli.ClearErrors (tests/lattice/test_lll_cli.cpp).
 
 // A knapsack basis (entries near 2^50): the exact --check accepts the reduced result (the
 // floating-point check used to call its det U 0.9998), and a second matrix is named "matrix 1".
