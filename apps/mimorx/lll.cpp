@@ -77,11 +77,15 @@ template <class F>
         "input: matrix {} ({}x{}): the vectors are linearly dependent or a vector is zero; LLL "
         "needs a basis",
         index, in.m, in.n));
+  const std::string what = status == LllStatus::singular
+                               ? "the vectors are independent (checked exactly) but the "
+                                 "reduction could no longer tell them apart"
+                               : to_string(status);
   throw NumericalError(fmt::format(
       "lll: matrix {} ({}x{}): the --precision {} reduction lost precision ({}); this basis "
       "needs more than {}'s {} bits (mimorx lll has no multi-precision mode): {}use fplll",
-      index, in.m, in.n, precision_name<F>(), to_string(status), precision_name<F>(),
-      sizeof(F) == 4 ? 24 : 53, sizeof(F) == 4 ? "try --precision double or " : ""));
+      index, in.m, in.n, precision_name<F>(), what, precision_name<F>(), sizeof(F) == 4 ? 24 : 53,
+      sizeof(F) == 4 ? "try --precision double or " : ""));
 }
 
 // The --check report of one result on stderr; throws when the exact check finds it not reduced.

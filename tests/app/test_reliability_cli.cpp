@@ -263,5 +263,33 @@ TEST(ReliabilityCli, LllCheckIsExact) {
       << r.err;
 }
 
+// A 40x40 q-ary basis with q = 10^14 is full rank, but beyond what the float64 reduction keeps
+// apart: refused with the precision named, never called "linearly dependent", nothing printed.
+TEST(ReliabilityCli, LllRefusesWhatDoubleCannotHold) {
+  std::mt19937_64 g(11);
+  const std::uint64_t q = 100000000000000ULL;
+  const int n = 40, k = 20;
+  std::string text = "[";
+  for (int i = 0; i < n; ++i) {
+    text += '[';
+    for (int j = 0; j < n; ++j) {
+      std::uint64_t v = 0;
+      if (i < k) v = j < k ? std::uint64_t(i == j) : g() % q;
+      if (i >= k) v = j == i ? q : 0;
+      if (j) text += ' ';
+      text += std::to_string(v);
+    }
+    text += "]\n";
+  }
+  const auto f = temp_file(text + "]\n");
+  const auto r = test::run_cli_split("lll " + f);
+  std::remove(f.c_str());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("lost precision"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("linearly dependent"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 }  // namespace
 }  // namespace mimorx
