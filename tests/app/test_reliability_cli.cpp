@@ -221,6 +221,18 @@ TEST(ReliabilityCli, ZfRefusesRankDeficientChannels) {
   }
 }
 
+// On H = 0 mmse has no information (LLRs 0); the list detectors give at most their clip.
+TEST(ReliabilityCli, ZeroChannelLlrs) {
+  json in = detect_input(1.0, 0.1);
+  for (auto& h : in["h"]) h = 0.0;
+  for (const auto& l : detect(in, "--soft --detector mmse")["llrs"])
+    EXPECT_EQ(l.get<double>(), 0.0);
+  for (const char* d : {"kbest:4", "nway:2"}) {
+    for (const auto& l : detect(in, std::string("--soft --detector ") + d)["llrs"])
+      EXPECT_LE(std::fabs(l.get<double>()), 8.0) << d;
+  }
+}
+
 TEST(ReliabilityCli, SimBatchIsCappedByTheFrames) {
   const auto r = test::run_cli_split(
       "sim --mimo 2x2 --mod qpsk --detector mmse --snr 10 --frames 10 --batch 999999999999");
