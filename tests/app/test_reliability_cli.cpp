@@ -221,15 +221,15 @@ TEST(ReliabilityCli, ZfRefusesRankDeficientChannels) {
   }
 }
 
-// On H = 0 mmse has no information (LLRs 0); the list detectors give at most their clip.
+// On H = 0 mmse has no information (LLRs about 0); the list detectors give at most their clip.
 TEST(ReliabilityCli, ZeroChannelLlrs) {
   json in = detect_input(1.0, 0.1);
   for (auto& h : in["h"]) h = 0.0;
-  for (const auto& l : detect(in, "--soft --detector mmse")["llrs"])
-    EXPECT_EQ(l.get<double>(), 0.0);
+  const json mmse = detect(in, "--soft --detector mmse");
+  for (const auto& l : mmse["llrs"]) EXPECT_LT(std::fabs(l.get<double>()), 1e-3);
   for (const char* d : {"kbest:4", "nway:2"}) {
-    for (const auto& l : detect(in, std::string("--soft --detector ") + d)["llrs"])
-      EXPECT_LE(std::fabs(l.get<double>()), 8.0) << d;
+    const json r = detect(in, std::string("--soft --detector ") + d);
+    for (const auto& l : r["llrs"]) EXPECT_LE(std::fabs(l.get<double>()), 8.0) << d;
   }
 }
 
