@@ -6,7 +6,8 @@
 // stdin; a batch of matrices of one shape is reduced in one plan run. Output: the reduced
 // matrices in input order, same format (integers stay integers); with --transform each is
 // followed by U = T^T (U * B = B' in fplll's row convention). --check verifies every output
-// (lattice/quality.hpp), prints the report on stderr and fails (exit 2) if one is not reduced.
+// exactly (lll_exact.hpp; the figures from lattice/quality.hpp), prints the report on stderr and
+// fails (exit 2) if one is not reduced.
 // The default delta is fplll's, 0.99. The vectors are put in order of increasing length before
 // the reduction (LllConfig::presort; fplll keeps the input order): --keep-order turns that off.
 // float32 outputs are checked against the input lattice (LllConfig::lattice_check):

@@ -1,10 +1,9 @@
 // mimorx: GPU-accelerated MIMO receiver processing from the command line.
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <limits>
+#include <new>
 #include <string>
 #include <string_view>
 
