@@ -9,11 +9,16 @@
 //               "llrs": [V*nt*m] (with --soft)}, bit order per detect/common.hpp.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iostream>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "detect_input.hpp"
+#include "detect_scale.hpp"
+#include "io.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/detector.hpp"
@@ -28,71 +33,47 @@ struct DetectOptions {
   bool soft = false;
 };
 
-template <class T>
-std::vector<T> numbers(const json& j, const std::string& key) {
-  require(j.contains(key), key, "missing from the input file");
-  if (j[key].is_number()) return {j[key].get<T>()};
-  require(j[key].is_array(), key, "must be a number or an array of numbers");
-  std::vector<T> v;
-  v.reserve(j[key].size());
-  for (const auto& e : j[key]) {
-    require(e.is_number(), key, "must hold numbers only");
-    v.push_back(e.get<T>());
-  }
-  return v;
+// The detectors' view of the numbers of d at h, y, noise_var (host copies or device buffers).
+mimorx::detect::DetectInput input_of(const mimorx::cli::DetectNumbers& d, const float* h,
+                                     const float* y, const float* noise_var, mimorx::Memory mem) {
+  const std::int64_t channels = std::int64_t(d.h.size()) / (2 * d.nr * d.nt);
+  const std::int64_t vectors = std::int64_t(d.y.size()) / (2 * d.nr);
+  mimorx::detect::DetectInput in;
+  in.h = mimorx::ConstMatrixBatch<mimorx::cf32>(reinterpret_cast<const mimorx::cf32*>(h), channels,
+                                                d.nr, d.nt, mem);
+  in.y = mimorx::ConstMatrixBatch<mimorx::cf32>(reinterpret_cast<const mimorx::cf32*>(y), vectors,
+                                                d.nr, 1, mem);
+  in.noise_var = mimorx::View<const float>(noise_var, std::int64_t(d.noise_var.size()), mem);
+  in.vectors_per_channel = d.vectors_per_channel;
+  return in;
 }
 
 void run_detect(const DetectOptions& o) {
-  json j;
-  {
-    std::ifstream f(o.in);
-    require(bool(f), "in", "cannot open '" + o.in + "'");
-    try {
-      f >> j;
-    } catch (const json::exception& e) {
-      throw mimorx::InvalidArgument("in: '" + o.in + "' is not valid JSON (" + e.what() + ")");
-    }
-  }
-  require(j.contains("nt") && j.contains("nr") && j.contains("modulation"), "in",
-          "needs the keys nt, nr, modulation, h, y, noise_var");
-  const int nt = j["nt"].get<int>(), nr = j["nr"].get<int>();
-  require(nt >= 1 && nt <= 64 && nr >= 1 && nr <= 64, "nt/nr", "must be 1..64");
-  const auto mod = mimorx::parse_modulation(j["modulation"].get<std::string>());
-  const int vpc = j.value("vectors_per_channel", 1);
-  require(vpc >= 1, "vectors_per_channel", "must be >= 1");
-  const auto h = numbers<float>(j, "h");
-  const auto y = numbers<float>(j, "y");
-  const auto n0 = numbers<float>(j, "noise_var");
-  const std::size_t per_h = std::size_t(2) * nr * nt, per_y = std::size_t(2) * nr;
-  require(!h.empty() && h.size() % per_h == 0, "h",
-          fmt::format("has {} numbers, not a multiple of 2*nr*nt = {}", h.size(), per_h));
-  require(!y.empty() && y.size() % per_y == 0, "y",
-          fmt::format("has {} numbers, not a multiple of 2*nr = {}", y.size(), per_y));
-  const std::int64_t channels = std::int64_t(h.size() / per_h);
-  const std::int64_t vectors = std::int64_t(y.size() / per_y);
+  auto [d, mod] = mimorx::cli::parse_detect_input(mimorx::cli::read_input(o.in, "in"), o.in);
+  const int nt = d.nt, nr = d.nr;
+  const std::int64_t vectors = std::int64_t(d.y.size()) / (2 * nr);
+  const mimorx::detect::MimoShape shape{nt, nr, mod};
+  mimorx::detect::validate(
+      input_of(d, d.h.data(), d.y.data(), d.noise_var.data(), mimorx::Memory::host), shape,
+      mimorx::Backend::cpu());
+  if (o.detector == "zf") mimorx::cli::require_full_rank(d, o.detector);
+  mimorx::cli::normalise_scale(d);
 
   const auto backend = mimorx::Backend::parse(o.backend);
-  const mimorx::detect::MimoShape shape{nt, nr, mod};
   auto det = mimorx::sim::make_detector(o.detector, shape, backend, o.soft);
+  require(!o.soft || det->soft(), "soft", "detector '" + o.detector + "' has no soft output");
   const auto mem = mimorx::memory_of(backend);
-  auto hb = mimorx::Buffer<mimorx::cf32>(h.size() / 2, mem);
-  auto yb = mimorx::Buffer<mimorx::cf32>(y.size() / 2, mem);
-  auto nb = mimorx::Buffer<float>(n0.size(), mem);
-  hb.copy_from_host(reinterpret_cast<const mimorx::cf32*>(h.data()), h.size() / 2);
-  yb.copy_from_host(reinterpret_cast<const mimorx::cf32*>(y.data()), y.size() / 2);
-  nb.copy_from_host(n0.data(), n0.size());
+  auto hb = mimorx::Buffer<float>(d.h.size(), mem);
+  auto yb = mimorx::Buffer<float>(d.y.size(), mem);
+  auto nb = mimorx::Buffer<float>(d.noise_var.size(), mem);
+  hb.copy_from_host(d.h.data(), d.h.size());
+  yb.copy_from_host(d.y.data(), d.y.size());
+  nb.copy_from_host(d.noise_var.data(), d.noise_var.size());
   const std::size_t nbits = std::size_t(vectors) * shape.bits_per_vector();
   auto bits = mimorx::Buffer<std::uint8_t>(nbits, mem);
   auto llrs = mimorx::Buffer<float>(o.soft ? nbits : 0, mem);
-  mimorx::detect::DetectInput in;
-  in.h = mimorx::ConstMatrixBatch<mimorx::cf32>(hb.data(), channels, nr, nt, mem);
-  in.y = mimorx::ConstMatrixBatch<mimorx::cf32>(yb.data(), vectors, nr, 1, mem);
-  in.noise_var = mimorx::View<const float>(nb.data(), std::int64_t(n0.size()), mem);
-  in.vectors_per_channel = vpc;
-  mimorx::detect::validate(in, shape, backend);
-  require(!o.soft || det->soft(), "soft", "detector '" + o.detector + "' has no soft output");
-  det->run(in, mimorx::View<std::uint8_t>(bits), mimorx::View<float>(llrs));
-
+  det->run(input_of(d, hb.data(), yb.data(), nb.data(), mem), mimorx::View<std::uint8_t>(bits),
+           mimorx::View<float>(llrs));
   std::vector<std::uint8_t> hb_bits(nbits);
   bits.copy_to_host(hb_bits.data(), nbits);
   json r;
@@ -103,18 +84,22 @@ void run_detect(const DetectOptions& o) {
   r["modulation"] = mimorx::to_string(mod);
   r["vectors"] = vectors;
   r["bits"] = hb_bits;
+  if (const auto capped = det->capped_vectors()) {
+    r["capped_vectors"] = capped;
+    std::fprintf(stderr,
+                 "mimorx: warning: %lld of %lld vectors reached psd's node budget (%lld nodes per "
+                 "vector); their bits are the best found, not guaranteed ML (docs/cli.md, "
+                 "Limits)\n",
+                 static_cast<long long>(capped), static_cast<long long>(vectors),
+                 static_cast<long long>(mimorx::sim::kPsdNodeCap));
+  }
   if (o.soft) {
     std::vector<float> l(nbits);
     llrs.copy_to_host(l.data(), nbits);
+    mimorx::cli::saturate_llrs(l);
     r["llrs"] = l;
   }
-  if (o.out == "-") {
-    std::cout << r.dump() << "\n";
-  } else {
-    std::ofstream f(o.out);
-    require(bool(f), "out", "cannot open '" + o.out + "' for writing");
-    f << r.dump() << "\n";
-  }
+  mimorx::cli::write_output(o.out, r.dump() + "\n", "out");
 }
 
 void add_detect(CLI::App& app) {

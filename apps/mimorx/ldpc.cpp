@@ -15,8 +15,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -24,6 +22,8 @@
 
 #include "command.hpp"
 #include "decoder_params.hpp"
+#include "io.hpp"
+#include "ldpc_io.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
@@ -34,6 +34,7 @@
 #include "mimorx/ldpc/segmentation.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
+#include "mimorx/sim/sweep.hpp"
 
 namespace {
 
@@ -52,7 +53,12 @@ struct Options {
   std::string mod = "bpsk", snr = "0:0.5:3", json;
   int frames = 100;
   std::uint64_t seed = 1;
+  bool e_set = false;  // --e given (0 included)
 };
+
+// The largest E (rate-matched bits per block) a run may ask for: rate 1/124 of the largest
+// block; a larger E only repeats the circular buffer and costs memory (8 bytes per bit).
+constexpr int kMaxE = 1 << 20;
 
 // One code block's parameters, resolved from the options.
 struct Code {
@@ -62,6 +68,24 @@ struct Code {
   bool rate_match;
   RateMatchConfig rm;
 };
+
+// --e as given: at least K' (a code rate above 1 cannot be decoded), at most kMaxE.
+int checked_e(int e, int k_prime) {
+  require(e >= k_prime && e <= kMaxE, "e",
+          fmt::format("{}; allowed K' = {} .. {} (a code rate of at most 1)", e, k_prime, kMaxE));
+  return e;
+}
+
+// E from --rate (ceil(K' / R)) or, with neither --e nor --rate, every non-filler bit of the
+// circular buffer; rounded up to whole modulation symbols (ber).
+int derived_e(const Options& o, const Code& c, int ncb, int qm) {
+  const double e = o.rate > 0 ? std::ceil(c.k_prime / o.rate) : ncb - (c.k - c.k_prime);
+  require(e <= kMaxE, "rate",
+          fmt::format("{} gives E = ceil(K' / R) = {:.4g} bits per block; the most is {} (a rate "
+                      "of at least {:.3g} for K' = {})",
+                      o.rate, e, kMaxE, double(c.k_prime) / kMaxE, c.k_prime));
+  return (int(e) + qm - 1) / qm * qm;
+}
 
 Code resolve(const Options& o, int qm = 1) {
   Code c{};
@@ -81,7 +105,9 @@ Code resolve(const Options& o, int qm = 1) {
     c.k_prime = c.k;
   } else {
     require(o.rate > 0.0, "rate", "--k needs --rate (the code rate that picks the base graph)");
-    require(o.k >= 1 && o.k <= 8448, "k", fmt::format("{} bits; allowed 1..8448", o.k));
+    // The smallest lifting size is 2 and a block needs K' > 2 Zc (its first 2 Zc bits are
+    // punctured), so K' starts at 5.
+    require(o.k >= 5 && o.k <= 8448, "k", fmt::format("{} bits; allowed 5..8448", o.k));
     c.bg = select_base_graph(o.k, o.rate);
     require(c.bg == BaseGraph::bg1 || o.k <= 3840, "k",
             fmt::format("{} bits at rate {} selects BG2, whose blocks hold at most 3840 bits", o.k,
@@ -102,38 +128,28 @@ Code resolve(const Options& o, int qm = 1) {
   c.rate_match = !o.no_rate_match;
   const int ncb = (c.bg == BaseGraph::bg1 ? 66 : 50) * c.z;
   if (c.rate_match) {
-    int e = o.e;
-    if (e == 0) {
-      e = o.rate > 0 ? int(std::ceil(c.k_prime / o.rate)) : ncb - (c.k - c.k_prime);
-      e = (e + qm - 1) / qm * qm;  // whole modulation symbols (ber)
-    }
+    const int e = o.e_set ? checked_e(o.e, c.k_prime) : derived_e(o, c, ncb, qm);
     c.rm = RateMatchConfig{c.bg, c.z, c.k_prime, ncb, e, 1, o.rv};
     validate(c.rm);
     c.tx = e;
   } else {
     require(o.rv == 0, "rv", "--rv needs rate matching (drop --no-rate-match)");
+    require(!o.e_set, "e", "--e needs rate matching (drop --no-rate-match or --e)");
     c.tx = ncb;
   }
   return c;
 }
 
-std::istream& open_in(const std::string& path, std::ifstream& f, bool binary) {
-  if (path == "-") return std::cin;
-  f.open(path, binary ? std::ios::binary : std::ios::in);
-  require(bool(f), "input", "cannot open '" + path + "'");
-  return f;
-}
-
-struct Output {
-  std::ofstream f;
-  std::ostream* os = &std::cout;
-  explicit Output(const std::string& path) {
-    if (path == "-") return;
-    f.open(path);
-    require(bool(f), "output", "cannot open '" + path + "' for writing");
-    os = &f;
+// Blocks of 0/1 bits as text: one block of `per_block` characters per line.
+std::string bit_lines(const std::vector<std::uint8_t>& bits, int per_block) {
+  std::string out;
+  out.reserve(bits.size() + bits.size() / std::size_t(per_block));
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    out += char('0' + bits[i]);
+    if ((i + 1) % std::size_t(per_block) == 0) out += '\n';
   }
-};
+  return out;
+}
 
 // Encodes a batch of K'-bit blocks into the bits sent per block (E or 66Z/50Z).
 std::vector<std::uint8_t> encode_blocks(const Code& c, const Backend& backend,
@@ -214,39 +230,15 @@ std::vector<std::uint8_t> decode_blocks(const Code& c, DecoderPlan& plan, const 
 void run_encode(const Options& o) {
   const Code c = resolve(o);
   const Backend backend = Backend::parse(o.backend);
-  std::ifstream f;
-  std::istream& in = open_in(o.in, f, false);
-  std::vector<std::uint8_t> info;
-  int num = 0;
-  std::string line;
-  for (int ln = 1; std::getline(in, line); ++ln) {
-    int count = 0;
-    for (char ch : line) {
-      if (ch == '0' || ch == '1') {
-        info.push_back(std::uint8_t(ch - '0'));
-        ++count;
-      } else {
-        require(std::isspace(static_cast<unsigned char>(ch)), "input",
-                fmt::format("line {}: character '{}'; bits are 0 or 1", ln, ch));
-      }
-    }
-    if (count == 0) continue;
-    require(count == c.k_prime, "input",
-            fmt::format("line {} has {} bits, expected K' = {}", ln, count, c.k_prime));
-    ++num;
-  }
-  require(num > 0, "input", "no code block found; expected one line of K' 0/1 bits per block");
+  const auto info = mimorx::cli::read_bit_blocks(mimorx::cli::read_input(o.in, "input"), c.k_prime);
+  const int num = int(info.size() / std::size_t(c.k_prime));
   const auto tx = encode_blocks(c, backend, info, num);
-  Output out(o.out);
-  std::string s(std::size_t(c.tx) + 1, '\n');
-  for (int w = 0; w < num; ++w) {
-    for (int i = 0; i < c.tx; ++i) s[i] = char('0' + tx[std::size_t(w) * c.tx + i]);
-    *out.os << s;
-  }
+  mimorx::cli::write_output(o.out, bit_lines(tx, c.tx), "output");
 }
 
 DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend) {
-  require(o.iters >= 1 && o.iters <= 100, "iters", fmt::format("{}; allowed 1..100", o.iters));
+  require(o.iters >= 1 && o.iters <= kMaxDecoderIters, "iters",
+          fmt::format("{}; allowed 1..{}", o.iters, kMaxDecoderIters));
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
   require(!(o.int8 && dc.algo == DecoderAlgo::bp), "int8",
@@ -263,73 +255,12 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
 void run_decode(const Options& o) {
   const Code c = resolve(o);
   const Backend backend = Backend::parse(o.backend);
-  std::ifstream f;
-  std::istream& in = open_in(o.in, f, o.binary);
-  std::vector<float> llr;
-  int num = 0;
-  if (o.binary) {
-    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::size_t block = std::size_t(c.tx) * 4;
-    require(!raw.empty() && raw.size() % block == 0, "input",
-            fmt::format("{} bytes; expected a positive multiple of {} (float32 x {} per block)",
-                        raw.size(), block, c.tx));
-    llr.resize(raw.size() / 4);
-    for (std::size_t i = 0; i < llr.size(); ++i) {
-      const unsigned char* b = reinterpret_cast<const unsigned char*>(raw.data()) + 4 * i;
-      const std::uint32_t u = std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 |
-                              std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24;
-      std::memcpy(&llr[i], &u, 4);
-    }
-    num = int(llr.size() / c.tx);
-  } else {
-    std::string line;
-    for (int ln = 1; std::getline(in, line); ++ln) {
-      std::istringstream ls(line);
-      std::size_t before = llr.size();
-      std::string tok;
-      while (ls >> tok) {
-        char* end = nullptr;
-        const float v = std::strtof(tok.c_str(), &end);
-        require(end && *end == '\0', "input",
-                fmt::format("line {}: '{}' is not a number", ln, tok));
-        llr.push_back(v);
-      }
-      const std::size_t count = llr.size() - before;
-      if (count == 0) continue;
-      require(count == std::size_t(c.tx), "input",
-              fmt::format("line {} has {} LLRs, expected {} per block", ln, count, c.tx));
-      ++num;
-    }
-  }
-  require(num > 0, "input", "no code block found");
-  for (std::size_t i = 0; i < llr.size(); ++i) {
-    require(std::isfinite(llr[i]), "input",
-            fmt::format("block {} LLR {} is NaN or Inf; LLRs must be finite", i / c.tx, i % c.tx));
-  }
-  DecoderPlan plan = make_decoder(c, o, backend);
+  DecoderPlan plan = make_decoder(c, o, backend);  // options first, then the input
+  const auto llr =
+      mimorx::cli::read_llr_blocks(mimorx::cli::read_input(o.in, "input"), c.tx, o.binary);
+  const int num = int(llr.size() / std::size_t(c.tx));
   const auto bits = decode_blocks(c, plan, backend, llr, num);
-  Output out(o.out);
-  std::string s(std::size_t(c.k_prime) + 1, '\n');
-  for (int w = 0; w < num; ++w) {
-    for (int i = 0; i < c.k_prime; ++i) s[i] = char('0' + bits[std::size_t(w) * c.k_prime + i]);
-    *out.os << s;
-  }
-}
-
-std::vector<double> parse_range(const std::string& s) {
-  std::vector<double> v;
-  double a, step = 1.0, b;
-  char c1 = 0, c2 = 0;
-  std::istringstream is(s);
-  if ((is >> a >> c1 >> step >> c2 >> b) && c1 == ':' && c2 == ':' && is.eof()) {
-    require(step > 0 && b >= a && (b - a) / step < 1000, "snr",
-            "'" + s + "'; expected start:step:stop with step > 0 and stop >= start");
-    for (int i = 0; a + i * step <= b + 1e-9; ++i) v.push_back(a + i * step);
-    return v;
-  }
-  std::istringstream one(s);
-  require(bool(one >> a) && one.eof(), "snr", "'" + s + "'; expected a number or start:step:stop");
-  return {a};
+  mimorx::cli::write_output(o.out, bit_lines(bits, c.k_prime), "output");
 }
 
 void run_ber(const Options& o) {
@@ -340,17 +271,38 @@ void run_ber(const Options& o) {
   require(c.tx % qm == 0, "mod",
           fmt::format("{} bits per block are not a multiple of Qm = {}; pick --e", c.tx, qm));
   require(o.frames >= 1, "frames", fmt::format("{}; must be >= 1", o.frames));
-  const auto snrs = parse_range(o.snr);
+  const auto snrs = mimorx::sim::parse_snr_list(o.snr);
   DecoderPlan plan = make_decoder(c, o, backend);
   const int batch = std::min(o.frames, 256);
   const double rate = double(c.k_prime) / c.tx;
-  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json doc = {{"command", "ldpc ber"},
+                        {"bg", int(c.bg)},
+                        {"z", c.z},
+                        {"k", c.k_prime},
+                        {"e", c.tx},
+                        {"rate", rate},
+                        {"modulation", to_string(mod)},
+                        {"algo", o.algo},
+                        {"alpha", o.alpha},
+                        {"alpha_last", o.alpha_last},
+                        {"beta", o.beta},
+                        {"int8", o.int8},
+                        {"iters", o.iters},
+                        {"seed", o.seed},
+                        {"backend", backend.name()},
+                        {"results", nlohmann::json::array()}};
+  // Written before the run (a path that cannot be written fails at once) and after each point.
+  const auto write_json = [&] {
+    if (!o.json.empty()) mimorx::cli::write_file_atomically(o.json, doc.dump(2) + "\n", "json");
+  };
+  write_json();
   fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} {} iters={} backend={}\n", int(c.bg), c.z,
              c.k_prime, c.tx, rate, to_string(mod), o.algo,
              mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8), o.iters,
              backend.name());
   fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
              "bit_errors", "BER", "fr_err", "FER");
+  mimorx::cli::flush_stdout();
   for (std::size_t si = 0; si < snrs.size(); ++si) {
     const double esn0 = snrs[si];
     const float n0 = float(std::pow(10.0, -esn0 / 10.0));
@@ -389,43 +341,30 @@ void run_ber(const Options& o) {
     const double fer = double(frame_err) / double(done);
     fmt::print("{:8.2f} {:8.2f} {:8d} {:12d} {:12.4e} {:8d} {:10.4e}\n", esn0, ebn0, done, bit_err,
                ber, frame_err, fer);
-    results.push_back({{"esn0_db", esn0},
-                       {"ebn0_db", ebn0},
-                       {"frames", done},
-                       {"bit_errors", bit_err},
-                       {"ber", ber},
-                       {"frame_errors", frame_err},
-                       {"fer", fer}});
-  }
-  if (!o.json.empty()) {
-    std::ofstream jf(o.json);
-    require(bool(jf), "json", "cannot open '" + o.json + "' for writing");
-    nlohmann::json doc = {{"command", "ldpc ber"},
-                          {"bg", int(c.bg)},
-                          {"z", c.z},
-                          {"k", c.k_prime},
-                          {"e", c.tx},
-                          {"rate", rate},
-                          {"modulation", to_string(mod)},
-                          {"algo", o.algo},
-                          {"alpha", o.alpha},
-                          {"alpha_last", o.alpha_last},
-                          {"beta", o.beta},
-                          {"int8", o.int8},
-                          {"iters", o.iters},
-                          {"seed", o.seed},
-                          {"backend", backend.name()},
-                          {"results", results}};
-    jf << doc.dump(2) << "\n";
+    mimorx::cli::flush_stdout();
+    doc["results"].push_back({{"esn0_db", esn0},
+                              {"ebn0_db", ebn0},
+                              {"frames", done},
+                              {"bit_errors", bit_err},
+                              {"ber", ber},
+                              {"frame_errors", frame_err},
+                              {"fer", fer}});
+    write_json();
   }
 }
 
 void add_code_options(CLI::App* cmd, Options* o) {
   cmd->add_option("--bg", o->bg, "Base graph 1 or 2 (with --z)");
   cmd->add_option("--z", o->z, "Lifting size Z (TS 38.212 Table 5.3.2-1)");
-  cmd->add_option("--k", o->k, "Information bits K' per block (with --rate)");
+  cmd->add_option("--k", o->k, "Information bits K' per block, 5..8448 (with --rate)");
   cmd->add_option("--rate", o->rate, "Code rate: picks the base graph with --k; E = ceil(K'/R)");
-  cmd->add_option("--e", o->e, "Rate-matched bits per block (overrides --rate for E)");
+  cmd->add_option_function<int>(
+      "--e",
+      [o](int e) {
+        o->e = e;
+        o->e_set = true;
+      },
+      "Rate-matched bits per block, K'..1048576 (overrides --rate for E)");
   cmd->add_option("--rv", o->rv, "Redundancy version 0..3");
   cmd->add_flag("--no-rate-match", o->no_rate_match,
                 "Raw transmitted columns: 66Z (BG1) / 50Z (BG2) bits, 2Z punctured excluded");

@@ -6,21 +6,28 @@
 // stdin; a batch of matrices of one shape is reduced in one plan run. Output: the reduced
 // matrices in input order, same format (integers stay integers); with --transform each is
 // followed by U = T^T (U * B = B' in fplll's row convention). --check verifies every output
-// (lattice/quality.hpp), prints the report on stderr and fails (exit 2) if one is not reduced.
+// exactly (lll_exact.hpp; the figures from lattice/quality.hpp), prints the report on stderr and
+// fails (exit 2) if one is not reduced.
 // The default delta is fplll's, 0.99. The vectors are put in order of increasing length before
 // the reduction (LllConfig::presort; fplll keeps the input order): --keep-order turns that off.
 // float32 outputs are checked against the input lattice (LllConfig::lattice_check):
-// --no-lattice-check turns that off.
+// --no-lattice-check turns that off. Whatever the options, every result is checked in exact
+// integer arithmetic (GMP, lll_exact.hpp) before anything is printed: B' = U B with det U = +-1;
+// a result off its lattice fails with exit status 2 and prints nothing. Entries are integers of
+// at most 2^53 (2^24 with --precision float); --check verifies the LLL conditions exactly too.
 #include "mimorx/lattice/lll.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "command.hpp"
+#include "io.hpp"
+#include "lll_exact.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/lattice/fplll_format.hpp"
@@ -38,16 +45,87 @@ struct LllOptions {
   int block = 0;
 };
 
+// The largest entry each precision holds exactly: inputs beyond it are refused (float32) or,
+// when the float64 reduction loses its way, reported with this limit.
+template <class F>
+constexpr double kExactLimit = sizeof(F) == 4 ? 16777216.0 : 9007199254740992.0;
+
+template <class F>
+const char* precision_name() {
+  return sizeof(F) == 4 ? "float" : "double";
+}
+
+// Entries of `group` beyond what F holds exactly are refused before any work.
+template <class F>
+void check_magnitudes(const std::vector<TextBasis*>& group, const std::vector<std::size_t>& index) {
+  for (std::size_t k = 0; k < group.size(); ++k) {
+    double top = 0;
+    for (double v : group[k]->b) top = std::max(top, std::abs(v));
+    require(
+        top <= kExactLimit<F>, "precision",
+        fmt::format("matrix {} has entries up to {:.0f}, beyond 2^{} = {:.0f}, the largest "
+                    "--precision {} holds exactly; use --precision double (entries up to "
+                    "2^53)",
+                    index[k], top, sizeof(F) == 4 ? 24 : 53, kExactLimit<F>, precision_name<F>()));
+  }
+}
+
+// Why the reducer gave up on matrix `index`: a dependent input, or a precision loss.
+template <class F>
+[[noreturn]] void reduction_failed(const TextBasis& in, std::size_t index, LllStatus status) {
+  if (status == LllStatus::singular && !mimorx::cli::independent(in.n, in.m, in.b))
+    throw InvalidArgument(fmt::format(
+        "input: matrix {} ({}x{}): the vectors are linearly dependent or a vector is zero; LLL "
+        "needs a basis",
+        index, in.m, in.n));
+  const std::string what = status == LllStatus::singular
+                               ? "the vectors are independent (checked exactly) but the "
+                                 "reduction could no longer tell them apart"
+                               : to_string(status);
+  throw NumericalError(fmt::format(
+      "lll: matrix {} ({}x{}): the --precision {} reduction lost precision ({}); this basis "
+      "needs more than {}'s {} bits (mimorx lll has no multi-precision mode): {}use fplll",
+      index, in.m, in.n, precision_name<F>(), what, precision_name<F>(), sizeof(F) == 4 ? 24 : 53,
+      sizeof(F) == 4 ? "try --precision double or " : ""));
+}
+
+// The --check report of one result on stderr; throws when the exact check finds it not reduced.
+template <class F>
+void report_check(const LllOptions& o, const TextBasis& in, const std::vector<double>& out,
+                  std::size_t index) {
+  const int n = in.n, m = in.m;
+  CheckOptions co;
+  co.delta = o.delta;
+  if (sizeof(F) == 4) {
+    co.eps_mu = 0.01;
+    co.eps_delta = 1e-3;
+  }
+  co.condition_number = m <= 512;
+  const auto q = check_lll(n, m, out.data(), co);  // the figures; the verdict is exact
+  const std::string why =
+      mimorx::cli::lll_violation(n, m, out, o.delta - co.eps_delta, 0.5 + co.eps_mu);
+  std::cerr << fmt::format(
+      "check: matrix {} ({} vectors, dim {}): {}; max|mu| {:.4f}, min Lovasz ratio {:.4f} "
+      "(delta {}), orthogonality defect {:.4g}, Hermite factor {:.4f}, condition {:.4g}, "
+      "B' = U B with det U = +-1 (exact)\n",
+      index, m, n, why.empty() ? "LLL-reduced" : "NOT reduced", q.max_mu, q.lovasz_ratio, o.delta,
+      q.orthogonality_defect, q.hermite_factor, q.condition_number);
+  if (!why.empty())
+    throw NumericalError(fmt::format("check: matrix {} is not LLL-reduced: {}", index, why));
+}
+
 template <class F>
 void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextBasis*>& group,
-                  std::vector<std::vector<std::int64_t>*>& ts) {
+                  std::vector<std::vector<std::int64_t>*>& ts,
+                  const std::vector<std::size_t>& index) {
+  check_magnitudes<F>(group, index);
   const int n = group[0]->n, m = group[0]->m;
   const std::int64_t nb = std::int64_t(group.size());
   LllConfig cfg;
   cfg.n = n;
   cfg.m = m;
   cfg.delta = o.delta;
-  cfg.transform = o.transform || o.check;
+  cfg.transform = true;  // every result is checked exactly against its input: B' = B T
   cfg.lattice_check = !o.no_lattice_check;
   cfg.method = parse_lll_method(o.method);
   cfg.block = o.block;
@@ -57,60 +135,32 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   auto hb = Buffer<F>::host(nm * nb);
   for (std::int64_t k = 0; k < nb; ++k)
     for (std::size_t i = 0; i < nm; ++i) hb[k * nm + i] = F(group[k]->b[i]);
-  auto ht = Buffer<std::int64_t>::host(cfg.transform ? mm * nb : 0);
+  auto ht = Buffer<std::int64_t>::host(mm * nb);
   std::vector<LllStatus> st(nb);
   View<LllStatus> sv(st.data(), nb, Memory::host);
   if (backend.is_cuda()) {
     auto db = Buffer<F>::device(nm * nb, backend.device());
     auto dt = Buffer<std::int64_t>::device(ht.size(), backend.device());
     db.copy_from(hb);
-    plan.run(
-        MatrixBatch<F>::over(db, nb, n, m),
-        cfg.transform ? MatrixBatch<std::int64_t>::over(dt, nb, m, m) : MatrixBatch<std::int64_t>(),
-        sv);
+    plan.run(MatrixBatch<F>::over(db, nb, n, m), MatrixBatch<std::int64_t>::over(dt, nb, m, m), sv);
     db.copy_to_host(hb.data(), hb.size());
-    if (cfg.transform) dt.copy_to_host(ht.data(), ht.size());
+    dt.copy_to_host(ht.data(), ht.size());
   } else {
-    plan.run(
-        MatrixBatch<F>::over(hb, nb, n, m),
-        cfg.transform ? MatrixBatch<std::int64_t>::over(ht, nb, m, m) : MatrixBatch<std::int64_t>(),
-        sv);
+    plan.run(MatrixBatch<F>::over(hb, nb, n, m), MatrixBatch<std::int64_t>::over(ht, nb, m, m), sv);
   }
   for (std::int64_t k = 0; k < nb; ++k) {
-    if (st[k] == LllStatus::singular)
-      throw InvalidArgument(fmt::format(
-          "input: matrix {} ({}x{}): the vectors are linearly dependent or a vector is zero; "
-          "LLL needs a basis",
-          k, m, n));
-    if (st[k] != LllStatus::reduced)
-      throw NumericalError(
-          fmt::format("lll: matrix {}: {}; try --precision double", k, to_string(st[k])));
+    if (st[k] != LllStatus::reduced) reduction_failed<F>(*group[k], index[k], st[k]);
     std::vector<double> out(nm);
     for (std::size_t i = 0; i < nm; ++i) out[i] = double(hb[k * nm + i]);
-    if (cfg.transform) ts[k]->assign(ht.data() + k * mm, ht.data() + (k + 1) * mm);
-    if (o.check) {
-      // The exact check: B T must equal B' (exact when B and T are integer) and det T = +-1.
-      const auto tr = check_transform(n, m, group[k]->b.data(), out.data(), ts[k]->data(),
-                                      sizeof(F) == 4 ? 1e-5 : 1e-9);
-      CheckOptions co;
-      co.delta = o.delta;
-      if (sizeof(F) == 4) {
-        co.eps_mu = 0.01;
-        co.eps_delta = 1e-3;
-      }
-      co.condition_number = m <= 512;
-      const auto q = check_lll(n, m, out.data(), co);
-      std::cerr << fmt::format(
-          "check: matrix {} ({} vectors, dim {}): {}; max|mu| {:.4f}, min Lovasz ratio {:.4f} "
-          "(delta {}), orthogonality defect {:.4g}, Hermite factor {:.4f}, condition {:.4g}, "
-          "det T {} ({}), |B T - B'| {:.2g}\n",
-          k, m, n, q.reduced() && tr.ok() ? "LLL-reduced" : "NOT reduced", q.max_mu, q.lovasz_ratio,
-          o.delta, q.orthogonality_defect, q.hermite_factor, q.condition_number, tr.det,
-          tr.exact_det ? "exact" : "LU", tr.residual);
-      if (!q.reduced() || !tr.ok())
-        throw NumericalError(fmt::format("check: matrix {} is not LLL-reduced: {}{}", k, q.message,
-                                         tr.ok() ? "" : "; " + tr.message));
-    }
+    ts[k]->assign(ht.data() + k * mm, ht.data() + (k + 1) * mm);
+    const std::string off = mimorx::cli::lattice_violation(n, m, group[k]->b, out, *ts[k]);
+    if (!off.empty())
+      throw NumericalError(fmt::format(
+          "lll: matrix {}: the --precision {} result is not a basis of the input lattice ({}); "
+          "nothing printed. {}",
+          index[k], precision_name<F>(), off,
+          sizeof(F) == 4 ? "Use --precision double" : "Use fplll for this basis"));
+    if (o.check) report_check<F>(o, *group[k], out, index[k]);
     group[k]->b = std::move(out);
   }
 }
@@ -119,16 +169,10 @@ void run_lll(const LllOptions& o) {
   require(o.algorithm == "lll", "a", "'" + o.algorithm + "'; mimorx lll implements only lll");
   require(o.precision == "float" || o.precision == "double", "precision",
           "'" + o.precision + "'; allowed: float, double");
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (o.in != "-") {
-    file.open(o.in);
-    require(bool(file), "file", "cannot open '" + o.in + "'");
-    in = &file;
-  }
+  std::istringstream in(mimorx::cli::read_input(o.in, "file"));
   std::vector<TextBasis> bases;
   int line = 1;
-  for (TextBasis tb; read_fplll(*in, tb, &line);) bases.push_back(std::move(tb));
+  for (TextBasis tb; read_fplll(in, tb, &line);) bases.push_back(std::move(tb));
   require(!bases.empty(), "input",
           "no matrix found; expected fplll's format [[a b c]\\n[d e f]\\n]");
   const Backend backend = Backend::parse(o.backend);
@@ -150,16 +194,17 @@ void run_lll(const LllOptions& o) {
       gt.push_back(&ts[k]);
     }
     if (o.precision == "float") {
-      reduce_group<float>(o, backend, g, gt);
+      reduce_group<float>(o, backend, g, gt, idx);
     } else {
-      reduce_group<double>(o, backend, g, gt);
+      reduce_group<double>(o, backend, g, gt, idx);
     }
   }
+  std::ostringstream text;
   for (std::size_t k = 0; k < bases.size(); ++k) {
-    write_fplll(std::cout, bases[k].n, bases[k].m, bases[k].b.data(), bases[k].integer);
-    if (o.transform) write_fplll_transform(std::cout, bases[k].m, ts[k].data());
+    write_fplll(text, bases[k].n, bases[k].m, bases[k].b.data(), bases[k].integer);
+    if (o.transform) write_fplll_transform(text, bases[k].m, ts[k].data());
   }
-  std::cout.flush();
+  mimorx::cli::write_stdout(text.str());
 }
 
 void add_lll(CLI::App& app) {

@@ -1,12 +1,17 @@
 // mimorx: GPU-accelerated MIMO receiver processing from the command line.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
+#include <string_view>
 
 #include "command.hpp"
+#include "io.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
+#include "options.hpp"
 
 namespace mimorx::cli {
 std::vector<Command>& commands() {
@@ -41,6 +46,41 @@ void set_command_line(int argc, const char* const* argv) {
 }
 }  // namespace mimorx::cli
 
+namespace {
+
+// Adds check_integer to every integer option of `app` and of its subcommands.
+void check_integers(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type == "INT") opt->check(CLI::Validator(mimorx::cli::check_integer<std::int64_t>, "", ""));
+    if (type == "UINT")
+      opt->check(CLI::Validator(mimorx::cli::check_integer<std::uint64_t>, "", ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_integers(*sub);
+}
+
+// `mimorx foo`: CLI11 would say only that a subcommand is required.
+void check_command(int argc, char** argv, const std::vector<mimorx::cli::Command>& cmds) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  const std::string word = argv[1];
+  const bool known = std::any_of(cmds.begin(), cmds.end(), [&](auto& c) { return c.name == word; });
+  if (known) return;
+  std::string names;
+  for (const auto& c : cmds) names += (names.empty() ? "" : ", ") + c.name;
+  throw mimorx::InvalidArgument("unknown command '" + word + "'; the commands are " + names);
+}
+
+// Prints the one line of a failed run and returns its exit status.
+int fail(int status, std::string_view what, const char* hint = "") {
+  const std::string line =
+      std::string(status == 1 ? "mimorx: internal error: " : "mimorx: error: ") +
+      mimorx::printable(what) + hint + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  return status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"mimorx " MIMORX_VERSION
                ": MIMO detection, lattice reduction and 5G NR LDPC on CPU and CUDA"};
@@ -50,8 +90,11 @@ int main(int argc, char** argv) {
   auto& cmds = mimorx::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& c : cmds) c.add(app);
+  check_integers(app);
   try {
+    check_command(argc, argv, cmds);
     app.parse(argc, argv);
+    mimorx::cli::flush_stdout();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -59,14 +102,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "mimorx: error: %s (see --help)\n", e.what());
-    return 2;
+    return fail(2, e.what(), " (see --help)");
   } catch (const mimorx::Error& e) {
-    std::fprintf(stderr, "mimorx: error: %s\n", e.what());
-    return 2;
+    return fail(2, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(2, "out of memory; give smaller sizes (docs/cli.md, Limits)");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mimorx: internal error: %s\n", e.what());
-    return 1;
+    return fail(1, e.what());
   }
   return 0;
 }

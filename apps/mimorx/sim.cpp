@@ -12,6 +12,7 @@
 #include "command.hpp"
 #include "commit.hpp"
 #include "decoder_params.hpp"
+#include "io.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/coded.hpp"
@@ -143,12 +144,28 @@ const std::vector<std::string> kCommonIdentity = {
     "coding", "nt", "nr", "mod", "seed", "channel", "snr_definition"};
 
 ojson uncoded_point(const std::string& detector, const mimorx::sim::PointResult& r) {
-  return {{"detector", detector}, {"snr_db", r.snr_db},
-          {"ebn0_db", r.ebn0_db}, {"ber", r.ber()},
-          {"ser", r.ser()},       {"bit_errors", r.bit_errors},
-          {"bits", r.bits},       {"symbol_errors", r.symbol_errors},
-          {"symbols", r.symbols}, {"frames", r.frames},
-          {"seconds", r.seconds}};
+  ojson p = {{"detector", detector}, {"snr_db", r.snr_db},
+             {"ebn0_db", r.ebn0_db}, {"ber", r.ber()},
+             {"ser", r.ser()},       {"bit_errors", r.bit_errors},
+             {"bits", r.bits},       {"symbol_errors", r.symbol_errors},
+             {"symbols", r.symbols}, {"frames", r.frames},
+             {"seconds", r.seconds}};
+  if (r.capped_vectors) p["capped_vectors"] = r.capped_vectors;  // only then: not a CSV column
+  return p;
+}
+
+// psd's node budget stopped some searches of the point `p`: one warning line on stderr.
+void warn_if_capped(const ojson& p) {
+  const auto it = p.find("capped_vectors");
+  if (it == p.end()) return;
+  std::fprintf(stderr,
+               "mimorx: warning: %s at %.2f dB: %lld of %lld vectors reached psd's node budget "
+               "(%lld nodes per vector); their decisions are the best found, not guaranteed ML "
+               "(docs/cli.md, Limits)\n",
+               p.value("detector", "").c_str(), p.value("snr_db", 0.0),
+               static_cast<long long>(it->get<std::int64_t>()),
+               static_cast<long long>(p.value("frames", std::int64_t(0))),
+               static_cast<long long>(mimorx::sim::kPsdNodeCap));
 }
 
 ojson coded_point(const std::string& detector, const mimorx::sim::CodedPointResult& r) {
@@ -343,12 +360,12 @@ class Table {
     std::string line = fmt::format("{:<{}}", "detector", detector_width_);
     for (const auto& c : columns_) line += fmt::format(" {:>{}}", c.key, c.width);
     std::puts(line.c_str());
-    std::fflush(stdout);
+    mimorx::cli::flush_stdout();  // a stdout that cannot be written fails before the run
   }
   // Prints the rows not printed yet up to points[last] (all of them when last is npos).
   void print_through(const ojson& points, std::size_t last = std::string::npos) {
     for (; printed_ < points.size() && printed_ <= last; ++printed_) row(points[printed_]);
-    std::fflush(stdout);
+    mimorx::cli::flush_stdout();
   }
 
  private:
@@ -397,9 +414,9 @@ void run_sweep(const SimOptions& o, const Mode& mode, const std::vector<std::str
   ojson doc = {{"mimorx", provenance()}, {"config", config}, {"points", points.ordered()}};
   const mimorx::cli::ResultFiles files(o.json, o.csv, mode.fields);
   files.write(doc);  // a path that cannot be written fails before any simulation
-  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
   Table table(mode.table, config["detectors"].get<std::vector<std::string>>());
-  table.header();
+  table.header();  // first: a stdout that cannot be written fails with one line on stderr
+  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
   mimorx::cli::ProgressLine progress(mimorx::cli::stderr_is_terminal(), mode.units, mode.rule);
   for (std::size_t d = 0; d < detectors.size(); ++d) {
     const auto todo = points.missing(d, mode.error_key, mode.early_stop);
@@ -410,6 +427,7 @@ void run_sweep(const SimOptions& o, const Mode& mode, const std::vector<std::str
     hooks.batch = [&](const mimorx::cli::PointProgress& p) { progress.update(p); };
     hooks.point = [&](ojson p) {
       progress.clear();
+      warn_if_capped(p);
       points.put(d, todo[k], std::move(p));
       doc["points"] = points.ordered();
       files.write(doc);

@@ -1,40 +1,10 @@
 #include "sim_files.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-#include "mimorx/core/error.hpp"
+#include "io.hpp"
 
 namespace mimorx::cli {
 
 namespace {
-
-[[noreturn]] void write_failed(const std::string& option, const std::string& path, int err) {
-  throw InvalidArgument(option + ": cannot write '" + path +
-                        "': " + (err > 0 ? std::strerror(err) : "write failed"));
-}
-
-// Opens, writes, flushes and closes, checking each step (the error of a full disk shows at the
-// flush or the close, not at the write). Returns 0 or an errno value (-1 when none is known).
-int write_whole(const std::string& path, const std::string& text) {
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return errno ? errno : -1;
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool flushed = written && std::fflush(f) == 0;
-  int err = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!err) err = errno;
-  return written && flushed && closed ? 0 : (err ? err : -1);
-}
-
-bool is_special_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-}
 
 std::string csv_field(const ojson& v) {
   if (v.is_null()) return "";
@@ -47,21 +17,6 @@ std::string csv_field(const ojson& v) {
 }
 
 }  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::string& option) {
-  if (is_special_file(path)) {
-    if (const int err = write_whole(path, text)) write_failed(option, path, err);
-    return;
-  }
-  const std::string tmp = path + ".tmp";
-  int err = write_whole(tmp, text);
-  if (!err && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno ? errno : -1;
-  if (err) {
-    std::remove(tmp.c_str());
-    write_failed(option, path, err);
-  }
-}
 
 std::string csv_of(const std::vector<std::string>& columns, const ojson& points) {
   std::string out;

@@ -9,13 +9,6 @@ namespace mimorx::cli {
 
 using ojson = nlohmann::ordered_json;
 
-// Writes `text` to `path` so that a reader never sees a partial file: a regular file (or a new
-// one) is written to `path`.tmp, which is then renamed over `path`; anything else (a device such
-// as /dev/null or /dev/full, a pipe) is written in place. Every step is checked; a failure
-// throws InvalidArgument "<option>: cannot write '<path>': <reason>".
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::string& option);
-
 // The points as CSV: a header line of `columns`, then one line per point (a field a point lacks
 // is left empty; strings are quoted when they need it).
 std::string csv_of(const std::vector<std::string>& columns, const ojson& points);

@@ -11,6 +11,36 @@
 
 namespace mimorx::lattice {
 
+namespace {
+
+// Why `tok` is not an integer entry mimorx lll accepts ("" when it is one).
+std::string integer_error(const std::string& tok) {
+  const std::size_t sign = tok[0] == '-' || tok[0] == '+';
+  const std::string digits = tok.substr(sign);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    char* end = nullptr;
+    std::strtod(tok.c_str(), &end);
+    if (end == tok.c_str() || *end != '\0') return "'" + tok + "' is not a number";
+    if (tok.find_first_of("eE") != std::string::npos)
+      return "'" + tok + "' is in exponent form; write the integer's digits";
+    return "'" + tok + "' is not an integer; mimorx lll reduces integer bases";
+  }
+  const auto first = digits.find_first_not_of('0');
+  const std::string value = first == std::string::npos ? "0" : digits.substr(first);
+  // 2^53 = 9007199254740992 (16 digits): the largest magnitude every integer up to which
+  // float64 holds exactly.
+  const bool too_big =
+      value.size() > 16 || (value.size() == 16 && value > std::string("9007199254740992"));
+  if (too_big)
+    return "integer '" + tok.substr(0, 40) + (tok.size() > 40 ? "...'" : "'") + " (" +
+           std::to_string(value.size()) +
+           " digits) exceeds 2^53 = 9007199254740992, the largest entry mimorx lll reduces "
+           "exactly (float64); use fplll's multi-precision for larger entries";
+  return "";
+}
+
+}  // namespace
+
 bool read_fplll(std::istream& in, TextBasis& out, int* line_no) {
   int line = line_no ? *line_no : 1;
   auto fail = [&](const std::string& what) {
@@ -19,7 +49,6 @@ bool read_fplll(std::istream& in, TextBasis& out, int* line_no) {
   };
   int depth = 0;
   std::vector<std::vector<double>> rows;
-  bool integer = true;
   std::string tok;
   char c;
   while (in.get(c)) {
@@ -42,15 +71,8 @@ bool read_fplll(std::istream& in, TextBasis& out, int* line_no) {
     while (in.peek() != EOF && !std::isspace(in.peek()) && in.peek() != ']' && in.peek() != '[' &&
            in.peek() != ',')
       tok.push_back(char(in.get()));
-    char* end = nullptr;
-    const double v = std::strtod(tok.c_str(), &end);
-    if (end == tok.c_str() || *end != '\0') fail("'" + tok + "' is not a number");
-    if (!std::isfinite(v)) fail("'" + tok + "' is not finite");
-    const bool is_int = tok.find_first_of(".eE") == std::string::npos;
-    if (is_int && std::abs(v) > 9007199254740992.0)
-      fail("integer '" + tok + "' exceeds 2^53, beyond float64; use fplll's multi-precision");
-    integer = integer && is_int;
-    rows.back().push_back(v);
+    if (const auto why = integer_error(tok); !why.empty()) fail(why);
+    rows.back().push_back(std::strtod(tok.c_str(), nullptr));  // exact: |v| <= 2^53
   }
   if (line_no) *line_no = line;
   if (depth != 0) fail("unterminated matrix");
@@ -62,7 +84,7 @@ bool read_fplll(std::istream& in, TextBasis& out, int* line_no) {
            " entries, row 0 has " + std::to_string(n) + " (rows must have equal, nonzero length)");
   out.n = int(n);
   out.m = int(rows.size());
-  out.integer = integer;
+  out.integer = true;
   out.b.assign(n * rows.size(), 0.0);
   for (std::size_t j = 0; j < rows.size(); ++j)
     for (std::size_t i = 0; i < n; ++i) out.b[j * n + i] = rows[j][i];

@@ -163,8 +163,8 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   const LiftedGraph g(c.bg, c.z);  // throws InvalidArgument naming z
   require(c.algo == DecoderAlgo::bp || c.algo == DecoderAlgo::nms || c.algo == DecoderAlgo::oms,
           "algo", "value " + std::to_string(int(c.algo)) + "; allowed bp, nms, oms");
-  require(c.max_iters >= 1 && c.max_iters <= 1000, "max_iters",
-          std::to_string(c.max_iters) + "; allowed 1..1000");
+  require(c.max_iters >= 1 && c.max_iters <= kMaxDecoderIters, "max_iters",
+          std::to_string(c.max_iters) + "; allowed 1.." + std::to_string(kMaxDecoderIters));
   require(std::isfinite(c.alpha) && c.alpha > 0.f && c.alpha <= 1.f, "alpha",
           std::to_string(c.alpha) + "; the NMS scaling must be in (0, 1]");
   require(c.alpha_last == 0.f ||

@@ -6,6 +6,7 @@
 
 #include "mimorx/core/error.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/sim/sweep.hpp"
 
 namespace mimorx::sim::detail {
 
@@ -14,10 +15,7 @@ inline void check_shape_and_snr(const detect::MimoShape& s, const std::vector<do
   require(s.nt >= 1 && s.nt <= 8 && s.nr >= 1 && s.nr <= 8, "mimo",
           std::to_string(s.nt) + "x" + std::to_string(s.nr) +
               " is not supported by the simulator; use 1..8 antennas on each side");
-  for (double v : snr_db) {
-    require(std::isfinite(v) && v >= -50 && v <= 100, "snr",
-            std::to_string(v) + " dB is outside -50..100 dB");
-  }
+  for (double v : snr_db) check_snr_db(v);
 }
 
 }  // namespace mimorx::sim::detail

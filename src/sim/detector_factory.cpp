@@ -59,7 +59,7 @@ class SoftHardAdapter final : public Detector {
   bool soft_;
 };
 
-// Hard-output plans whose run() takes extra optional outputs (metrics, statistics).
+// Hard-output plans (run(in, bits, stream)).
 template <class Plan>
 class HardAdapter final : public Detector {
  public:
@@ -69,16 +69,42 @@ class HardAdapter final : public Detector {
  protected:
   void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
               const Stream& stream) override {
-    if constexpr (requires { plan_.run(in, bits, stream); }) {
-      plan_.run(in, bits, stream);
-    } else {
-      plan_.run(in, bits, {}, {}, {}, stream);  // SpherePlan: no metrics, stats or symbols
-    }
+    plan_.run(in, bits, stream);
   }
 
  private:
   Plan plan_;
 };
+
+#ifdef MIMORX_SIM_HAS_SPHERE
+// psd with its per-vector statistics: counts the vectors the node cap stopped (host memory;
+// on CUDA the counts would need a synchronisation per call, and they are not read there).
+class SphereAdapter final : public Detector {
+ public:
+  SphereAdapter(std::string name, detect::SpherePlan plan)
+      : Detector(std::move(name)), plan_(std::move(plan)) {}
+  bool soft() const override { return false; }
+  std::int64_t capped_vectors() const override { return capped_; }
+
+ protected:
+  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
+              const Stream& stream) override {
+    if (in.y.where != Memory::host) {
+      plan_.run(in, bits, {}, {}, {}, stream);
+      return;
+    }
+    stats_.resize(std::size_t(in.y.batch));
+    plan_.run(in, bits, {}, View<detect::SearchStats>(stats_.data(), in.y.batch, Memory::host), {},
+              stream);
+    for (const auto& s : stats_) capped_ += s.capped;
+  }
+
+ private:
+  detect::SpherePlan plan_;
+  std::vector<detect::SearchStats> stats_;
+  std::int64_t capped_ = 0;
+};
+#endif
 
 [[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
                                  const std::string& what) {
@@ -89,10 +115,15 @@ class HardAdapter final : public Detector {
   return v;
 }
 
-using Factory =
-    std::function<std::unique_ptr<Detector>(const std::string& spec, const std::string& param,
-                                            const detect::MimoShape&, const Backend&,
-                                            const DetectorOptions&)>;
+// A detector without parameters refuses one ("mmse:4") rather than ignoring it.
+[[maybe_unused]] void require_no_param(const std::string& spec, const std::string& why = "") {
+  require(spec.find(':') == std::string::npos, "detector",
+          "'" + spec + "': " + spec.substr(0, spec.find(':')) + " takes no parameter" + why);
+}
+
+using Factory = std::function<std::unique_ptr<Detector>(
+    const std::string& spec, const std::string& param, const detect::MimoShape&, const Backend&,
+    const DetectorOptions&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> f = [] {
@@ -102,6 +133,7 @@ const std::map<std::string, Factory>& factories() {
          {std::pair{"zf", detect::LinearKind::zf}, std::pair{"mmse", detect::LinearKind::mmse}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        require_no_param(spec);
         const bool soft = o.soft;
         detect::LinearConfig cfg;
         cfg.shape = s;
@@ -116,7 +148,8 @@ const std::map<std::string, Factory>& factories() {
 #ifdef MIMORX_SIM_HAS_ML
     m["ml"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
                  const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-        const bool soft = o.soft;
+      require_no_param(spec);
+      const bool soft = o.soft;
       detect::MlConfig cfg;
       cfg.shape = s;
       cfg.soft = soft;
@@ -134,7 +167,8 @@ const std::map<std::string, Factory>& factories() {
       cfg.shape = s;
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
       cfg.lanes = param.empty() ? 0 : parse_param(spec, param, "LANES");
-      return std::make_unique<HardAdapter<detect::SpherePlan>>(spec, detect::SpherePlan(cfg, b));
+      cfg.node_cap = o.psd_node_cap;
+      return std::make_unique<SphereAdapter>(spec, detect::SpherePlan(cfg, b));
     };
 #endif
 #ifdef MIMORX_SIM_HAS_NWAY
@@ -160,11 +194,9 @@ const std::map<std::string, Factory>& factories() {
     };
 #endif
 #ifdef MIMORX_SIM_HAS_TRELLIS
-    m["trellis"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+    m["trellis"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
                       const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-      require(
-          param.empty() && spec.find(':') == std::string::npos, "detector",
-          "'" + spec + "': trellis takes no parameter (its list size is the constellation size)");
+      require_no_param(spec, " (its list size is the constellation size)");
       detect::TrellisConfig cfg;
       cfg.shape = s;
       cfg.check_device_values = o.check_device_values;
@@ -178,6 +210,7 @@ const std::map<std::string, Factory>& factories() {
           std::pair{"lr-mmse-sic", detect::LrKind::mmse_sic}}) {
       m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+        require_no_param(spec);
         const bool soft = o.soft;
         require(!soft, "detector",
                 "'" + spec +
@@ -220,6 +253,8 @@ std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::M
     for (const auto& n : detector_names()) list += (list.empty() ? "" : ", ") + n;
     throw InvalidArgument("detector: '" + spec + "' is not available; this build offers " + list);
   }
+  require(colon == std::string::npos || !param.empty(), "detector",
+          "'" + spec + "': nothing after ':'; give a value (e.g. nway:4) or the name alone");
   return it->second(spec, param, shape, backend, options);
 }
 

@@ -60,7 +60,8 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   const int m = bits_per_symbol(s.mod);
   const int bpv = s.nt * m;
   const std::int64_t batch = auto_batch(c, backend);
-  auto detector = make_detector(c.detector, s, backend, {.soft = false, .check_device_values = false});
+  auto detector =
+      make_detector(c.detector, s, backend, {.soft = false, .check_device_values = false});
   const Memory mem = memory_of(backend);
   const bool cuda = backend.is_cuda();
   const int dev = cuda ? backend.device() : 0;
@@ -109,6 +110,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
     PointResult r;
+    const std::int64_t capped_before = detector->capped_vectors();
     r.snr_db = snr;
     r.ebn0_db = snr - 10 * std::log10(double(m));
     const float n0 = float(std::pow(10.0, -snr / 10.0));
@@ -134,6 +136,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
       if (hooks.batch_done) hooks.batch_done(r);
     }
     stream.synchronize();  // a batch queued past the stop is not counted
+    r.capped_vectors = detector->capped_vectors() - capped_before;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
     if (hooks.point_done) hooks.point_done(r);

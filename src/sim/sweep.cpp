@@ -22,6 +22,12 @@ double to_number(const std::string& token, const std::string& whole) {
 }
 }  // namespace
 
+void check_snr_db(double snr_db) {
+  require(std::isfinite(snr_db) && snr_db >= kMinSnrDb && snr_db <= kMaxSnrDb, "snr",
+          std::to_string(snr_db) + " dB is outside " + std::to_string(int(kMinSnrDb)) + ".." +
+              std::to_string(int(kMaxSnrDb)) + " dB");
+}
+
 std::vector<double> parse_snr_list(const std::string& text) {
   std::vector<double> out;
   std::stringstream ss(text);
@@ -41,11 +47,17 @@ std::vector<double> parse_snr_list(const std::string& text) {
     const double b = to_number(item.substr(c2 + 1), text);
     require(step != 0 && (b - a) / step >= 0, "snr",
             "range '" + item + "' never reaches its end; the step must move from start to stop");
-    const long n = long(std::floor((b - a) / step + 1e-9)) + 1;
-    require(n <= 10000, "snr", "range '" + item + "' has more than 10000 points");
+    // Counted in double first: a huge count (or an infinite one) must not reach the cast.
+    const double count = std::floor((b - a) / step + 1e-9) + 1;
+    require(count <= double(kMaxSnrPoints), "snr",
+            "range '" + item + "' has more than " + std::to_string(kMaxSnrPoints) + " points");
+    const long n = long(count);
     for (long i = 0; i < n; ++i) out.push_back(a + double(i) * step);
   }
+  require(out.size() <= kMaxSnrPoints, "snr",
+          "more than " + std::to_string(kMaxSnrPoints) + " points; give fewer");
   require(!out.empty(), "snr", "no SNR given; use a list like 8,14 or a range like 0:2:20");
+  for (double v : out) check_snr_db(v);
   return out;
 }
 

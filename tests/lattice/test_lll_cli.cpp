@@ -157,14 +157,26 @@ TEST(LllCli, ClearErrors) {
       {"[[1 0][0 1]]", "-d 1.5", "delta"},
       {"[[1 0 0][0 1 0][1 1 0][2 1 0]]", "", "more vectors"},
       {"[[1 0][0 1]]", "--precision half", "precision"},
+      // Integers read exactly: no rounding to double before the 2^53 check.
+      {"[[9007199254740993 0][0 1]]", "", "exceeds 2^53"},
+      {"[[-9007199254740993 0][0 1]]", "", "exceeds 2^53"},
+      {"[[123456789012345678901234567890 0][0 1]]", "", "exceeds 2^53"},
+      {"[[1e20 0][0 1]]", "", "exponent form"},
+      {"[[1.5 2][3 5]]", "", "not an integer"},
+      {"[[100000000 3][7 100000001]]", "--precision float", "beyond 2^24"},
   };
   for (const auto& c : cases) {
     const auto file = temp_file(c.text);
-    const auto r = test::run_cli("lll " + c.args + " " + file);
-    EXPECT_EQ(r.status, 2) << c.text << " -> " << r.out;
-    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.text << " -> " << r.out;
+    const auto r = test::run_cli_split("lll " + c.args + " " + file);
+    EXPECT_EQ(r.status, 2) << c.text << " -> " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.text << " -> " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.text << " -> " << r.err;
     std::remove(file.c_str());
   }
+  // 2^53 itself is exact and accepted.
+  const auto file = temp_file("[[9007199254740992 0][0 1]]");
+  EXPECT_EQ(test::run_cli_split("lll " + file).status, 0);
+  std::remove(file.c_str());
 }
 
 TEST(LllCli, SameQualityAsFplll) {

@@ -216,8 +216,10 @@ TEST(TransportBatch, HarqCombiningMatchesTheChain) {
   std::normal_distribution<float> noise(0.f, 1.f);
   const std::int64_t g = ref.g();
   std::vector<float> harq_ref(2 * ref.harq_size(), 0.f), harq(harq_ref.size(), 0.f);
+  // One buffer for both transmissions (declared in the loop, GCC 12 -O3 reports a spurious
+  // -Wfree-nonheap-object on its destruction).
+  std::vector<float> llrs(std::size_t(2 * g));
   for (int rv = 0; rv <= 2; rv += 2) {
-    std::vector<float> llrs(std::size_t(2 * g));
     for (auto& l : llrs) l = 0.5f + 2.f * noise(rng);
     for (int b = 0; b < 2; ++b) {
       ref.accumulate(std::span(llrs).subspan(std::size_t(b * g), std::size_t(g)),

@@ -13,11 +13,12 @@ struct TextBasis {
   int n = 0;              // dimension (entries per vector = fplll's columns)
   int m = 0;              // vectors (fplll's rows)
   std::vector<double> b;  // n x m, column-major: column j = fplll row j
-  bool integer = true;    // every entry was written as an integer
+  bool integer = true;    // every entry is an integer (read_fplll accepts nothing else)
 };
 
 // Reads the next matrix; false at end of input. Throws InvalidArgument (naming the line) on
-// malformed text, ragged rows, non-finite values or integers beyond 2^53 (exact in double).
+// malformed text, ragged rows, entries that are not integers written as digits ("1.5", "1e20")
+// or integers beyond 2^53 in magnitude (compared exactly, before any rounding to double).
 bool read_fplll(std::istream& in, TextBasis& out, int* line = nullptr);
 // Writes n x m column-major b as fplll does (rows = vectors); integers without a decimal point.
 void write_fplll(std::ostream& out, int n, int m, const double* b, bool integer);

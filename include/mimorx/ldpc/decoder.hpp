@@ -59,12 +59,15 @@ LayerOrder parse_layer_order(const std::string& name, const std::string& argumen
 struct DecoderSettings {
   DecoderAlgo algo = DecoderAlgo::nms;
   int max_iters = 10;
-  float alpha = 0.75f;     // nms factor
-  float alpha_last = 0.f;  // nms per-iteration ramp to this factor; 0 = constant alpha
-  float beta = 0.5f;       // oms offset
-  bool quantized = false;  // integer path (6-bit channel LLRs, 8-bit messages; nms, oms)
+  float alpha = 0.75f;            // nms factor
+  float alpha_last = 0.f;         // nms per-iteration ramp to this factor; 0 = constant alpha
+  float beta = 0.5f;              // oms offset
+  bool quantized = false;         // integer path (6-bit channel LLRs, 8-bit messages; nms, oms)
   bool early_termination = true;  // stop a word once its syndrome is zero
 };
+
+// The most decoder iterations a configuration may ask for (max_iters in 1..kMaxDecoderIters).
+inline constexpr int kMaxDecoderIters = 1000;
 
 struct DecoderConfig {
   BaseGraph bg;

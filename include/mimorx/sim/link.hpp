@@ -20,8 +20,8 @@ struct UncodedConfig {
   detect::MimoShape shape{2, 2, Modulation::qam16};
   std::string detector = "mmse";
   std::uint64_t seed = 1;
-  std::int64_t frames = 100000;     // received vectors per SNR point
-  std::int64_t batch = 0;           // vectors per detector call; 0 = automatic
+  std::int64_t frames = 100000;  // received vectors per SNR point
+  std::int64_t batch = 0;        // vectors per detector call; 0 = automatic
   // Stop a point at the received vector whose errors make this many bit errors (0 = never).
   // The cut is exact (vector by vector), so the counts do not depend on the batch size.
   std::int64_t min_bit_errors = 0;
@@ -35,6 +35,9 @@ struct PointResult {
   std::int64_t bit_errors = 0, bits = 0;
   std::int64_t symbol_errors = 0, symbols = 0;
   std::int64_t frames = 0;
+  // Vectors whose detection a work cap stopped early (Detector::capped_vectors; psd's node
+  // budget): their decisions are not guaranteed exact. Batches queued past a stop count too.
+  std::int64_t capped_vectors = 0;
   double seconds = 0;
   double ber() const { return bits ? double(bit_errors) / double(bits) : 0.0; }
   double ser() const { return symbols ? double(symbol_errors) / double(symbols) : 0.0; }
