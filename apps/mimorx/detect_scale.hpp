@@ -3,8 +3,8 @@
 // before any backend sees them (so that the CPU and CUDA paths get the same numbers):
 //  - every channel and its received vectors are scaled by one power of two that brings the
 //    channel's largest entry into [0.5, 1), its noise variance by the square of it. Exact, and
-//    no detector's decision or LLR changes under a common scale of H, y and sqrt(N0); but a
-//    channel of 1e-16 no longer underflows in the metrics (ML was wrong there);
+//    no detector's decision or LLR changes under a common scale of H, y and sqrt(N0), while a
+//    channel of 1e-16 would underflow in the metrics unscaled;
 //  - a noise variance below kMinNoiseVar (relative to that scale) is raised to it, and LLRs are
 //    saturated to +-kMaxLlr, so that every LLR is finite;
 //  - zf refuses a channel without full column rank, where it is not defined.

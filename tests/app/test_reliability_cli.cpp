@@ -252,8 +252,8 @@ TEST(ReliabilityCli, PsdHasANodeBudgetAtLowSnr) {
 
 // lll's exact reading of integers: LllCli.ClearErrors (tests/lattice/test_lll_cli.cpp).
 
-// A knapsack basis (entries near 2^50): the exact --check accepts the reduced result (the
-// floating-point check used to call its det U 0.9998), and a second matrix is named "matrix 1".
+// A knapsack basis (entries near 2^50): the exact --check accepts the reduced result (a
+// floating-point det U comes out near 0.9998 here), and a second matrix is named "matrix 1".
 TEST(ReliabilityCli, LllCheckIsExact) {
   std::mt19937_64 g(3);
   const int n = 40;
