@@ -1,5 +1,6 @@
 #include "mimorx/ldpc/crc.hpp"
 
+#include "ldpc/crc_math.hpp"
 #include "mimorx/core/error.hpp"
 
 namespace mimorx::ldpc {
@@ -59,16 +60,10 @@ std::string crc_name(CrcType t) {
 
 namespace {
 struct Register {
-  std::uint32_t reg = 0, poly, top, mask;
-  explicit Register(CrcType t)
-      : poly(crc_polynomial(t)),
-        top(1u << (crc_length(t) - 1)),
-        mask((crc_length(t) == 32 ? 0u : (1u << crc_length(t))) - 1u) {}
-  void push(unsigned bit) {
-    const bool fb = ((reg & top) != 0) != ((bit & 1u) != 0);
-    reg = (reg << 1) & mask;
-    if (fb) reg ^= poly;
-  }
+  std::uint32_t reg = 0, poly;
+  int l;
+  explicit Register(CrcType t) : poly(crc_polynomial(t)), l(crc_length(t)) {}
+  void push(unsigned bit) { reg = detail::crc_push(reg, bit & 1u, poly, l); }
 };
 }  // namespace
 
