@@ -50,6 +50,7 @@ struct SimOptions {
   int iters = 10;
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   bool int8 = false;
+  bool no_early_termination = false;
   std::int64_t blocks = 1000;
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
@@ -267,6 +268,7 @@ mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
   c.decoder.alpha = o.alpha;
   c.decoder.alpha_last = o.alpha_last;
   c.decoder.quantized = o.int8;
+  c.decoder.early_termination = !o.no_early_termination;
   c.decoder.beta = o.beta;
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
@@ -292,10 +294,11 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
                    {"alpha_last", o.alpha_last},
                    {"beta", o.beta},
                    {"int8", o.int8},
-                   {"iters", c.decoder.max_iters}});
+                   {"iters", c.decoder.max_iters},
+                   {"early_termination", c.decoder.early_termination}});
   m.identity = kCommonIdentity;
-  for (const char* k :
-       {"tbs", "target_rate", "decoder", "alpha", "alpha_last", "beta", "int8", "iters"})
+  for (const char* k : {"tbs", "target_rate", "decoder", "alpha", "alpha_last", "beta", "int8",
+                        "iters", "early_termination"})
     m.identity.emplace_back(k);
   m.fields = keys_of(coded_point("", {}));
   m.table = {{"snr_db", 'f', 8},        {"ebn0_db", 'f', 8},     {"ber", 'e', 12},
@@ -335,16 +338,17 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
                                                      o.int8)](const ojson& cfg) {
     return fmt::format(
         "# mimorx sim --ldpc: {}x{} {} detectors={} backend={} tbs={} G={} rate={:.4f} "
-        "decoder={}{} iters={} max_blocks={} min_errors={} (block errors){} seed={} (i.i.d. "
+        "decoder={}{} iters={}{} max_blocks={} min_errors={} (block errors){} seed={} (i.i.d. "
         "Rayleigh per vector, SNR = Es/N0)",
         cfg["nt"].get<int>(), cfg["nr"].get<int>(), cfg["mod"].get<std::string>(),
         fmt::join(cfg["detectors"].get<std::vector<std::string>>(), ","),
         cfg["backend"].get<std::string>(), cfg["tbs"].get<int>(), cfg["g"].dump(),
         cfg["rate"].is_number() ? cfg["rate"].get<double>() : 0.0,
         cfg["decoder"].get<std::string>(), params.empty() ? "" : " " + params,
-        cfg["iters"].get<int>(), cfg["max_blocks"].get<std::int64_t>(),
-        cfg["min_errors"].get<std::int64_t>(), cfg["early_stop"].get<bool>() ? " early_stop" : "",
-        cfg["seed"].get<std::uint64_t>());
+        cfg["iters"].get<int>(),
+        cfg.value("early_termination", true) ? "" : " no_early_termination",
+        cfg["max_blocks"].get<std::int64_t>(), cfg["min_errors"].get<std::int64_t>(),
+        cfg["early_stop"].get<bool>() ? " early_stop" : "", cfg["seed"].get<std::uint64_t>());
   };
   return m;
 }
@@ -514,6 +518,10 @@ void add_sim(CLI::App& app) {
   cmd->add_flag("--int8", opts->int8,
                 "--ldpc, nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 "
                 "codewords per vector on the CPU, the paired kernel on CUDA")
+      ->capture_default_str();
+  cmd->add_flag("--no-early-termination", opts->no_early_termination,
+                "--ldpc: run all --iters decoder iterations on every code block (by default a "
+                "block stops at a zero syndrome); for timing the decoder's worst case")
       ->capture_default_str();
   auto* blocks = cmd->add_option("--max-blocks,--blocks", opts->blocks,
                                  "--ldpc: transport blocks per SNR point, at most")

@@ -37,14 +37,17 @@ MIMORX_HD void linear_prepare(bool mmse, const cf32* h, int nr, int nt, float n0
   cf32* ri = wk + (m + nt) * nt * es;  // nt x nt, R^-1
   const float sn0 = fsqrt(n0);
   float big = 0.f;
+  MIMORX_UNROLL
   for (int j = 0; j < nt; ++j) {
     float s = 0.f;
+    MIMORX_UNROLL
     for (int i = 0; i < nr; ++i) {
       const cf32 v = h[j * nr + i];
       a[(j * m + i) * es] = v;
       s = fadd(s, abs2(v));
     }
     if (mmse) {
+      MIMORX_UNROLL
       for (int i = 0; i < nt; ++i) a[(j * m + nr + i) * es] = cf32(i == j ? sn0 : 0.f, 0.f);
       s = fadd(s, n0);
     }
@@ -55,18 +58,24 @@ MIMORX_HD void linear_prepare(bool mmse, const cf32* h, int nr, int nt, float n0
   // Pivot floor (documented in detect/linear.hpp): keeps R^-1 finite for singular channels.
   const float floor = fmul(linalg::kQrRankTolerance, fsqrt(big));
   // R^-1 by back substitution, column by column.
+  MIMORX_UNROLL
   for (int j = 0; j < nt; ++j) {
+    MIMORX_UNROLL
     for (int i = 0; i < nt; ++i) ri[(j * nt + i) * es] = cf32(0.f, 0.f);
+    MIMORX_UNROLL
     for (int i = j; i >= 0; --i) {
       float rii = r[(i * nt + i) * es].re;
       rii = rii > floor ? rii : floor;
       cf32 s = cf32(i == j ? 1.f : 0.f, 0.f);
+      MIMORX_UNROLL
       for (int l = i + 1; l <= j; ++l) s = sub(s, mul(r[(l * nt + i) * es], ri[(j * nt + l) * es]));
       ri[(j * nt + i) * es] = scale(s, fdiv(1.f, rii));
     }
   }
+  MIMORX_UNROLL
   for (int k = 0; k < nt; ++k) {
     float dk = 0.f;
+    MIMORX_UNROLL
     for (int l = k; l < nt; ++l) dk = fadd(dk, abs2(ri[(l * nt + k) * es]));
     float g = 1.f;
     if (mmse) {
@@ -77,8 +86,10 @@ MIMORX_HD void linear_prepare(bool mmse, const cf32* h, int nr, int nt, float n0
       dk = fdiv(e, mu);
     }
     // Row k of W = R^-1 Q1^H: W_kj = sum_{l >= k} Rinv_kl conj(Q_jl).
+    MIMORX_UNROLL
     for (int j = 0; j < nr; ++j) {
       cf32 s(0.f, 0.f);
+      MIMORX_UNROLL
       for (int l = k; l < nt; ++l)
         s = add(s, mul(ri[(l * nt + k) * es], conj(a[(l * m + j) * es])));
       w[k * nr + j] = scale(s, g);
@@ -94,8 +105,10 @@ MIMORX_HD void linear_vector(bool mmse, Modulation mod, const cf32* w, const flo
                              float* llrs) {
   using namespace linalg::hd;
   const int mb = bits_per_symbol(mod);
+  MIMORX_UNROLL
   for (int k = 0; k < nt; ++k) {
     cf32 x(0.f, 0.f);
+    MIMORX_UNROLL
     for (int j = 0; j < nr; ++j) x = add(x, mul(w[k * nr + j], y[j]));
     x.re = x.re > kLinearClip ? kLinearClip : (x.re < -kLinearClip ? -kLinearClip : x.re);
     x.im = x.im > kLinearClip ? kLinearClip : (x.im < -kLinearClip ? -kLinearClip : x.im);

@@ -1,5 +1,5 @@
-// Kernels of the batched transport chain: one thread per bit or LLR for the data movement
-// (segmentation, rate matching, rate recovery, the TB bits out), one thread per code block or
+// Kernels of the batched transport chain: a few bits or LLRs per thread for the data movement
+// (segmentation, rate matching, rate recovery, the TB bits out), one warp per code block or
 // transport block for the CRC registers, which are sequential by nature. The arithmetic is
 // transport_batch_math.hpp's, shared with the CPU loops.
 #include <algorithm>
@@ -24,13 +24,39 @@ dim3 grid_2d(std::int64_t per_row, std::int64_t rows) {
 // One warp per item: the items of a grid of kThreads-thread blocks.
 int grid_warps(std::int64_t items) { return grid_for(items * 32); }
 
-#define MIMORX_ROWS(row, rows) \
-  for (std::int64_t row = blockIdx.y; row < (rows); row += gridDim.y)
-#define MIMORX_COLS(col, cols) \
-  for (int col = blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += gridDim.x * blockDim.x)
-#define MIMORX_WARP_ITEMS(item, items)                                                        \
-  for (std::int64_t item = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;       \
+// Columns per thread in the data-movement kernels (see ilp_cols).
+constexpr int kIlp = 4;
+// Rows x columns items where each thread takes kIlp columns: x over the columns, y over the rows.
+dim3 grid_2d_ilp(std::int64_t per_row, std::int64_t rows) {
+  return grid_2d((per_row + kIlp - 1) / kIlp, rows);
+}
+
+#define MIMORX_ROWS(row, rows) for (std::int64_t row = blockIdx.y; row < (rows); row += gridDim.y)
+#define MIMORX_WARP_ITEMS(item, items)                                                 \
+  for (std::int64_t item = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32; \
        item < (items); item += std::int64_t(gridDim.x) * blockDim.x / 32)
+
+// Columns [0, cols) of one row, kIlp per thread, blockDim.x apart (each access of a warp stays
+// coalesced): all kIlp values are computed before any is stored, so their loads are in flight
+// together. The items here are a load or two and a one-byte store each, which leaves a thread
+// per item latency-bound.
+template <class T, class Value, class Store>
+__device__ void ilp_cols(int cols, Value value, Store store) {
+  const int step = int(gridDim.x * blockDim.x) * kIlp;
+  for (int c0 = int(blockIdx.x * blockDim.x) * kIlp + int(threadIdx.x); c0 < cols; c0 += step) {
+    T v[kIlp];
+#pragma unroll
+    for (int k = 0; k < kIlp; ++k) {
+      const int c = c0 + k * int(blockDim.x);
+      if (c < cols) v[k] = value(c);
+    }
+#pragma unroll
+    for (int k = 0; k < kIlp; ++k) {
+      const int c = c0 + k * int(blockDim.x);
+      if (c < cols) store(c, v[k]);
+    }
+  }
+}
 
 // The CRC of an n-bit message, the 32 lanes of a warp a part each (crc_part), XOR-reduced.
 template <class Bits>
@@ -54,7 +80,12 @@ __global__ void segment_kernel(ChainDims d, const std::uint8_t* tb, std::int64_t
   MIMORX_ROWS(w, words) {
     const std::int64_t b = w / d.c;
     const int r = int(w - b * d.c);
-    MIMORX_COLS(kk, d.k) { enc_in[w * d.k + kk] = segment_bit(tb + b * d.a, parity[b], d, r, kk); }
+    const std::uint8_t* t = tb + b * d.a;
+    const std::uint32_t par = parity[b];
+    std::uint8_t* out = enc_in + w * d.k;
+    ilp_cols<std::uint8_t>(
+        d.k, [&](int kk) { return segment_bit(t, par, d, r, kk); },
+        [&](int kk, std::uint8_t v) { out[kk] = v; });
   }
 }
 
@@ -71,10 +102,10 @@ __global__ void rate_match_kernel(ChainDims d, const std::uint8_t* cw, int num, 
                                   std::uint8_t* coded) {
   const std::int64_t per_tb = std::int64_t(d.c) * d.n;
   MIMORX_ROWS(b, num) {
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < d.g;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-      coded[b * d.g + i] = cw[b * per_tb + tx_map[i]];
-    }
+    const std::uint8_t* in = cw + b * per_tb;
+    std::uint8_t* out = coded + b * d.g;
+    ilp_cols<std::uint8_t>(
+        d.g, [&](int i) { return in[tx_map[i]]; }, [&](int i, std::uint8_t v) { out[i] = v; });
   }
 }
 
@@ -86,16 +117,20 @@ __global__ void rate_recover_kernel(ChainDims d, const float* llrs, std::int64_t
     const std::int64_t b = w / d.c;
     const int r = int(w - b * d.c);
     const float* block_llrs = llrs + b * d.g;
-    MIMORX_COLS(p, stride) {
-      const std::int64_t i = w * stride + p;
-      const float v =
-          recovered_llr(block_llrs, rx_start, rx_idx, r * d.n + p, p, d, harq_in ? harq_in[i] : 0.f);
-      if (out_f) {
-        out_f[i] = v;
-      } else {
-        out_q[i] = std::int8_t(quantize_llr(v, scale, limit));
-      }
-    }
+    const std::int64_t row = w * stride;
+    ilp_cols<float>(
+        stride,
+        [&](int p) {
+          return recovered_llr(block_llrs, rx_start, rx_idx, r * d.n + p, p, d,
+                               harq_in ? harq_in[row + p] : 0.f);
+        },
+        [&](int p, float v) {
+          if (out_f) {
+            out_f[row + p] = v;
+          } else {
+            out_q[row + p] = std::int8_t(quantize_llr(v, scale, limit));
+          }
+        });
   }
 }
 
@@ -107,7 +142,8 @@ __global__ void cb_check_kernel(ChainDims d, const std::uint8_t* dec, std::int64
   }
 }
 
-__global__ void tb_check_kernel(ChainDims d, const std::uint8_t* dec, int num, std::uint8_t* tb_ok) {
+__global__ void tb_check_kernel(ChainDims d, const std::uint8_t* dec, int num,
+                                std::uint8_t* tb_ok) {
   MIMORX_WARP_ITEMS(b, num) {
     const PayloadBits bits{dec + b * d.c * d.k, d.payload, d.k};
     const bool ok = warp_crc(bits, d.c * d.payload, d.tb_poly, d.l_tb) == 0;
@@ -117,10 +153,15 @@ __global__ void tb_check_kernel(ChainDims d, const std::uint8_t* dec, int num, s
 
 __global__ void tb_out_kernel(ChainDims d, const std::uint8_t* dec, int num, std::uint8_t* tb) {
   MIMORX_ROWS(b, num) {
-    MIMORX_COLS(t, d.a) {
-      const int r = t / d.payload;
-      tb[b * d.a + t] = dec[(b * d.c + r) * d.k + (t - r * d.payload)];
-    }
+    const std::uint8_t* in = dec + b * d.c * d.k;
+    std::uint8_t* out = tb + b * d.a;
+    ilp_cols<std::uint8_t>(
+        d.a,
+        [&](int t) {
+          const int r = t / d.payload;
+          return in[r * d.k + (t - r * d.payload)];
+        },
+        [&](int t, std::uint8_t v) { out[t] = v; });
   }
 }
 
@@ -135,14 +176,14 @@ __global__ void nonfinite_kernel(const float* x, std::int64_t n, unsigned long l
 
 }  // namespace
 
-void batch_segment_cuda(const ChainDims& d, const std::uint8_t* tb, int num,
-                        std::uint32_t* parity, std::uint8_t* enc_in, void* stream) {
+void batch_segment_cuda(const ChainDims& d, const std::uint8_t* tb, int num, std::uint32_t* parity,
+                        std::uint8_t* enc_in, void* stream) {
   if (num == 0) return;
   const cudaStream_t s = mimorx::detail::as_stream(stream);
   tb_crc_kernel<<<grid_warps(num), kThreads, 0, s>>>(d, tb, num, parity);
   MIMORX_CUDA_CHECK_LAUNCH();
   const std::int64_t words = std::int64_t(num) * d.c;
-  segment_kernel<<<grid_2d(d.k, words), kThreads, 0, s>>>(d, tb, words, parity, enc_in);
+  segment_kernel<<<grid_2d_ilp(d.k, words), kThreads, 0, s>>>(d, tb, words, parity, enc_in);
   MIMORX_CUDA_CHECK_LAUNCH();
   if (d.c > 1) {
     cb_crc_kernel<<<grid_warps(words), kThreads, 0, s>>>(d, words, enc_in);
@@ -153,7 +194,7 @@ void batch_segment_cuda(const ChainDims& d, const std::uint8_t* tb, int num,
 void batch_rate_match_cuda(const ChainDims& d, const std::uint8_t* cw, int num, const int* tx_map,
                            std::uint8_t* coded, void* stream) {
   if (num == 0) return;
-  rate_match_kernel<<<grid_2d(d.g, num), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+  rate_match_kernel<<<grid_2d_ilp(d.g, num), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
       d, cw, num, tx_map, coded);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
@@ -163,7 +204,8 @@ void batch_rate_recover_cuda(const ChainDims& d, const float* llrs, int num, con
                              std::int8_t* out_q, int stride, float scale, int limit, void* stream) {
   const std::int64_t words = std::int64_t(num) * d.c;
   if (words == 0) return;
-  rate_recover_kernel<<<grid_2d(stride, words), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
+  rate_recover_kernel<<<grid_2d_ilp(stride, words), kThreads, 0,
+                        mimorx::detail::as_stream(stream)>>>(
       d, llrs, words, rx_start, rx_idx, harq_in, out_f, out_q, stride, scale, limit);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
@@ -179,7 +221,7 @@ void batch_check_cuda(const ChainDims& d, const std::uint8_t* dec, int num, std:
   }
   tb_check_kernel<<<grid_warps(num), kThreads, 0, s>>>(d, dec, num, tb_ok);
   MIMORX_CUDA_CHECK_LAUNCH();
-  tb_out_kernel<<<grid_2d(d.a, num), kThreads, 0, s>>>(d, dec, num, tb);
+  tb_out_kernel<<<grid_2d_ilp(d.a, num), kThreads, 0, s>>>(d, dec, num, tb);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

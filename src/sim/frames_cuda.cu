@@ -16,7 +16,7 @@ int grid_for(std::int64_t n, int per_block = kThreads) {
   return int(std::clamp<std::int64_t>((n + per_block - 1) / per_block, 1, 65536));
 }
 
-#define MIMORX_GRID_STRIDE(i, n)                                                            \
+#define MIMORX_GRID_STRIDE(i, n)                                                      \
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += std::int64_t(gridDim.x) * blockDim.x)
 
@@ -60,16 +60,22 @@ __global__ void transport_bits_kernel(std::uint64_t seed, std::uint64_t begin, s
   }
 }
 
-// One thread per (vector, receive antenna), as frames_kernel.
+// One thread per (vector, receive antenna), as frames_kernel; with nr even, one per (vector,
+// pair of receive antennas), which share their Philox blocks.
 __global__ void received_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt,
-                                int nr, Modulation mod, float n0, const std::uint8_t* bits,
-                                cf32* h, cf32* y) {
+                                int nr, Modulation mod, float n0, const std::uint8_t* bits, cf32* h,
+                                cf32* y) {
   const int m = bits_per_symbol(mod);
-  MIMORX_GRID_STRIDE(t, count * nr) {
-    const std::int64_t v = t / nr;
-    const int i = int(t - v * nr);
-    make_received_row(seed, first + v, nt, nr, mod, n0, bits + v * nt * m, i, h + v * nr * nt,
-                      y + v * nr);
+  const int rows = nr % 2 == 0 ? 2 : 1, per_vector = nr / rows;
+  MIMORX_GRID_STRIDE(t, count * per_vector) {
+    const std::int64_t v = t / per_vector;
+    const int i = int(t - v * per_vector) * rows;
+    const std::uint8_t* vb = bits + v * nt * m;
+    if (rows == 2) {
+      make_received_row_pair(seed, first + v, nt, nr, mod, n0, vb, i, h + v * nr * nt, y + v * nr);
+    } else {
+      make_received_row(seed, first + v, nt, nr, mod, n0, vb, i, h + v * nr * nt, y + v * nr);
+    }
   }
 }
 
@@ -114,8 +120,9 @@ void transport_bits_cuda(std::uint64_t seed, std::int64_t first, std::int64_t co
 void make_received_cuda(std::uint64_t seed, std::int64_t first, std::int64_t count, int nt, int nr,
                         Modulation mod, float n0, const std::uint8_t* bits, cf32* h, cf32* y,
                         void* stream) {
-  received_kernel<<<grid_for(count * nr), kThreads, 0, mimorx::detail::as_stream(stream)>>>(
-      seed, first, count, nt, nr, mod, n0, bits, h, y);
+  received_kernel<<<grid_for(count * (nr % 2 == 0 ? nr / 2 : nr)), kThreads, 0,
+                    mimorx::detail::as_stream(stream)>>>(seed, first, count, nt, nr, mod, n0, bits,
+                                                         h, y);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 

@@ -88,9 +88,8 @@ MIMORX_HD void make_received(std::uint64_t seed, std::int64_t f, int nt, int nr,
 // Row i of frame f's channel and received sample: H(i, 0..nt-1) and y_i, the values
 // make_received writes for that row, in the same operation order (the GPU computes the rows of
 // a frame in parallel, one thread each).
-MIMORX_HD void make_received_row(std::uint64_t seed, std::int64_t f, int nt, int nr,
-                                 Modulation mod, float n0, const std::uint8_t* bits, int i,
-                                 cf32* h, cf32* y) {
+MIMORX_HD void make_received_row(std::uint64_t seed, std::int64_t f, int nt, int nr, Modulation mod,
+                                 float n0, const std::uint8_t* bits, int i, cf32* h, cf32* y) {
   const int m = bits_per_symbol(mod);
   cf32 acc = noise_entry(seed, f, nr, i, n0);
   for (int j = 0; j < nt; ++j) {
@@ -100,6 +99,43 @@ MIMORX_HD void make_received_row(std::uint64_t seed, std::int64_t f, int nt, int
     acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
   }
   y[i] = acc;
+}
+
+// The two normal pairs of one Philox block of `stream`: pair indices 2q and 2q + 1, the values
+// gaussian_pair_at gives for elements 4q..4q+3 (one Philox evaluation for both).
+MIMORX_HD void gaussian_pairs_of_block(std::uint64_t seed, std::uint64_t stream, std::uint64_t q,
+                                       float* z) {
+  const rng::U32x4 b = rng::philox_block(seed, stream, q);
+  rng::box_muller(rng::to_uniform(b.v[0]), rng::to_uniform(b.v[1]), z, z + 1);
+  rng::box_muller(rng::to_uniform(b.v[2]), rng::to_uniform(b.v[3]), z + 2, z + 3);
+}
+
+// Rows i and i + 1 of frame f (nr even, i even), the values make_received_row writes for each:
+// the channel entries (i, j) and (i + 1, j) are pairs 2q and 2q + 1 of one Philox block, and so
+// are the two noise samples, so each block is evaluated once.
+MIMORX_HD void make_received_row_pair(std::uint64_t seed, std::int64_t f, int nt, int nr,
+                                      Modulation mod, float n0, const std::uint8_t* bits, int i,
+                                      cf32* h, cf32* y) {
+  const int m = bits_per_symbol(mod);
+  const float s = 0.70710678118654752f;
+  const float sn = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
+  float z[4];
+  gaussian_pairs_of_block(seed, kStreamNoise, (std::uint64_t(f) * std::uint64_t(nr) + i) >> 1, z);
+  cf32 acc0{z[0] * sn, z[1] * sn}, acc1{z[2] * sn, z[3] * sn};
+  for (int j = 0; j < nt; ++j) {
+    gaussian_pairs_of_block(
+        seed, kStreamChannel,
+        (std::uint64_t(f) * std::uint64_t(nr * nt) + std::uint64_t(j * nr + i)) >> 1, z);
+    const cf32 h0{z[0] * s, z[1] * s}, h1{z[2] * s, z[3] * s};
+    h[j * nr + i] = h0;
+    h[j * nr + i + 1] = h1;
+    const cf32 x = map_symbol(mod, bits + j * m);
+    const cf32 p0 = cmul_rn(h0, x), p1 = cmul_rn(h1, x);
+    acc0 = {add_rn(acc0.re, p0.re), add_rn(acc0.im, p0.im)};
+    acc1 = {add_rn(acc1.re, p1.re), add_rn(acc1.im, p1.im)};
+  }
+  y[i] = acc0;
+  y[i + 1] = acc1;
 }
 
 // Bit errors (low byte) and symbol errors (high byte) of one received vector of nt symbols.

@@ -1,11 +1,10 @@
-#include "mimorx/core/rng.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "mimorx/core/rng.hpp"
 #include "support/gpu.hpp"
 
 namespace mimorx::rng {
@@ -18,29 +17,53 @@ TEST(Philox, KnownAnswers) {
   EXPECT_EQ(a.v[1], 0xe169c58du);
   EXPECT_EQ(a.v[2], 0xbc57ac4cu);
   EXPECT_EQ(a.v[3], 0x9b00dbd8u);
-  U32x4 b = philox4x32_10(U32x4{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
-                          0xffffffffu, 0xffffffffu);
+  U32x4 b = philox4x32_10(U32x4{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu,
+                          0xffffffffu);
   EXPECT_EQ(b.v[0], 0x408f276du);
   EXPECT_EQ(b.v[1], 0x41c83b0eu);
   EXPECT_EQ(b.v[2], 0xa20bc7c6u);
   EXPECT_EQ(b.v[3], 0x6d5451fdu);
-  U32x4 c = philox4x32_10(U32x4{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
-                          0xa4093822u, 0x299f31d0u);
+  U32x4 c = philox4x32_10(U32x4{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u,
+                          0x299f31d0u);
   EXPECT_EQ(c.v[0], 0xd16cfe09u);
   EXPECT_EQ(c.v[1], 0x94fdccebu);
   EXPECT_EQ(c.v[2], 0x5001e420u);
   EXPECT_EQ(c.v[3], 0x24126ea1u);
 }
 
+// Within a few float ulps of libm's double results, over every octave of the uniforms'
+// range and the whole octant.
 TEST(Philox, LogAndSinCosAreAccurate) {
-  for (double x : {1e-7, 0.001, 0.3, 0.5, 0.70710678, 0.9999, 1.0}) {
-    EXPECT_NEAR(detail::log_open01(x), std::log(x), 1e-14 * std::max(1.0, std::abs(std::log(x))));
+  for (float x : {5.9604645e-08f, 1e-7f, 0.001f, 0.3f, 0.5f, 0.70710678f, 0.7071068f, 0.9999f,
+                  0.99999994f, 1.0f}) {
+    const double ref = std::log(double(x));
+    EXPECT_NEAR(detail::log_open01(x), ref, 3e-7 * std::abs(ref) + 1e-12) << x;
   }
-  for (double t = 0; t <= 1.5707963267948966; t += 0.01) {
-    double s, c;
-    detail::sincos_quarter(t, &s, &c);
-    EXPECT_NEAR(s, std::sin(t), 1e-15);
-    EXPECT_NEAR(c, std::cos(t), 1e-15);
+  for (int k = 1; k < (1 << 24); k += 997) {
+    const float u = float(2 * k + 1) * (1.0f / 16777216.0f);
+    const double ref = std::log(double(u));
+    ASSERT_NEAR(detail::log_open01(u), ref, 3e-7 * std::abs(ref) + 1e-12) << u;
+  }
+  for (int i = 0; i <= 1000; ++i) {
+    const float t = float(i) * (0.78539816f / 1000.f);
+    float s, c;
+    detail::sincos_octant(t, &s, &c);
+    ASSERT_NEAR(s, std::sin(double(t)), 1.5e-7) << t;
+    ASSERT_NEAR(c, std::cos(double(t)), 1.5e-7) << t;
+  }
+}
+
+// Box-Muller against the exact transform of the same uniforms, in double.
+TEST(Philox, BoxMullerMatchesDoubleTransform) {
+  for (std::uint32_t k = 0; k < 200000; ++k) {
+    const U32x4 b = philox_block(7, 11, k);
+    const float u1 = to_uniform(b.v[0]), u2 = to_uniform(b.v[1]);
+    float z0, z1;
+    box_muller(u1, u2, &z0, &z1);
+    const double r = std::sqrt(-2 * std::log(double(u1)));
+    const double a = 2 * 3.14159265358979323846 * double(u2);
+    ASSERT_NEAR(z0, r * std::cos(a), 5e-7 * r + 1e-7) << u1 << " " << u2;
+    ASSERT_NEAR(z1, r * std::sin(a), 5e-7 * r + 1e-7) << u1 << " " << u2;
   }
 }
 

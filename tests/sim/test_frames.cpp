@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "mimorx/config.hpp"
@@ -81,11 +82,15 @@ TEST(FramesGpu, ReceivedFromBitsBitIdenticalToCpu) {
   MIMORX_REQUIRE_GPU();
 #if MIMORX_HAS_CUDA
   const auto seed = test::fresh_seed();
-  for (Modulation mod : {Modulation::qpsk, Modulation::qam64}) {
-    const int nt = 4, nr = 5, n = 30001, m = bits_per_symbol(mod);
+  // nr = 4: the kernel's row pairs sharing Philox blocks; nr = 5: one row a thread.
+  for (const auto& [mod, nr] :
+       {std::pair{Modulation::qpsk, 5}, std::pair{Modulation::qam64, 5},
+        std::pair{Modulation::qam16, 4}, std::pair{Modulation::qam256, 2}}) {
+    const int nt = 4, n = 30001, m = bits_per_symbol(mod);
     std::vector<std::uint8_t> bits(std::size_t(n) * nt * m);
     for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = std::uint8_t((i * 2654435761u) >> 31);
-    std::vector<cf32> h(std::size_t(n) * nt * nr), y(std::size_t(n) * nr), hg(h.size()), yg(y.size());
+    std::vector<cf32> h(std::size_t(n) * nt * nr), y(std::size_t(n) * nr), hg(h.size()),
+        yg(y.size());
     make_received_cpu(seed, 11, n, nt, nr, mod, 0.05f, bits.data(), h.data(), y.data());
     auto bd = Buffer<std::uint8_t>::device(bits.size());
     bd.copy_from_host(bits.data(), bits.size());

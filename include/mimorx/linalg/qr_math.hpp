@@ -151,6 +151,7 @@ struct SerialRows {
   MIMORX_HD T rowsum(int m, F f) const {
     if (groups == 1) {
       T s = hd::zero<T>();
+      MIMORX_UNROLL
       for (int r = 0; r < m; ++r) s = hd::add(s, f(r));
       return s;
     }
@@ -221,26 +222,33 @@ MIMORX_HD int mgs_qr(const Rows& ex, T* a, int m, int n, int es, T* r, int rs, i
   using namespace hd;
   const int r0 = ex.first(), dr = ex.step();
   float big = 0.f;
+  MIMORX_UNROLL
   for (int j = 0; j < n; ++j) {
     const float s = ex.template rowsum<float>(m, [&](int i) { return abs2(a[(j * m + i) * es]); });
     nrm[j * ns] = s;
     big = s > big ? s : big;
   }
+  MIMORX_UNROLL
   for (int j = 0; j < n; ++j)
+    MIMORX_UNROLL
     for (int i = r0; i < n; i += dr) r[(j * n + i) * rs] = zero<T>();
   const float tol2 = fmul(fmul(tol_rel, tol_rel), big);
   int status = qr_ok;
+  MIMORX_UNROLL
   for (int k = 0; k < n; ++k) {
     if (sorted) {
       int p = k;
+      MIMORX_UNROLL
       for (int l = k + 1; l < n; ++l)
         if (nrm[l * ns] < nrm[p * ns]) p = l;
       if (p != k) {
+        MIMORX_UNROLL
         for (int i = r0; i < m; i += dr) {
           const T t = a[(k * m + i) * es];
           a[(k * m + i) * es] = a[(p * m + i) * es];
           a[(p * m + i) * es] = t;
         }
+        MIMORX_UNROLL
         for (int i = r0; i < k; i += dr) {
           const T t = r[(k * n + i) * rs];
           r[(k * n + i) * rs] = r[(p * n + i) * rs];
@@ -255,9 +263,11 @@ MIMORX_HD int mgs_qr(const Rows& ex, T* a, int m, int n, int es, T* r, int rs, i
       }
     }
     // Second Gram-Schmidt pass of column k against the finished columns.
+    MIMORX_UNROLL
     for (int i = 0; i < k; ++i) {
       const T c = ex.template rowsum<T>(
           m, [&](int t) { return mulc(a[(i * m + t) * es], a[(k * m + t) * es]); });
+      MIMORX_UNROLL
       for (int t = r0; t < m; t += dr)
         a[(k * m + t) * es] = sub(a[(k * m + t) * es], mul(a[(i * m + t) * es], c));
       if (ex.owns(i)) r[(k * n + i) * rs] = add(r[(k * n + i) * rs], c);
@@ -265,17 +275,21 @@ MIMORX_HD int mgs_qr(const Rows& ex, T* a, int m, int n, int es, T* r, int rs, i
     const float s = ex.template rowsum<float>(m, [&](int t) { return abs2(a[(k * m + t) * es]); });
     if (!(s > tol2)) {
       status = qr_rank_deficient;
+      MIMORX_UNROLL
       for (int t = r0; t < m; t += dr) a[(k * m + t) * es] = zero<T>();
       continue;  // q_k = 0: projecting on it changes nothing
     }
     const float rkk = fsqrt(s);
     if (ex.owns(k)) r[(k * n + k) * rs] = from_real<T>(rkk);
     const float inv = fdiv(1.f, rkk);
+    MIMORX_UNROLL
     for (int t = r0; t < m; t += dr) a[(k * m + t) * es] = scale(a[(k * m + t) * es], inv);
+    MIMORX_UNROLL
     for (int l = k + 1; l < n; ++l) {
       const T c = ex.template rowsum<T>(
           m, [&](int t) { return mulc(a[(k * m + t) * es], a[(l * m + t) * es]); });
       if (ex.owns(k)) r[(l * n + k) * rs] = c;
+      MIMORX_UNROLL
       for (int t = r0; t < m; t += dr)
         a[(l * m + t) * es] = sub(a[(l * m + t) * es], mul(a[(k * m + t) * es], c));
       nrm[l * ns] = fsub(nrm[l * ns], abs2(c));
