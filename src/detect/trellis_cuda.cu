@@ -34,16 +34,32 @@ namespace {
 using trellis::Path;
 constexpr float kInf = __builtin_huge_valf();
 
-template <int L>
+// Vertices per thread: a thread owns V vertices of one imaginary level (consecutive real
+// levels), so that the broadcast load of an incoming path and the imaginary part of its edge
+// weight serve V edges of a reduction, and the per-thread work (prologue, R' loads of the
+// extension, merge set-up) is shared by V vertices. V = L for nt <= 4 up to 16-QAM (one thread
+// per imaginary level); 1 otherwise (64-QAM: 8 vertices would need ~2x the registers; nt = 8
+// keeps its stage loop).
+template <int NT, int L>
+constexpr int vertices_per_thread() {
+  return NT <= 4 && L <= 4 ? L : 1;
+}
+template <int NT, int L>
+constexpr int threads_per_vector() {
+  return L * L / vertices_per_thread<NT, L>();
+}
+template <int NT, int L>
 constexpr int vectors_per_block() {
-  return L * L >= 128 ? 1 : 128 / (L * L);
+  constexpr int T = threads_per_vector<NT, L>();
+  return T >= 128 ? 1 : 128 / T;
 }
 
 template <int NT, int L>
 struct alignas(16) VectorSmem {
   static constexpr int Q = L * L, NB = NT * 2 * nway::log2_pow2(L), NC = NT * Q;
-  static constexpr int SC = Q / NB > 1 ? Q / NB : 1;  // threads per bit in the merge
-  static constexpr int WARPS = Q > 32 ? Q / 32 : 1;   // warps per vector
+  static constexpr int V = vertices_per_thread<NT, L>(), T = Q / V;  // threads per vector
+  static constexpr int SC = T / NB > 1 ? T / NB : 1;                 // threads per bit in the merge
+  static constexpr int WARPS = T > 32 ? T / 32 : 1;                  // warps per vector
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
   struct Cand {  // a list path: distance and bit word (8 bytes, or 16 with a 64-bit word)
     float d;
@@ -73,22 +89,22 @@ constexpr int vector_stride() {
   return 16 * (units | 1);
 }
 
-// Barrier of the Q threads of one vector: the warp for Q <= 32 (a vector never spans warps),
-// a named barrier of the vector's warps for Q = 64 (two vectors per block), the block for one
+// Barrier of the T threads of one vector: the warp for T <= 32 (a vector never spans warps),
+// a named barrier of the vector's warps for T = 64 (two vectors per block), the block for one
 // vector per block.
-template <int Q, int G>
+template <int T, int G>
 __device__ __forceinline__ void vector_sync(int vl) {
   if constexpr (G == 1) {
     __syncthreads();
-  } else if constexpr (Q <= 32) {
+  } else if constexpr (T <= 32) {
     __syncwarp();
   } else {
     // Immediate barrier ids (a register id makes ptxas reserve all 16 barriers of the block).
     static_assert(G == 2, "named barriers for two vectors per block");
     if (vl == 0) {
-      asm volatile("bar.sync 1, %0;" ::"n"(Q) : "memory");
+      asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
     } else {
-      asm volatile("bar.sync 2, %0;" ::"n"(Q) : "memory");
+      asm volatile("bar.sync 2, %0;" ::"n"(T) : "memory");
     }
   }
 }
@@ -137,67 +153,137 @@ __device__ __forceinline__ float reduce_into(const S& s, int i, float a, float b
       s.rs[(i - 1) * NT + i - 1].re, a, b, arg);
 }
 
-// The stages for nt <= 4 (unrolled: every row index is a constant). Each path carries its
-// partial residuals part[r] for the rows r < i below its last row i: y^_r minus the terms of
-// the rows it has decided, applied in residual()'s order (last row first), so that the
-// residual of a row is a sub_term away instead of a sum over the path's vertices (no vertex
-// unpacking, no vertex word). The extension applies each row's term to the rows below it as
-// it decides the row; a path taken over by the reduction into row i - 1 brings its partials
-// (shared memory) and gets the term of vertex q.
-template <int NT, int L, class S, class Word>
-__device__ __forceinline__ void stages_partial(S& s, int q, int vl, std::int64_t v, bool valid,
-                                               float a, float b, Word qbits, float dist, Word pb,
-                                               float* cand_d, std::uint8_t* cand_sym, float* bd,
-                                               Word* bw) {
-  constexpr int Q = L * L, G = vectors_per_block<L>(), KA = nway::log2_pow2(L), m = 2 * KA;
-  constexpr int NR = NT - 1;
-  cf32 part[NR];
+// Edge reduction into the V vertices (a[c], b) of row i - 1 that share the imaginary level b:
+// for each vertex the operations of trellis::reduce_vertex in its order (edge_weight's
+// ei = b part and its square are the same value for the V vertices and computed once per
+// incoming path, as is the load of the path).
+template <int NT, int L, int V, class S>
+__device__ __forceinline__ void reduce_into_v(const S& s, int i, const float (&a)[V], float b,
+                                              float (&best)[V], int (&arg)[V]) {
+  constexpr int Q = L * L;
+  const float d = s.rs[(i - 1) * NT + i - 1].re;
+  {
+    const float4 e = s.pub[0];
+    const float ei = nway::ffma(-d, b, e.z), ei2 = nway::fmul(ei, ei);
 #pragma unroll
-  for (int r = 0; r < NR; ++r) part[r] = trellis::sub_term(s.yh[r], s.rs[(NT - 1) * NT + r], a, b);
+    for (int c = 0; c < V; ++c) {
+      const float er = nway::ffma(-d, a[c], e.y);
+      best[c] = nway::fadd(e.x, nway::ffma(er, er, ei2));
+      arg[c] = 0;
+    }
+  }
+#pragma unroll
+  for (int k = 1; k < Q; ++k) {
+    const float4 e = s.pub[k];
+    const float ei = nway::ffma(-d, b, e.z), ei2 = nway::fmul(ei, ei);
+#pragma unroll
+    for (int c = 0; c < V; ++c) {
+      const float er = nway::ffma(-d, a[c], e.y);
+      const float t = nway::fadd(e.x, nway::ffma(er, er, ei2));
+      const bool better = t < best[c];
+      best[c] = better ? t : best[c];
+      arg[c] = better ? k : arg[c];
+    }
+  }
+}
+
+// The stages for nt <= 4 (unrolled: every row index is a constant), for the V vertices
+// q0 .. q0 + V - 1 of this thread (one imaginary level b). Each path carries its partial
+// residuals part[r] for the rows r < i below its last row i: y^_r minus the terms of the rows it
+// has decided, applied in residual()'s order (last row first), so that the residual of a row is
+// a sub_term away instead of a sum over the path's vertices (no vertex unpacking, no vertex
+// word). The extension applies each row's term to the rows below it as it decides the row; a
+// path taken over by the reduction into row i - 1 brings its partials (shared memory) and gets
+// the term of its new vertex. The V paths of a thread are independent; each gets the CPU's
+// operations in the CPU's order.
+template <int NT, int L, int V, class S, class Word>
+__device__ __forceinline__ void stages_partial(S& s, int q0, int vl, std::int64_t v, bool valid,
+                                               const float (&a)[V], float b, const Word (&qbits)[V],
+                                               float (&dist)[V], Word (&pb)[V], float* cand_d,
+                                               std::uint8_t* cand_sym, float* bd, Word* bw) {
+  constexpr int Q = L * L, T = Q / V, G = vectors_per_block<NT, L>(), KA = nway::log2_pow2(L);
+  constexpr int m = 2 * KA, NR = NT - 1;
+  cf32 part[V][NR];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) {
+    const cf32 y = s.yh[r], rr = s.rs[(NT - 1) * NT + r];
+#pragma unroll
+    for (int c = 0; c < V; ++c) part[c][r] = trellis::sub_term(y, rr, a[c], b);
+  }
 #pragma unroll
   for (int i = NT - 1; i >= 0; --i) {
     // Path q ends at vertex q of row i; its residual at row i-1, part[i - 1], serves the
     // extension of list L_i and the reduction into row i-1 (the paper's shared delta_k).
     if (i > 0) {
-      s.pub[q] = make_float4(dist, part[i - 1].re, part[i - 1].im, 0.f);
-      s.pbits[q] = pb;
 #pragma unroll
-      for (int r = 0; r < i - 1; ++r) s.part[r * Q + q] = part[r];
+      for (int c = 0; c < V; ++c) {
+        s.pub[q0 + c] = make_float4(dist[c], part[c][i - 1].re, part[c][i - 1].im, 0.f);
+        s.pbits[q0 + c] = pb[c];
+#pragma unroll
+        for (int r = 0; r < i - 1; ++r) s.part[r * Q + q0 + c] = part[c][r];
+      }
     }
     {
-      // Extension (trellis::extend's operations, in its order).
-      float d = dist;
-      Word w = pb;
-      cf32 e[NR];
+      // Extension (trellis::extend's operations, in its order, per path).
+      float d[V];
+      Word w[V];
+      cf32 e[V][NR];
 #pragma unroll
-      for (int r = 0; r < NR; ++r) e[r] = part[r];
+      for (int c = 0; c < V; ++c) {
+        d[c] = dist[c];
+        w[c] = pb[c];
+#pragma unroll
+        for (int r = 0; r < NR; ++r) e[c][r] = part[c][r];
+      }
 #pragma unroll
       for (int r = i - 1; r >= 0; --r) {
-        int lr, li;
-        const float ea = nway::slice_amplitude_scaled(e[r].re, s.inv_top[r], L, &lr);
-        const float eb = nway::slice_amplitude_scaled(e[r].im, s.inv_top[r], L, &li);
-        d = nway::fadd(d, trellis::edge_weight(e[r], s.rs[r * NT + r].re, ea, eb));
-        w |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
+        const float inv = s.inv_top[r], dr = s.rs[r * NT + r].re;
+        cf32 rc[NR];
 #pragma unroll
-        for (int rr = 0; rr < r; ++rr) e[rr] = trellis::sub_term(e[rr], s.rs[r * NT + rr], ea, eb);
+        for (int rr = 0; rr < r; ++rr) rc[rr] = s.rs[r * NT + rr];
+#pragma unroll
+        for (int c = 0; c < V; ++c) {
+          int lr, li;
+          const float ea = nway::slice_amplitude_scaled(e[c][r].re, inv, L, &lr);
+          const float eb = nway::slice_amplitude_scaled(e[c][r].im, inv, L, &li);
+          d[c] = nway::fadd(d[c], trellis::edge_weight(e[c][r], dr, ea, eb));
+          w[c] |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
+#pragma unroll
+          for (int rr = 0; rr < r; ++rr) e[c][rr] = trellis::sub_term(e[c][rr], rc[rr], ea, eb);
+        }
       }
-      emit_list_path<NT, L>(s, q, i, v, valid, d, w, cand_d, cand_sym, bd, bw);
+#pragma unroll
+      for (int c = 0; c < V; ++c) {
+        emit_list_path<NT, L>(s, q0 + c, i, v, valid, d[c], w[c], cand_d, cand_sym, bd, bw);
+      }
     }
     if (i == 0) break;
-    vector_sync<Q, G>(vl);
-    int arg = 0;
-    const float nd = reduce_into<NT, L>(s, i, a, b, &arg);
-    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
-    cf32 np[NR];
+    vector_sync<T, G>(vl);
+    float nd[V];
+    int arg[V];
+    if constexpr (V == 1) {
+      nd[0] = reduce_into<NT, L>(s, i, a[0], b, &arg[0]);
+    } else {
+      reduce_into_v<NT, L, V>(s, i, a, b, nd, arg);
+    }
+    Word npb[V];
+    cf32 np[V][NR];
+#pragma unroll
+    for (int c = 0; c < V; ++c) npb[c] = s.pbits[arg[c]] | (qbits[c] << ((i - 1) * m));
 #pragma unroll
     for (int r = 0; r < i - 1; ++r) {
-      np[r] = trellis::sub_term(s.part[r * Q + arg], s.rs[(i - 1) * NT + r], a, b);
-    }
-    vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
-    dist = nd;
-    pb = npb;
+      const cf32 rr = s.rs[(i - 1) * NT + r];
 #pragma unroll
-    for (int r = 0; r < i - 1; ++r) part[r] = np[r];
+      for (int c = 0; c < V; ++c) np[c][r] = trellis::sub_term(s.part[r * Q + arg[c]], rr, a[c], b);
+    }
+    vector_sync<T, G>(vl);  // every thread has read the published state before it is overwritten
+#pragma unroll
+    for (int c = 0; c < V; ++c) {
+      dist[c] = nd[c];
+      pb[c] = npb[c];
+#pragma unroll
+      for (int r = 0; r < i - 1; ++r) part[c][r] = np[c][r];
+    }
   }
 }
 
@@ -208,7 +294,8 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
                                             float a, float b, Word qbits, float dist, Word pb,
                                             float* cand_d, std::uint8_t* cand_sym, float* bd,
                                             Word* bw) {
-  constexpr int Q = L * L, G = vectors_per_block<L>(), m = 2 * nway::log2_pow2(L);
+  constexpr int Q = L * L, G = vectors_per_block<NT, L>(), m = 2 * nway::log2_pow2(L);
+  static_assert(vertices_per_thread<NT, L>() == 1, "one vertex per thread");
   Path p = trellis::with_vertex(0, NT - 1, q);
 #pragma unroll 1
   for (int i = NT - 1; i >= 0; --i) {
@@ -240,7 +327,7 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
 }
 
 template <int NT, int L>
-__global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
+__global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vector<NT, L>())
     trellis_kernel(const cf32* __restrict__ r, std::int64_t r_stride, const cf32* __restrict__ z,
                    std::int64_t z_stride, std::int64_t vectors, int vpc, float scale,
                    const float* __restrict__ n0, std::int64_t n0_size, float clip,
@@ -249,11 +336,12 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   using S = VectorSmem<NT, L>;
   using Word = typename S::Word;
   using Cand = typename S::Cand;
-  constexpr int Q = S::Q, NB = S::NB, NC = S::NC, SC = S::SC, G = vectors_per_block<L>();
+  constexpr int NB = S::NB, NC = S::NC, SC = S::SC, V = S::V, T = S::T;
+  constexpr int G = vectors_per_block<NT, L>();
   constexpr int kStride = vector_stride<S>();
   // Raw storage: cf32's member initialisers make S non-trivially constructible.
   __shared__ __align__(16) unsigned char raw[kStride * G];
-  const int vl = int(threadIdx.x) / Q, q = int(threadIdx.x) - vl * Q;
+  const int vl = int(threadIdx.x) / T, t = int(threadIdx.x) - vl * T;
   S& s = *reinterpret_cast<S*>(raw + vl * kStride);
   const std::int64_t v = std::int64_t(blockIdx.x) * G + vl;
   const bool valid = v < vectors;
@@ -267,41 +355,63 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
       const int j = idx / NT, i = idx - j * NT;
       s.rs[idx] = (valid && i <= j) ? trellis::scaled(rv[idx], scale) : cf32(0.f, 0.f);
     };
-    if constexpr (Q >= NT * NT) {
-      if (q < NT * NT) load_r(q);
+    if constexpr (T >= NT * NT) {
+      if (t < NT * NT) load_r(t);
+    } else if constexpr (NT % T == 0) {
+      // Whole columns per thread: the row of each entry is a constant.
+#pragma unroll
+      for (int k = 0; k < NT * NT / T; ++k) load_r(t * (NT * NT / T) + k);
     } else {
-      for (int idx = q; idx < NT * NT; idx += Q) load_r(idx);
+      for (int idx = t; idx < NT * NT; idx += T) load_r(idx);
     }
-    if constexpr (Q >= NT) {
-      if (q < NT) s.yh[q] = valid ? z[v * z_stride + q] : cf32(0.f, 0.f);
+    if constexpr (T >= NT) {
+      if (t < NT) s.yh[t] = valid ? z[v * z_stride + t] : cf32(0.f, 0.f);
     } else {
-      for (int idx = q; idx < NT; idx += Q)
+#pragma unroll
+      for (int idx = t; idx < NT; idx += T)
         s.yh[idx] = valid ? z[v * z_stride + idx] : cf32(0.f, 0.f);
     }
   }
-  vector_sync<Q, G>(vl);
-  if constexpr (Q >= NT) {
-    if (q < NT) s.inv_top[q] = nway::slice_scale(trellis::inv_half(s.rs[q * NT + q].re), L);
+  vector_sync<T, G>(vl);
+  // nway::slice_scale(x, L) = fmul(x, fdiv(1, L - 1)); the quotient is a correctly rounded
+  // constant, folded here.
+  constexpr float kInvTop = 1.f / float(L - 1);
+  if constexpr (T >= NT) {
+    if (t < NT) s.inv_top[t] = nway::fmul(trellis::inv_half(s.rs[t * NT + t].re), kInvTop);
   } else {
-    for (int idx = q; idx < NT; idx += Q)
-      s.inv_top[idx] = nway::slice_scale(trellis::inv_half(s.rs[idx * NT + idx].re), L);
+    for (int idx = t; idx < NT; idx += T)
+      s.inv_top[idx] = nway::fmul(trellis::inv_half(s.rs[idx * NT + idx].re), kInvTop);
   }
-  vector_sync<Q, G>(vl);
+  vector_sync<T, G>(vl);
 
-  const float a = trellis::amp_re<L>(q), b = trellis::amp_im<L>(q);
-  float dist = trellis::edge_weight(s.yh[NT - 1], s.rs[(NT - 1) * NT + NT - 1].re, a, b);
-  // Bits of the surviving path, carried along instead of recomputed from its vertices (the
-  // same word as path_bits(p)); qbits: the bits of vertex q.
+  // This thread's vertices q0 .. q0 + V - 1: one imaginary level, consecutive real levels.
+  const int q0 = t * V;
   constexpr int m = 2 * nway::log2_pow2(L);
-  const Word qbits = trellis::vertex_bits<L>(q);
-  Word pb = qbits << ((NT - 1) * m);
+  const float b = trellis::amp_im<L>(q0);
+  float a[V], dist[V];
+  Word qbits[V], pb[V];
+  {
+    const cf32 y = s.yh[NT - 1];
+    const float d = s.rs[(NT - 1) * NT + NT - 1].re;
+#pragma unroll
+    for (int c = 0; c < V; ++c) {
+      a[c] = trellis::amp_re<L>(q0 + c);
+      dist[c] = trellis::edge_weight(y, d, a[c], b);
+      // Bits of the surviving path, carried along instead of recomputed from its vertices (the
+      // same word as path_bits(p)); qbits: the bits of the vertex.
+      qbits[c] = trellis::vertex_bits<L>(q0 + c);
+      pb[c] = qbits[c] << ((NT - 1) * m);
+    }
+  }
   // The best of this thread's list paths (a NaN start loses to any distance).
   float bd = __int_as_float(0x7fffffff);
   Word bw = 0;
   if constexpr (S::PARTIAL) {
-    stages_partial<NT, L>(s, q, vl, v, valid, a, b, qbits, dist, pb, cand_d, cand_sym, &bd, &bw);
+    stages_partial<NT, L, V>(s, q0, vl, v, valid, a, b, qbits, dist, pb, cand_d, cand_sym, &bd,
+                             &bw);
   } else {
-    stages_path<NT, L>(s, q, vl, v, valid, a, b, qbits, dist, pb, cand_d, cand_sym, &bd, &bw);
+    stages_path<NT, L>(s, q0, vl, v, valid, a[0], b, qbits[0], dist[0], pb[0], cand_d, cand_sym,
+                       &bd, &bw);
   }
   if (cand_d) return;  // uniform over the grid: no barrier follows
 
@@ -309,9 +419,9 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
   // d* = min over all list paths (fminf) and x its bits, min_{b_j = x_j} d = d*, and only
   // min_{b_j != x_j} d needs a scan. The minima are those of the CPU reference's two-minima
   // scan (fminf is exact and order-free; a tie at d* gives d* on both sides either way).
-  // Best path of the vector: butterfly over its lanes, then over its warps (Q > 32).
+  // Best path of the vector: butterfly over its lanes, then over its warps (T > 32).
   {
-    constexpr int W = Q < 32 ? Q : 32;
+    constexpr int W = T < 32 ? T : 32;
 #pragma unroll
     for (int off = W / 2; off > 0; off >>= 1) {
       const float od = __shfl_xor_sync(0xffffffffu, bd, off);
@@ -319,13 +429,13 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
       keep_better(od, ow, &bd, &bw);
     }
     if constexpr (S::WARPS > 1) {
-      if ((q & 31) == 0) {
-        s.best_d[q >> 5] = bd;
-        s.best_w[q >> 5] = bw;
+      if ((t & 31) == 0) {
+        s.best_d[t >> 5] = bd;
+        s.best_w[t >> 5] = bw;
       }
     }
   }
-  vector_sync<Q, G>(vl);  // the list paths (and the per-warp bests) are published
+  vector_sync<T, G>(vl);  // the list paths (and the per-warp bests) are published
   if constexpr (S::WARPS > 1) {
 #pragma unroll
     for (int k = 0; k < S::WARPS; ++k) keep_better(s.best_d[k], s.best_w[k], &bd, &bw);
@@ -338,15 +448,42 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     bits[o] = nway::hard_of_minima(m0, m1);
     if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
   };
+  // Fewer threads than bits (V > 1): thread t scans every list path for its BPT bits
+  // t * BPT .. t * BPT + BPT - 1, one shared-memory load per two list paths for all of them.
+  constexpr int BPT = SC == 1 && NB % T == 0 ? NB / T : 1;
+  if constexpr (BPT > 1) {
+    static_assert(sizeof(Cand) == 8, "two list paths per load");
+    Word mask[BPT];
+    float cm[BPT];
+#pragma unroll
+    for (int k = 0; k < BPT; ++k) {
+      mask[k] = Word(1) << (t * BPT + k);
+      cm[k] = kInf;
+    }
+    const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
+#pragma unroll(NC / 2 <= 32 ? NC / 2 : 4)
+    for (int pr = 0; pr < NC / 2; ++pr) {
+      const uint4 e = pairs[pr];
+#pragma unroll
+      for (int k = 0; k < BPT; ++k) {
+        if ((e.y ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.x));
+        if ((e.w ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.z));
+      }
+    }
+    if (valid) {
+#pragma unroll
+      for (int k = 0; k < BPT; ++k) emit(t * BPT + k, cm[k]);
+    }
+    return;
+  }
   // Thread (sub, j): counter-hypothesis minimum of bit j over the list paths of pairs sub,
   // sub + SC, ... (two list paths per shared-memory load with 8-byte list entries).
-  // Compile-time trip counts where SC divides the number of pairs, fully unrolled up to 32
-  // (4x4 16-QAM: 32 pairs, one bit per thread, no loop left).
-  constexpr int ITEMS = (NB * SC + Q - 1) / Q;
+  // Compile-time trip counts where SC divides the number of pairs, fully unrolled up to 32.
+  constexpr int ITEMS = (NB * SC + T - 1) / T;
 #pragma unroll 1
   for (int it = 0; it < ITEMS; ++it) {
-    const int item = q + it * Q;
-    if (NB * SC % Q != 0 && item >= NB * SC) break;
+    const int item = t + it * T;
+    if (NB * SC % T != 0 && item >= NB * SC) break;
     const int sub = item / NB, j = item - sub * NB;
     const Word mask = Word(1) << j;
     float cm = kInf;
@@ -354,8 +491,8 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
       constexpr int TRIPS = NC / 2 / SC;
       const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
 #pragma unroll(TRIPS <= 32 ? TRIPS : 4)
-      for (int t = 0; t < TRIPS; ++t) {
-        const uint4 e = pairs[sub + t * SC];
+      for (int tr = 0; tr < TRIPS; ++tr) {
+        const uint4 e = pairs[sub + tr * SC];
         if ((e.y ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.x));
         if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.z));
       }
@@ -381,11 +518,11 @@ __global__ void __launch_bounds__(vectors_per_block<L>() * L * L)
     }
   }
   if constexpr (SC > 1) {
-    vector_sync<Q, G>(vl);
-    if (valid && q < NB) {
+    vector_sync<T, G>(vl);
+    if (valid && t < NB) {
       float cm = kInf;
-      for (int sub = 0; sub < SC; ++sub) cm = nway::fmin2(cm, s.red[sub * NB + q]);
-      emit(q, cm);
+      for (int sub = 0; sub < SC; ++sub) cm = nway::fmin2(cm, s.red[sub * NB + t]);
+      emit(t, cm);
     }
   }
 }
@@ -395,7 +532,7 @@ void launch(const cf32* r, std::int64_t r_stride, const cf32* z, std::int64_t z_
             std::int64_t vectors, int vpc, const float* n0, std::int64_t n0_size, float clip,
             std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
             cudaStream_t stream) {
-  constexpr int G = vectors_per_block<L>(), threads = G * L * L;
+  constexpr int G = vectors_per_block<NT, L>(), threads = G * threads_per_vector<NT, L>();
   static_assert(vector_stride<VectorSmem<NT, L>>() * G <= 48 * 1024,
                 "static shared memory over 48 KB");
   const float scale = qam_scale(Modulation(2 * nway::log2_pow2(L)));
