@@ -1,21 +1,25 @@
-// CUDA kernel of the trellis detector: Q threads per received vector, thread q owning vertex q
-// of every stage (the paper's mapping), G = 128 / Q vectors per block for Q < 128 (32 for
-// QPSK, 8 for 16-QAM, 2 for 64-QAM; one vector of 256 threads for 256-QAM).
+// CUDA kernel of the trellis detector: T threads per received vector, thread t owning V
+// vertices of every stage (t V .. t V + V - 1, one imaginary level): V = 4 at 16-QAM with
+// nt <= 4 (T = 4, one thread per imaginary level), V = 1 otherwise (T = Q, the paper's
+// mapping). G = 128 / T vectors per block for T < 128 (32 for QPSK and 16-QAM, 2 for 64-QAM;
+// one vector of 256 threads for 256-QAM).
 //
 // Per vector, shared memory holds R' (scale * R), y^ and the slicer's scale per row (read once,
-// broadcast to all Q threads), and per stage the published state of the Q surviving paths:
-// (distance, residual re, im) as one float4, the path word and the path's bits. The edge
-// reduction reads the Q incoming paths as broadcast float4 loads: one shared-memory
-// instruction per incoming edge, where warp shuffles would need three (distance and both
-// residual parts) and would not reach across warps for Q > 32. A vector never spans a warp for
-// Q <= 32, so its barriers are __syncwarp; for Q = 64 a named barrier of its two warps. The
-// stage loop is unrolled for nt <= 4 (every residual and extension row is then a constant), and
-// each path carries its bit word (extended by the bits of each vertex appended) instead of
-// recomputing it from the vertices. The list paths' (distance, bit word) go to shared memory;
-// the max-log merge finds the best list path (butterfly over the vector's lanes) and scans only
-// for the counter-hypotheses, thread (s, j) over the pairs s, s + S, ... for bit j. The
-// operations are those of the CPU reference (trellis_math.hpp, same order), so lists, bits and
-// LLRs are bit-identical to it.
+// broadcast to the vector's threads), and per stage the published state of the Q surviving
+// paths: (distance, residual re, im, bit word) as one float4 (the bit word apart when it has
+// 64 bits) and the path word or partial residuals. The edge reduction reads the Q incoming
+// paths as broadcast float4 loads: one shared-memory instruction per incoming edge and thread,
+// shared by the thread's V vertices with the imaginary part of the edge weight, where warp
+// shuffles would need three (distance and both residual parts) and would not reach across
+// warps for T > 32. A vector never spans a warp for T <= 32, so its barriers are __syncwarp;
+// for T = 64 a named barrier of its two warps. The stage loop is unrolled for nt <= 4 (every
+// residual and extension row is then a constant), and each path carries its bit word (extended
+// by the bits of each vertex appended) instead of recomputing it from the vertices. The list
+// paths' (distance, bit word) go to shared memory; the max-log merge finds the best list path
+// (butterfly over the vector's lanes) and scans only for the counter-hypotheses, each thread
+// over all list paths for its NB / T bits (T < NB) or thread (s, j) over the pairs s, s + S,
+// ... for bit j. The operations are those of the CPU reference (trellis_math.hpp, same order),
+// so lists, bits and LLRs are bit-identical to it.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -37,12 +41,12 @@ constexpr float kInf = __builtin_huge_valf();
 // Vertices per thread: a thread owns V vertices of one imaginary level (consecutive real
 // levels), so that the broadcast load of an incoming path and the imaginary part of its edge
 // weight serve V edges of a reduction, and the per-thread work (prologue, R' loads of the
-// extension, merge set-up) is shared by V vertices. V = L for nt <= 4 up to 16-QAM (one thread
-// per imaginary level); 1 otherwise (64-QAM: 8 vertices would need ~2x the registers; nt = 8
-// keeps its stage loop).
+// extension, merge set-up) is shared by V vertices. V = 4 at 16-QAM with nt <= 4 (one thread
+// per imaginary level); 1 otherwise (QPSK: 2 vertices per thread measured slower; 64-QAM: 8
+// vertices would need ~2x the registers; nt = 8 keeps its stage loop).
 template <int NT, int L>
 constexpr int vertices_per_thread() {
-  return NT <= 4 && L <= 4 ? L : 1;
+  return NT <= 4 && L == 4 ? 4 : 1;
 }
 template <int NT, int L>
 constexpr int threads_per_vector() {
@@ -60,6 +64,8 @@ struct alignas(16) VectorSmem {
   static constexpr int V = vertices_per_thread<NT, L>(), T = Q / V;  // threads per vector
   static constexpr int SC = T / NB > 1 ? T / NB : 1;                 // threads per bit in the merge
   static constexpr int WARPS = T > 32 ? T / 32 : 1;                  // warps per vector
+  // Bits per thread in the merge when there are fewer threads than bits (else 1).
+  static constexpr int BPT = SC == 1 && NB % T == 0 ? NB / T : 1;
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
   struct Cand {  // a list path: distance and bit word (8 bytes, or 16 with a 64-bit word)
     float d;
@@ -68,11 +74,21 @@ struct alignas(16) VectorSmem {
   // Partial residuals carried per path (nt <= 4) instead of its vertices (nt = 8).
   static constexpr bool PARTIAL = NT <= 4;
   static constexpr int NP = PARTIAL && NT > 2 ? NT - 2 : 1;
-  float4 pub[Q];  // (distance, residual re, residual im, unused) of the surviving paths
+  // A 32-bit path bit word rides in the published float4's fourth lane.
+  static constexpr bool PB_IN_PUB = sizeof(Word) == 4;
+  // V > 1, several bits per thread and at most 16 bits per vector: the list paths as two arrays,
+  // distances and 16-bit words (6 bytes per path instead of 8), the merge reading four of each
+  // per pair of loads.
+  static constexpr bool SPLIT = V > 1 && BPT > 1 && NB <= 16;
+  // (distance, residual re, residual im, bit word or unused) of the surviving paths
+  float4 pub[Q];
   Path path[PARTIAL ? 1 : Q];  // their vertices (nt = 8)
   cf32 part[NP * Q];           // nt <= 4: their partial residuals of rows < i - 1, [row][path]
-  Word pbits[Q];              // and their bits (rows > the stage's row), as path_bits() places them
-  alignas(16) Cand cand[NC];  // list paths, index t * Q + vertex
+  // and their bits (rows > the stage's row), as path_bits() places them (64-bit words)
+  Word pbits[PB_IN_PUB ? 1 : Q];
+  alignas(16) Cand cand[SPLIT ? 1 : NC];  // list paths, index t * Q + vertex
+  alignas(16) float cand_d[SPLIT ? NC : 4];
+  alignas(16) std::uint16_t cand_w[SPLIT ? NC : 4];
   float red[SC > 1 ? NB* SC : 1];  // the merge's partial counter-hypothesis minima
   float best_d[WARPS];             // per-warp best list path (Q > 32)
   Word best_w[WARPS];
@@ -80,6 +96,25 @@ struct alignas(16) VectorSmem {
   cf32 yh[NT];
   float inv_top[NT];  // the slicer's scale per row, nway::slice_scale(1 / (2 R'_ii), L)
 };
+
+// Publishes path q (distance, residual at the next row, bit word) for the reduction.
+template <class S, class Word>
+__device__ __forceinline__ void publish(S& s, int q, float d, cf32 u, Word pb) {
+  if constexpr (S::PB_IN_PUB) {
+    s.pub[q] = make_float4(d, u.re, u.im, __uint_as_float(pb));
+  } else {
+    s.pub[q] = make_float4(d, u.re, u.im, 0.f);
+    s.pbits[q] = pb;
+  }
+}
+template <class S>
+__device__ __forceinline__ typename S::Word published_bits(const S& s, int k) {
+  if constexpr (S::PB_IN_PUB) {
+    return __float_as_uint(s.pub[k].w);
+  } else {
+    return s.pbits[k];
+  }
+}
 
 // Bytes between the vectors of a block: an odd number of 16-byte units, so that the broadcast
 // float4 loads of up to 8 vectors in one warp (QPSK) fall in 8 different groups of 4 banks.
@@ -136,7 +171,12 @@ __device__ __forceinline__ void emit_list_path(S& s, int q, int i, std::int64_t 
       }
     }
   } else {
-    s.cand[i * Q + q] = typename S::Cand{d, w};
+    if constexpr (S::SPLIT) {
+      s.cand_d[i * Q + q] = d;
+      s.cand_w[i * Q + q] = std::uint16_t(w);
+    } else {
+      s.cand[i * Q + q] = typename S::Cand{d, w};
+    }
     keep_better(d, w, bd, bw);
   }
 }
@@ -217,8 +257,7 @@ __device__ __forceinline__ void stages_partial(S& s, int q0, int vl, std::int64_
     if (i > 0) {
 #pragma unroll
       for (int c = 0; c < V; ++c) {
-        s.pub[q0 + c] = make_float4(dist[c], part[c][i - 1].re, part[c][i - 1].im, 0.f);
-        s.pbits[q0 + c] = pb[c];
+        publish(s, q0 + c, dist[c], part[c][i - 1], pb[c]);
 #pragma unroll
         for (int r = 0; r < i - 1; ++r) s.part[r * Q + q0 + c] = part[c][r];
       }
@@ -269,7 +308,7 @@ __device__ __forceinline__ void stages_partial(S& s, int q0, int vl, std::int64_
     Word npb[V];
     cf32 np[V][NR];
 #pragma unroll
-    for (int c = 0; c < V; ++c) npb[c] = s.pbits[arg[c]] | (qbits[c] << ((i - 1) * m));
+    for (int c = 0; c < V; ++c) npb[c] = published_bits(s, arg[c]) | (qbits[c] << ((i - 1) * m));
 #pragma unroll
     for (int r = 0; r < i - 1; ++r) {
       const cf32 rr = s.rs[(i - 1) * NT + r];
@@ -302,9 +341,8 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
     cf32 u(0.f, 0.f);
     if (i > 0) {
       u = trellis::residual<NT, L>(s.rs, s.yh[i - 1], i - 1, p);
-      s.pub[q] = make_float4(dist, u.re, u.im, 0.f);
+      publish(s, q, dist, u, pb);
       s.path[q] = p;
-      s.pbits[q] = pb;
     }
     {
       float d = dist;
@@ -318,7 +356,7 @@ __device__ __forceinline__ void stages_path(S& s, int q, int vl, std::int64_t v,
     int arg = 0;
     const float nd = reduce_into<NT, L>(s, i, a, b, &arg);
     const Path np = trellis::with_vertex(s.path[arg], i - 1, q);
-    const Word npb = s.pbits[arg] | (qbits << ((i - 1) * m));
+    const Word npb = published_bits(s, arg) | (qbits << ((i - 1) * m));
     vector_sync<Q, G>(vl);  // every thread has read the published state before it is overwritten
     dist = nd;
     p = np;
@@ -450,9 +488,8 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
   };
   // Fewer threads than bits (V > 1): thread t scans every list path for its BPT bits
   // t * BPT .. t * BPT + BPT - 1, one shared-memory load per two list paths for all of them.
-  constexpr int BPT = SC == 1 && NB % T == 0 ? NB / T : 1;
+  constexpr int BPT = S::BPT;
   if constexpr (BPT > 1) {
-    static_assert(sizeof(Cand) == 8, "two list paths per load");
     Word mask[BPT];
     float cm[BPT];
 #pragma unroll
@@ -460,14 +497,37 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
       mask[k] = Word(1) << (t * BPT + k);
       cm[k] = kInf;
     }
-    const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
-#pragma unroll(NC / 2 <= 32 ? NC / 2 : 4)
-    for (int pr = 0; pr < NC / 2; ++pr) {
-      const uint4 e = pairs[pr];
+    if constexpr (S::SPLIT) {
+      // Four list paths per pair of loads: distances (float4) and 16-bit words (two per
+      // 32-bit lane, tested against the best path's word in both halves).
+      const float4* d4 = reinterpret_cast<const float4*>(s.cand_d);
+      const uint2* w4 = reinterpret_cast<const uint2*>(s.cand_w);
+      const unsigned bw2 = unsigned(bw) | (unsigned(bw) << 16);
+#pragma unroll(NC / 4 <= 16 ? NC / 4 : 4)
+      for (int g = 0; g < NC / 4; ++g) {
+        const float4 d = d4[g];
+        const uint2 w = w4[g];
+        const unsigned x0 = w.x ^ bw2, x1 = w.y ^ bw2;
 #pragma unroll
-      for (int k = 0; k < BPT; ++k) {
-        if ((e.y ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.x));
-        if ((e.w ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.z));
+        for (int k = 0; k < BPT; ++k) {
+          const unsigned lo = unsigned(mask[k]), hi = lo << 16;
+          if (x0 & lo) cm[k] = nway::fmin2(cm[k], d.x);
+          if (x0 & hi) cm[k] = nway::fmin2(cm[k], d.y);
+          if (x1 & lo) cm[k] = nway::fmin2(cm[k], d.z);
+          if (x1 & hi) cm[k] = nway::fmin2(cm[k], d.w);
+        }
+      }
+    } else {
+      static_assert(sizeof(Cand) == 8, "two list paths per load");
+      const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
+#pragma unroll(NC / 2 <= 32 ? NC / 2 : 4)
+      for (int pr = 0; pr < NC / 2; ++pr) {
+        const uint4 e = pairs[pr];
+#pragma unroll
+        for (int k = 0; k < BPT; ++k) {
+          if ((e.y ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.x));
+          if ((e.w ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.z));
+        }
       }
     }
     if (valid) {

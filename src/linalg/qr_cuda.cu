@@ -143,8 +143,7 @@ __device__ __forceinline__ void copy_out(E* g, std::int64_t stride, std::int64_t
 }
 
 template <class T, int NR, int NT, int PATH, bool WANT_Q>
-__global__ void __launch_bounds__(kFixedThreads, WANT_Q ? 1 : kFixedBlocksNoQ)
-    qr_fixed_kernel(QrArgs a) {
+__device__ __forceinline__ void qr_fixed_block(const QrArgs& a) {
   constexpr int M = fixed_rows<T, NR>, N = fixed_rows<T, NT>;
   constexpr int W = int(sizeof(T) / sizeof(float));  // floats per element
   constexpr int HS = 2 * NR * NT, QS = M * N * W, RS = N * N * W;
@@ -190,18 +189,26 @@ __global__ void __launch_bounds__(kFixedThreads, WANT_Q ? 1 : kFixedBlocksNoQ)
   if (a.r) copy_out<RS, S1>(static_cast<float*>(a.r), a.r_stride * W, c0, cnt, s_hr);
   if (a.perm) copy_out<N, SP>(a.perm, N, c0, cnt, s_p);
 }
+template <class T, int NR, int NT, int PATH>
+__global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
+  qr_fixed_block<T, NR, NT, PATH, true>(a);
+}
+template <int NR, int NT>
+__global__ void __launch_bounds__(kFixedThreads, kFixedBlocksNoQ) qr_fixed_kernel_no_q(QrArgs a) {
+  qr_fixed_block<cf32, NR, NT, kFixedDirect, false>(a);
+}
 
 template <class T, int NR, int NT, int PATH>
 void launch_fixed(const QrArgs& a, cudaStream_t stream) {
   const std::int64_t blocks = (a.channels + kFixedThreads - 1) / kFixedThreads;
   if constexpr (std::is_same_v<T, cf32>) {
     if (!a.q) {
-      qr_fixed_kernel<T, NR, NT, PATH, false><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
+      qr_fixed_kernel_no_q<NR, NT><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
       MIMORX_CUDA_CHECK_LAUNCH();
       return;
     }
   }
-  qr_fixed_kernel<T, NR, NT, PATH, true><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
+  qr_fixed_kernel<T, NR, NT, PATH><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
