@@ -181,6 +181,19 @@ __device__ __forceinline__ void emit_list_path(S& s, int q, int i, std::int64_t 
   }
 }
 
+// w | (nway::symbol_bits_fast<KA>(lr, li) << shift) for up to 4 levels per axis, where the
+// row's bits of w are zero: the level picks a byte of the spread table by a byte permute (the
+// other result bytes pick zero bytes), the imaginary axis from the table shifted by one (no
+// entry has its top bit set), and the two disjoint bit sets are added in place.
+template <int KA, class Word>
+__device__ __forceinline__ Word add_symbol_bits(Word w, int lr, int li, int shift) {
+  static_assert(KA <= 2, "four table bytes");
+  constexpr unsigned t = unsigned(nway::spread_table(KA, 0));
+  const unsigned re = __byte_perm(t, 0u, unsigned(lr) | 0x4440u);
+  const unsigned im = __byte_perm(t << 1, 0u, unsigned(li) | 0x4440u);
+  return w + (Word(re) << shift) + (Word(im) << shift);
+}
+
 // Edge reduction into vertex (a, b) of row i - 1 over the Q published paths.
 template <int NT, int L, class S>
 __device__ __forceinline__ float reduce_into(const S& s, int i, float a, float b, int* arg) {
@@ -286,7 +299,11 @@ __device__ __forceinline__ void stages_partial(S& s, int q0, int vl, std::int64_
           const float ea = nway::slice_amplitude_scaled(e[c][r].re, inv, L, &lr);
           const float eb = nway::slice_amplitude_scaled(e[c][r].im, inv, L, &li);
           d[c] = nway::fadd(d[c], trellis::edge_weight(e[c][r], dr, ea, eb));
-          w[c] |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
+          if constexpr (V > 1 && KA <= 2) {
+            w[c] = add_symbol_bits<KA>(w[c], lr, li, r * m);
+          } else {
+            w[c] |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
+          }
 #pragma unroll
           for (int rr = 0; rr < r; ++rr) e[c][rr] = trellis::sub_term(e[c][rr], rc[rr], ea, eb);
         }
@@ -503,19 +520,54 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
       const float4* d4 = reinterpret_cast<const float4*>(s.cand_d);
       const uint2* w4 = reinterpret_cast<const uint2*>(s.cand_w);
       const unsigned bw2 = unsigned(bw) | (unsigned(bw) << 16);
-#pragma unroll(NC / 4 <= 16 ? NC / 4 : 4)
-      for (int g = 0; g < NC / 4; ++g) {
-        const float4 d = d4[g];
-        const uint2 w = w4[g];
-        const unsigned x0 = w.x ^ bw2, x1 = w.y ^ bw2;
+      auto scan_groups = [&](int g0, int count) {
+#pragma unroll
+        for (int g = 0; g < count; ++g) {
+          const float4 d = d4[g0 + g];
+          const uint2 w = w4[g0 + g];
+          const unsigned x0 = w.x ^ bw2, x1 = w.y ^ bw2;
+#pragma unroll
+          for (int k = 0; k < BPT; ++k) {
+            const unsigned lo = unsigned(mask[k]), hi = lo << 16;
+            if (x0 & lo) cm[k] = nway::fmin2(cm[k], d.x);
+            if (x0 & hi) cm[k] = nway::fmin2(cm[k], d.y);
+            if (x1 & lo) cm[k] = nway::fmin2(cm[k], d.z);
+            if (x1 & hi) cm[k] = nway::fmin2(cm[k], d.w);
+          }
+        }
+      };
+      constexpr int Q = S::Q, m = 2 * nway::log2_pow2(L);
+      if constexpr (BPT == m && T == NT) {
+        // Thread t owns the bits of stream t, and path q of its own list L_t has the bits of
+        // vertex q there: that list splits by each bit at compile time (two minima per bit,
+        // no tests), the other lists are scanned.
+        const float4* own = d4 + t * (Q / 4);
+        float dq[Q];
+#pragma unroll
+        for (int g = 0; g < Q / 4; ++g) {
+          const float4 d = own[g];
+          dq[4 * g] = d.x;
+          dq[4 * g + 1] = d.y;
+          dq[4 * g + 2] = d.z;
+          dq[4 * g + 3] = d.w;
+        }
 #pragma unroll
         for (int k = 0; k < BPT; ++k) {
-          const unsigned lo = unsigned(mask[k]), hi = lo << 16;
-          if (x0 & lo) cm[k] = nway::fmin2(cm[k], d.x);
-          if (x0 & hi) cm[k] = nway::fmin2(cm[k], d.y);
-          if (x1 & lo) cm[k] = nway::fmin2(cm[k], d.z);
-          if (x1 & hi) cm[k] = nway::fmin2(cm[k], d.w);
+          float m0 = kInf, m1 = kInf;
+#pragma unroll
+          for (int q = 0; q < Q; ++q) {
+            if ((trellis::vertex_bits<L>(q) >> k) & 1u) {
+              m1 = nway::fmin2(m1, dq[q]);
+            } else {
+              m0 = nway::fmin2(m0, dq[q]);
+            }
+          }
+          cm[k] = (bw & mask[k]) ? m0 : m1;
         }
+#pragma unroll
+        for (int o = 1; o < NT; ++o) scan_groups(((t + o) & (NT - 1)) * (Q / 4), Q / 4);
+      } else {
+        scan_groups(0, NC / 4);
       }
     } else {
       static_assert(sizeof(Cand) == 8, "two list paths per load");
