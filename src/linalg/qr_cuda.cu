@@ -79,7 +79,11 @@ __global__ void __launch_bounds__(128) qr_kernel(QrArgs a, int g) {
 // memory, each thread decomposes its own, stages Q, R and the permutation in shared memory
 // (odd per-thread strides, so a warp's accesses hit distinct banks), and the block writes them
 // out with coalesced stores. 8400 problems are 132 blocks of two warps: one block per SM.
+// WANT_Q = false (complex problems whose caller wants R and z only, the trellis detector's
+// QR): no shared memory for Q, and a register cap (kFixedBlocksNoQ blocks per SM, 24 warps
+// where 91 registers give 20) that its shared memory then allows.
 constexpr int kFixedThreads = 64;
+constexpr int kFixedBlocksNoQ = 12;
 
 template <class T>
 __device__ __forceinline__ void put(float* p, T v) {
@@ -138,8 +142,8 @@ __device__ __forceinline__ void copy_out(E* g, std::int64_t stride, std::int64_t
   }
 }
 
-template <class T, int NR, int NT, int PATH>
-__global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
+template <class T, int NR, int NT, int PATH, bool WANT_Q>
+__device__ __forceinline__ void qr_fixed_block(const QrArgs& a) {
   constexpr int M = fixed_rows<T, NR>, N = fixed_rows<T, NT>;
   constexpr int W = int(sizeof(T) / sizeof(float));  // floats per element
   constexpr int HS = 2 * NR * NT, QS = M * N * W, RS = N * N * W;
@@ -147,7 +151,7 @@ __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
   constexpr int S2 = QS | 1, SP = N | 1;
   constexpr int P = kFixedThreads;
   __shared__ float s_hr[P * S1];
-  __shared__ float s_q[P * S2];
+  __shared__ float s_q[WANT_Q ? P * S2 : 1];
   __shared__ int s_p[P * SP];
   const int t = int(threadIdx.x);
   const std::int64_t c0 = std::int64_t(blockIdx.x) * P;
@@ -162,11 +166,13 @@ __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
         a, c, [mine](int i) { return cf32(mine[2 * i], mine[2 * i + 1]); }, s);
     if (a.z) qr_fixed_qhy<T, NR>(a, c, s);
     if (a.status) a.status[c] = s.status;
-    float* sq = s_q + t * S2;
+    if constexpr (WANT_Q) {
+      float* sq = s_q + t * S2;
 #pragma unroll
-    for (int j = 0; j < N; ++j) {
+      for (int j = 0; j < N; ++j) {
 #pragma unroll
-      for (int i = 0; i < M; ++i) put(sq + (j * M + i) * W, s.a[j][i]);
+        for (int i = 0; i < M; ++i) put(sq + (j * M + i) * W, s.a[j][i]);
+      }
     }
 #pragma unroll
     for (int j = 0; j < N; ++j) {
@@ -177,14 +183,31 @@ __global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
     for (int j = 0; j < N; ++j) s_p[t * SP + j] = s.perm[j];
   }
   __syncthreads();
-  if (a.q) copy_out<QS, S2>(static_cast<float*>(a.q), a.q_stride * W, c0, cnt, s_q);
+  if constexpr (WANT_Q) {
+    if (a.q) copy_out<QS, S2>(static_cast<float*>(a.q), a.q_stride * W, c0, cnt, s_q);
+  }
   if (a.r) copy_out<RS, S1>(static_cast<float*>(a.r), a.r_stride * W, c0, cnt, s_hr);
   if (a.perm) copy_out<N, SP>(a.perm, N, c0, cnt, s_p);
+}
+template <class T, int NR, int NT, int PATH>
+__global__ void __launch_bounds__(kFixedThreads) qr_fixed_kernel(QrArgs a) {
+  qr_fixed_block<T, NR, NT, PATH, true>(a);
+}
+template <int NR, int NT>
+__global__ void __launch_bounds__(kFixedThreads, kFixedBlocksNoQ) qr_fixed_kernel_no_q(QrArgs a) {
+  qr_fixed_block<cf32, NR, NT, kFixedDirect, false>(a);
 }
 
 template <class T, int NR, int NT, int PATH>
 void launch_fixed(const QrArgs& a, cudaStream_t stream) {
   const std::int64_t blocks = (a.channels + kFixedThreads - 1) / kFixedThreads;
+  if constexpr (std::is_same_v<T, cf32>) {
+    if (!a.q) {
+      qr_fixed_kernel_no_q<NR, NT><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
+      MIMORX_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
   qr_fixed_kernel<T, NR, NT, PATH><<<unsigned(blocks), kFixedThreads, 0, stream>>>(a);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
