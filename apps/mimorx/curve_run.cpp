@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "commit.hpp"
 #include "io.hpp"
+#include "mimorx/channel/snr.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/sweep.hpp"
@@ -133,19 +134,20 @@ const std::vector<Column>& coded_table() {
 }
 
 std::vector<double> esn0_points(const std::string& snr, const std::string& ebn0,
-                                double info_bits_per_symbol, const std::string& fallback) {
+                                int bits_per_symbol, double code_rate,
+                                const std::string& fallback) {
   require(snr.empty() || ebn0.empty(), "ebn0",
           "give either --snr (Es/N0) or --ebn0 (Eb/N0), not both");
   if (ebn0.empty()) return sim::parse_snr_list(snr.empty() ? fallback : snr);
   auto points = sim::parse_snr_list(ebn0);
-  const double offset = 10.0 * std::log10(info_bits_per_symbol);
+  const double offset = channel::esn0_db_from_ebn0_db(0.0, bits_per_symbol, code_rate);
   for (double& p : points) {
-    p += offset;
-    require(
-        p >= sim::kMinSnrDb && p <= sim::kMaxSnrDb, "ebn0",
-        fmt::format("Eb/N0 {:.2f} dB is Es/N0 {:.2f} dB here (+{:.2f} dB for {:.4g} "
-                    "information bits per symbol), outside {}..{} dB",
-                    p - offset, p, offset, info_bits_per_symbol, sim::kMinSnrDb, sim::kMaxSnrDb));
+    p = channel::esn0_db_from_ebn0_db(p, bits_per_symbol, code_rate);
+    require(p >= sim::kMinSnrDb && p <= sim::kMaxSnrDb, "ebn0",
+            fmt::format("Eb/N0 {:.2f} dB is Es/N0 {:.2f} dB here (+{:.2f} dB for {:.4g} "
+                        "information bits per symbol), outside {}..{} dB",
+                        p - offset, p, offset, bits_per_symbol * code_rate, sim::kMinSnrDb,
+                        sim::kMaxSnrDb));
   }
   return points;
 }

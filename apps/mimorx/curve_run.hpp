@@ -80,11 +80,11 @@ const std::vector<Column>& coded_table();
 // The field names of a coded point, in order.
 std::vector<std::string> coded_fields();
 
-// The SNR points as Es/N0 in dB from --snr (Es/N0) or --ebn0 (Eb/N0 per information bit):
-// Es/N0 = Eb/N0 + 10 log10(bits_per_symbol), bits_per_symbol being the information bits one
-// transmitted symbol (one stream, one antenna) carries: the code rate times the modulation's
-// bits (uncoded: the modulation's bits). `fallback` is used when both texts are empty.
+// The SNR points as Es/N0 in dB from --snr (Es/N0) or --ebn0 (Eb/N0 per information bit,
+// converted by channel/snr.hpp: Es/N0 = Eb/N0 + 10 log10(m R), m bits per symbol, R the code
+// rate (1 uncoded): the information bits one transmitted symbol of one stream carries).
+// `fallback` is used when both texts are empty.
 std::vector<double> esn0_points(const std::string& snr, const std::string& ebn0,
-                                double info_bits_per_symbol, const std::string& fallback);
+                                int bits_per_symbol, double code_rate, const std::string& fallback);
 
 }  // namespace mimorx::cli

@@ -318,7 +318,7 @@ std::vector<double> sweep_points(const SimOptions& o, const mimorx::detect::Mimo
                                                        channel_model(o));
     fallback = mimorx::cli::sweep_from_threshold(t, 1.0, 8.0);
   }
-  return mimorx::cli::esn0_points(o.snr, o.ebn0, info_bits, fallback);
+  return mimorx::cli::esn0_points(o.snr, o.ebn0, m, code_rate, fallback);
 }
 
 void run_sim(const SimOptions& o) {

@@ -1,10 +1,28 @@
 #pragma once
-// Per-row arithmetic of the simulator's channel model, shared by the CPU and CUDA paths (same
-// operation order, no contraction: bit-identical results).
-#include "sim/channel_model.hpp"
+// Per-row arithmetic of the simulator's channel model (mimorx/sim/channel_model.hpp), shared by
+// the CPU and CUDA paths (same operation order, no contraction: bit-identical results). Kept
+// free of the library's container headers so that the CUDA file includes only this.
+#include <cstdint>
+
 #include "sim/frames_math.hpp"
 
 namespace mimorx::sim::detail {
+
+// What the per-row arithmetic needs (pointers in the memory of the backend that runs it).
+struct ChannelModelArgs {
+  std::int64_t vectors_per_channel = 1;
+  std::int64_t vectors_per_block = 0;   // coded: received vectors per transport block; 0 uncoded
+  std::int64_t channels_per_block = 0;  // ceil(vectors_per_block / vectors_per_channel)
+  const float* sqrt_rx = nullptr;       // R_rx^{1/2}, nr x nr column-major; null: identity
+  const float* sqrt_tx = nullptr;       // R_tx^{1/2}, nt x nt column-major; null: identity
+};
+
+void channel_model_cpu(const ChannelModelArgs& a, std::uint64_t seed, std::int64_t first,
+                       std::int64_t count, int nt, int nr, Modulation mod, float n0,
+                       const std::uint8_t* bits, cf32* h, cf32* y);
+void channel_model_cuda(const ChannelModelArgs& a, std::uint64_t seed, std::int64_t first,
+                        std::int64_t count, int nt, int nr, Modulation mod, float n0,
+                        const std::uint8_t* bits, cf32* h, cf32* y, void* stream);
 
 // The realisation of H that received vector f uses.
 MIMORX_HD std::int64_t channel_of(const ChannelModelArgs& a, std::int64_t f) {
