@@ -152,6 +152,10 @@ std::vector<double> esn0_points(const std::string& snr, const std::string& ebn0,
   return points;
 }
 
+std::string check_snr_text(const std::string& text) {
+  return text.empty() ? "empty; give a list like 8,14 or a range like 0:2:20" : "";
+}
+
 void check_curve_files(const CurveFiles& f) {
   require(!f.resume || !f.json.empty(), "resume",
           "needs --json FILE: the file of the run to continue");

@@ -80,6 +80,10 @@ const std::vector<Column>& coded_table();
 // The field names of a coded point, in order.
 std::vector<std::string> coded_fields();
 
+// "" for a non-empty --snr / --ebn0 text, else why it is refused (an empty text would
+// otherwise stand for the default sweep).
+std::string check_snr_text(const std::string& text);
+
 // The SNR points as Es/N0 in dB from --snr (Es/N0) or --ebn0 (Eb/N0 per information bit,
 // converted by channel/snr.hpp: Es/N0 = Eb/N0 + 10 log10(m R), m bits per symbol, R the code
 // rate (1 uncoded): the information bits one transmitted symbol of one stream carries).

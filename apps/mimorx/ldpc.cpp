@@ -481,7 +481,9 @@ void add_ldpc(CLI::App& app) {
   ber->add_option("--ebn0", o->ebn0,
                   "Eb/N0 per information bit in dB instead of --snr: Es/N0 = Eb/N0 + 10 log10(R "
                   "Qm)")
-      ->excludes(snr);
+      ->excludes(snr)
+      ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
   ber->add_option("--max-blocks,--blocks,--frames", o->blocks, "Code blocks per SNR point, at most")
       ->capture_default_str();
   ber->add_option("--min-errors", o->min_errors,

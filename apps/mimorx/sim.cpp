@@ -363,7 +363,9 @@ void add_sim(CLI::App& app) {
   cmd->add_option("--ebn0", opts->ebn0,
                   "Eb/N0 per information bit in dB instead of --snr: Es/N0 = Eb/N0 + 10 log10(R "
                   "m), R the code rate (1 uncoded), m bits per symbol, per stream")
-      ->excludes(snr);
+      ->excludes(snr)
+      ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
   cmd->add_option("--corr-tx", opts->corr_tx,
                   "Kronecker correlation between adjacent transmit antennas (exponential model "
                   "rho^|i-j|), in [0, 1)")

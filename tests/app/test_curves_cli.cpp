@@ -146,6 +146,8 @@ TEST(CurvesCli, Ebn0IsEsn0LessTheInformationBitsPerSymbol) {
   expect_refused(kSim + "--snr 1 --ebn0 1", "ebn0");
   expect_refused(kBer + "--snr 1 --ebn0 1", "ebn0");
   expect_refused(kBer + "--ebn0 -48", "outside");  // Es/N0 -52 dB
+  expect_refused(kSim + "--snr ''", "empty");
+  expect_refused(kBer + "--ebn0 ''", "empty");
 }
 
 TEST(CurvesCli, DefaultSweepsStartInErrorsAndEndPastTheWaterfall) {
