@@ -340,9 +340,9 @@ void run_ber(const Options& o) {
   require(o.blocks >= 1, "max-blocks", fmt::format("{}; must be >= 1", o.blocks));
   require(o.min_errors >= 0, "min-errors", fmt::format("{}; must be >= 0", o.min_errors));
   const double rate = double(c.k_prime) / c.tx;
+  const double limit = mimorx::cli::awgn_capacity_snr_db(rate * qm);
   const auto snrs = mimorx::cli::esn0_points(
-      o.snr, o.ebn0, qm, rate,
-      mimorx::cli::sweep_from_threshold(mimorx::cli::awgn_capacity_snr_db(rate * qm), 0.5, 4.0));
+      o.snr, o.ebn0, qm, rate, mimorx::cli::sweep_from_thresholds(limit, limit, 0.5, 4.0, 0.0));
   auto plan = std::make_shared<DecoderPlan>(make_decoder(c, o, backend));
   mimorx::cli::CurveMode m;
   m.units = "blocks";

@@ -306,17 +306,23 @@ CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
   return m;
 }
 
-// The SNR points: --snr, --ebn0 or the default sweep (uncoded 0:2:20; coded from the capacity
-// of the channel at the code's rate, docs/cli.md).
+// The SNR points: --snr, --ebn0 or the default sweep (uncoded 0:2:20; coded from the rates the
+// detectors can achieve on the channel at the code's rate, docs/cli.md).
 std::vector<double> sweep_points(const SimOptions& o, const mimorx::detect::MimoShape& shape,
-                                 double code_rate) {
+                                 double code_rate, const std::vector<std::string>& detectors) {
   const int m = mimorx::bits_per_symbol(shape.mod);
-  const double info_bits = m * code_rate;
   std::string fallback = "0:2:20";
   if (o.ldpc && o.snr.empty() && o.ebn0.empty()) {
-    const double t = mimorx::cli::mimo_capacity_snr_db(shape.nt, shape.nr, shape.nt * info_bits,
-                                                       channel_model(o));
-    fallback = mimorx::cli::sweep_from_threshold(t, 1.0, 8.0);
+    std::set<mimorx::cli::Receiver> receivers;
+    for (const auto& d : detectors) receivers.insert(mimorx::cli::receiver_of(d));
+    double lowest = 1e9, highest = -1e9;
+    for (const auto r : receivers) {
+      const double t = mimorx::cli::mimo_capacity_snr_db(
+          shape.nt, shape.nr, shape.nt * m * code_rate, channel_model(o), r);
+      lowest = std::min(lowest, t);
+      highest = std::max(highest, t);
+    }
+    fallback = mimorx::cli::sweep_from_thresholds(lowest, highest, 1.0, 8.0, 5.0);
   }
   return mimorx::cli::esn0_points(o.snr, o.ebn0, m, code_rate, fallback);
 }
@@ -330,12 +336,12 @@ void run_sim(const SimOptions& o) {
   if (o.ldpc) {
     const auto c = coded_config(o);
     const auto g = mimorx::sim::transport_config(c).g;
-    const auto snrs = sweep_points(o, c.shape, double(c.tbs) / double(g));
+    const auto snrs = sweep_points(o, c.shape, double(c.tbs) / double(g), detectors);
     mimorx::cli::run_curves(files, coded_mode(o, c, snrs), detectors, snrs);
   } else {
     const auto ant = mimorx::sim::parse_mimo(o.mimo);
     const mimorx::detect::MimoShape shape{ant.nt, ant.nr, mimorx::parse_modulation(o.mod)};
-    const auto snrs = sweep_points(o, shape, 1.0);
+    const auto snrs = sweep_points(o, shape, 1.0, detectors);
     mimorx::cli::run_curves(files, uncoded_mode(o, snrs), detectors, snrs);
   }
 }
@@ -358,8 +364,10 @@ void add_sim(CLI::App& app) {
           ->capture_default_str();
   auto* snr = cmd->add_option("--snr", opts->snr,
                               "Es/N0 in dB: a list 8,14 or a range start:step:stop [default: "
-                              "0:2:20 uncoded; with --ldpc 8 dB in 1 dB steps from the Es/N0 at "
-                              "which the channel's capacity equals the code's information rate]");
+                              "0:2:20 uncoded; with --ldpc in 1 dB steps from the Es/N0 at which "
+                              "the rate the detectors can achieve equals the code's information "
+                              "rate, to 8 dB further and 5 dB past the highest such Es/N0 "
+                              "(docs/cli.md)]");
   cmd->add_option("--ebn0", opts->ebn0,
                   "Eb/N0 per information bit in dB instead of --snr: Es/N0 = Eb/N0 + 10 log10(R "
                   "m), R the code rate (1 uncoded), m bits per symbol, per stream")
