@@ -8,7 +8,7 @@
 // (the 2Z punctured systematic columns are excluded; filler positions are included, as 0).
 // Formats: one code block per line. Bits: characters 0/1 (whitespace ignored). LLRs: numbers
 // separated by whitespace (positive = bit 0), or with --binary float32 little-endian, blocks
-// back to back.
+// back to back. ber: the curves of `mimorx sim` (curve_run.hpp) for one code block over AWGN.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +18,6 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,7 +37,7 @@
 #include "mimorx/ldpc/segmentation.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
-#include "mimorx/sim/sweep.hpp"
+#include "mimorx/sim/coded.hpp"
 #include "snr_range.hpp"
 
 namespace {

@@ -28,9 +28,12 @@ double mimo_capacity_snr_db(int nt, int nr, double info_bits_per_vector,
   std::vector<cf32> h(std::size_t(kChannels) * nr * nt);
   fading.generate(12345, 0, MatrixBatch<cf32>(h.data(), kChannels, nr, nt, Memory::host));
   if (receiver == Receiver::zf && nr < nt) receiver = Receiver::mmse;  // ZF needs nr >= nt
-  // Per channel: the eigenvalues of H^H H (optimal) or H^H H itself (linear filters).
-  std::vector<Eigen::MatrixXcd> gram;
-  std::vector<Eigen::VectorXd> eig;
+  // Per channel, from the eigendecomposition H^H H = V diag(lambda) V^H: the capacity is
+  // sum_i log2(1 + lambda_i / N0); the filters' [(H^H H + N0 I)^-1]_kk (MMSE, N0 = 0 for ZF) is
+  // sum_i |V_ki|^2 / (lambda_i + N0), and SINR_k = 1 / (N0 [.]_kk) - 1 (MMSE) or
+  // 1 / (N0 [.]_kk) (ZF).
+  std::vector<Eigen::VectorXd> lambda;
+  std::vector<Eigen::MatrixXd> weight;  // |V_ki|^2
   for (int c = 0; c < kChannels; ++c) {
     Eigen::MatrixXcd m(nr, nt);
     for (int j = 0; j < nt; ++j) {
@@ -39,25 +42,23 @@ double mimo_capacity_snr_db(int nt, int nr, double info_bits_per_vector,
         m(i, j) = {v.re, v.im};
       }
     }
-    gram.push_back(m.adjoint() * m);
-    eig.push_back(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd>(gram.back()).eigenvalues());
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m.adjoint() * m);
+    lambda.push_back(es.eigenvalues().cwiseMax(0.0));
+    weight.push_back(es.eigenvectors().cwiseAbs2());
   }
-  const Eigen::MatrixXcd eye = Eigen::MatrixXcd::Identity(nt, nt);
   const auto rate = [&](double snr_db) {
     const double n0 = std::pow(10.0, -snr_db / 10.0);
     double sum = 0;
     for (int c = 0; c < kChannels; ++c) {
       if (receiver == Receiver::optimal) {
-        for (int k = 0; k < nt; ++k) sum += std::log2(1.0 + std::max(eig[c][k], 0.0) / n0);
+        for (int i = 0; i < nt; ++i) sum += std::log2(1.0 + lambda[c][i] / n0);
         continue;
       }
-      // MMSE: SINR_k = 1 / (N0 [(H^H H + N0 I)^-1]_kk) - 1; ZF: 1 / (N0 [(H^H H)^-1]_kk).
-      const Eigen::MatrixXcd w = receiver == Receiver::mmse
-                                     ? Eigen::MatrixXcd(gram[c] + n0 * eye).inverse()
-                                     : Eigen::MatrixXcd(gram[c]).inverse();
+      const double shift = receiver == Receiver::mmse ? n0 : 0.0;
       for (int k = 0; k < nt; ++k) {
-        const double d = std::max(w(k, k).real(), 1e-300);
-        const double sinr = receiver == Receiver::mmse ? 1.0 / (n0 * d) - 1.0 : 1.0 / (n0 * d);
+        double d = 0;
+        for (int i = 0; i < nt; ++i) d += weight[c](k, i) / (lambda[c][i] + shift);
+        const double sinr = 1.0 / (n0 * d) - (receiver == Receiver::mmse ? 1.0 : 0.0);
         if (std::isfinite(sinr)) sum += std::log2(1.0 + std::max(sinr, 0.0));
       }
     }

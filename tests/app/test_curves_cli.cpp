@@ -152,11 +152,11 @@ TEST(CurvesCli, Ebn0IsEsn0LessTheInformationBitsPerSymbol) {
 
 TEST(CurvesCli, DefaultSweepsStartInErrorsAndEndPastTheWaterfall) {
   // No --snr: the sweep is picked from the code and the modulation.
-  const json b = run_json("ldpc ber --bg 2 --z 64 --max-blocks 40 --min-errors 5");
+  const json b = run_json("ldpc ber --bg 2 --z 64 --max-blocks 20 --min-errors 3");
   ASSERT_GE(b["points"].size(), 6u);
   EXPECT_GT(b["points"][0]["block_errors"].get<int>(), 0);
   EXPECT_EQ(b["points"].back()["block_errors"], 0) << b.dump();
-  const json c = run_json(kCoded + "--max-blocks 30 --min-errors 5");
+  const json c = run_json(kCoded + "--max-blocks 20 --min-errors 3");
   ASSERT_GE(c["points"].size(), 6u);
   EXPECT_GT(c["points"][0]["block_errors"].get<int>(), 0);
   EXPECT_EQ(c["points"].back()["block_errors"], 0) << c.dump();
