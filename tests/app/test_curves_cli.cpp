@@ -97,12 +97,12 @@ TEST(CurvesCli, SimCodedAndLdpcBerShareColumnsAndSchema) {
 
 TEST(CurvesCli, LdpcBerTakesTheStopRules) {
   // --min-errors cuts a point at the block that makes it; --early-stop ends the sweep.
-  const json j = run_json(kBer + "--snr -6,20,25 --max-blocks 300 --min-errors 7 --early-stop");
+  const json j = run_json(kBer + "--snr -6,20,25 --max-blocks 120 --min-errors 7 --early-stop");
   ASSERT_EQ(j["points"].size(), 2u) << j.dump();
   EXPECT_EQ(j["points"][0]["block_errors"], 7);
-  EXPECT_LT(j["points"][0]["blocks"].get<int>(), 300);
+  EXPECT_LT(j["points"][0]["blocks"].get<int>(), 120);
   EXPECT_EQ(j["points"][1]["block_errors"], 0);
-  EXPECT_EQ(j["points"][1]["blocks"], 300);
+  EXPECT_EQ(j["points"][1]["blocks"], 120);
   EXPECT_EQ(j["config"]["min_errors"], 7);
   EXPECT_EQ(j["config"]["early_stop"], true);
   // --frames and --blocks are the same option as --max-blocks.
