@@ -8,19 +8,22 @@
 // (the 2Z punctured systematic columns are excluded; filler positions are included, as 0).
 // Formats: one code block per line. Bits: characters 0/1 (whitespace ignored). LLRs: numbers
 // separated by whitespace (positive = bit 0), or with --binary float32 little-endian, blocks
-// back to back.
+// back to back. ber: the curves of `mimorx sim` (curve_run.hpp) for one code block over AWGN.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <nlohmann/json.hpp>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "curve_run.hpp"
 #include "decoder_params.hpp"
 #include "io.hpp"
 #include "ldpc_io.hpp"
@@ -34,7 +37,8 @@
 #include "mimorx/ldpc/segmentation.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
-#include "mimorx/sim/sweep.hpp"
+#include "mimorx/sim/coded.hpp"
+#include "snr_range.hpp"
 
 namespace {
 
@@ -49,9 +53,11 @@ struct Options {
   std::string layer_order = "extension-first";
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   bool int8 = false;
-  // ber
-  std::string mod = "bpsk", snr = "0:0.5:3", json;
-  int frames = 100;
+  // ber (the stop rules and files of curve_run.hpp)
+  std::string mod = "bpsk", snr, ebn0, json, csv;  // no --snr/--ebn0: from the capacity limit
+  std::int64_t blocks = 1000, min_errors = 100;
+  bool early_stop = false, resume = false;
+  bool no_early_termination = false;
   std::uint64_t seed = 1;
   bool e_set = false;  // --e given (0 included)
 };
@@ -90,9 +96,14 @@ int derived_e(const Options& o, const Code& c, int ncb, int qm) {
 Code resolve(const Options& o, int qm = 1) {
   Code c{};
   const bool by_graph = o.bg != 0 || o.z != 0;
-  require(by_graph != (o.k != 0), "code",
-          "give either --bg and --z, or --k and --rate (got " +
-              std::string(by_graph ? "--bg/--z" : "neither") + (o.k ? " and --k" : "") + ")");
+  if (by_graph == (o.k != 0)) {
+    std::string given;
+    for (const auto& [name, value] : {std::pair{"--bg", o.bg}, {"--z", o.z}, {"--k", o.k}}) {
+      if (value != 0) given += (given.empty() ? "" : ", ") + std::string(name);
+    }
+    throw InvalidArgument("code: give either --bg and --z, or --k and --rate (got " +
+                          (given.empty() ? std::string("none of them") : given) + ")");
+  }
   require(o.rate == 0.0 || (std::isfinite(o.rate) && o.rate > 0.0 && o.rate <= 0.95), "rate",
           fmt::format("{}; allowed (0, 0.95]", o.rate));
   if (by_graph) {
@@ -249,6 +260,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   dc.alpha_last = o.alpha_last;
   dc.beta = o.beta;
   dc.quantized = o.int8;
+  dc.early_termination = !o.no_early_termination;
   return DecoderPlan(dc, backend);
 }
 
@@ -263,124 +275,177 @@ void run_decode(const Options& o) {
   mimorx::cli::write_output(o.out, bit_lines(bits, c.k_prime), "output");
 }
 
+// One SNR point of `ldpc ber`: blocks until max_blocks or the block that makes min_errors
+// block errors. Bits and noise are Philox streams addressed by the block index only, so every
+// SNR point sees the same bits and noise shapes and a point's counts do not depend on the
+// points before it (--resume, --early-stop).
+sim::CodedPointResult ber_point(
+    const Options& o, const Code& c, DecoderPlan& plan, const Backend& backend, Modulation mod,
+    double esn0, const std::function<void(const sim::CodedPointResult&)>& batch_done) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int qm = bits_per_symbol(mod);
+  const double rate = double(c.k_prime) / c.tx;
+  sim::CodedPointResult r;
+  r.snr_db = esn0;
+  r.ebn0_db = esn0 - 10.0 * std::log10(rate * qm);
+  const float n0 = float(std::pow(10.0, -esn0 / 10.0));
+  const float sd = std::sqrt(n0 / 2.f);
+  const std::int64_t batch = std::min<std::int64_t>(o.blocks, 256);
+  bool stopped = false;
+  while (!stopped && r.blocks < o.blocks) {
+    const int num = int(std::min<std::int64_t>(batch, o.blocks - r.blocks));
+    std::vector<std::uint8_t> info(std::size_t(num) * c.k_prime);
+    const std::uint64_t base = std::uint64_t(r.blocks) * c.k_prime;
+    for (std::size_t i = 0; i < info.size(); ++i)
+      info[i] = rng::uniform_at(o.seed, 0, base + i) < 0.5f;
+    const auto tx = encode_blocks(c, backend, info, num);
+    std::vector<float> llr(tx.size());
+    const std::int64_t syms = std::int64_t(tx.size()) / qm;
+    const std::uint64_t nbase = std::uint64_t(r.blocks) * c.tx / qm * 2;
+    for (std::int64_t s = 0; s < syms; ++s) {
+      cf32 x = map_symbol(mod, tx.data() + s * qm);
+      x.re += sd * rng::gaussian_at(o.seed, 1, nbase + 2 * s);
+      x.im += sd * rng::gaussian_at(o.seed, 1, nbase + 2 * s + 1);
+      maxlog_llrs(mod, x, n0, llr.data() + s * qm);
+    }
+    const auto got = decode_blocks(c, plan, backend, llr, num);
+    for (int w = 0; w < num && !stopped; ++w) {
+      int e = 0;
+      for (int i = 0; i < c.k_prime; ++i) {
+        e += got[std::size_t(w) * c.k_prime + i] != info[std::size_t(w) * c.k_prime + i];
+      }
+      r.bit_errors += e;
+      r.bits += c.k_prime;
+      r.blocks += 1;
+      r.block_errors += e > 0;
+      stopped = o.min_errors > 0 && r.block_errors >= o.min_errors;
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (batch_done) batch_done(r);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// `ldpc ber` as a curve of the common dialect (curve_run.hpp): one antenna, AWGN, the max-log
+// demapper as its detector ("maxlog"), a code block without CRC.
 void run_ber(const Options& o) {
+  const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
+  mimorx::cli::check_curve_files(files);
   const Modulation mod = parse_modulation(o.mod);
   const int qm = bits_per_symbol(mod);
   const Code c = resolve(o, qm);
   const Backend backend = Backend::parse(o.backend);
   require(c.tx % qm == 0, "mod",
           fmt::format("{} bits per block are not a multiple of Qm = {}; pick --e", c.tx, qm));
-  require(o.frames >= 1, "frames", fmt::format("{}; must be >= 1", o.frames));
-  const auto snrs = mimorx::sim::parse_snr_list(o.snr);
-  DecoderPlan plan = make_decoder(c, o, backend);
-  const int batch = std::min(o.frames, 256);
+  require(o.blocks >= 1, "max-blocks", fmt::format("{}; must be >= 1", o.blocks));
+  require(o.min_errors >= 0, "min-errors", fmt::format("{}; must be >= 0", o.min_errors));
   const double rate = double(c.k_prime) / c.tx;
-  nlohmann::json doc = {{"command", "ldpc ber"},
-                        {"bg", int(c.bg)},
-                        {"z", c.z},
-                        {"k", c.k_prime},
-                        {"e", c.tx},
-                        {"rate", rate},
-                        {"modulation", to_string(mod)},
-                        {"algo", o.algo},
-                        {"alpha", o.alpha},
-                        {"alpha_last", o.alpha_last},
-                        {"beta", o.beta},
-                        {"int8", o.int8},
-                        {"iters", o.iters},
-                        {"seed", o.seed},
-                        {"backend", backend.name()},
-                        {"results", nlohmann::json::array()}};
-  // Written before the run (a path that cannot be written fails at once) and after each point.
-  const auto write_json = [&] {
-    if (!o.json.empty()) mimorx::cli::write_file_atomically(o.json, doc.dump(2) + "\n", "json");
-  };
-  write_json();
-  fmt::print("# LDPC BG{} Z={} K'={} E={} R={:.4f} {} {} {} iters={} backend={}\n", int(c.bg), c.z,
-             c.k_prime, c.tx, rate, to_string(mod), o.algo,
-             mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8), o.iters,
-             backend.name());
-  fmt::print("{:>8} {:>8} {:>8} {:>12} {:>12} {:>8} {:>10}\n", "EsN0dB", "EbN0dB", "frames",
-             "bit_errors", "BER", "fr_err", "FER");
-  mimorx::cli::flush_stdout();
-  for (std::size_t si = 0; si < snrs.size(); ++si) {
-    const double esn0 = snrs[si];
-    const float n0 = float(std::pow(10.0, -esn0 / 10.0));
-    std::int64_t bit_err = 0, frame_err = 0, done = 0;
-    while (done < o.frames) {
-      const int num = int(std::min<std::int64_t>(batch, o.frames - done));
-      std::vector<std::uint8_t> info(std::size_t(num) * c.k_prime);
-      const std::uint64_t base = std::uint64_t(done) * c.k_prime;
-      for (std::size_t i = 0; i < info.size(); ++i) {
-        info[i] = rng::uniform_at(o.seed, 2 * si, base + i) < 0.5f;
-      }
-      const auto tx = encode_blocks(c, backend, info, num);
-      std::vector<float> llr(tx.size());
-      const std::int64_t syms = std::int64_t(tx.size()) / qm;
-      const std::uint64_t nbase = std::uint64_t(done) * c.tx / qm * 2;
-      const float sd = std::sqrt(n0 / 2.f);
-      for (std::int64_t s = 0; s < syms; ++s) {
-        cf32 x = map_symbol(mod, tx.data() + s * qm);
-        x.re += sd * rng::gaussian_at(o.seed, 2 * si + 1, nbase + 2 * s);
-        x.im += sd * rng::gaussian_at(o.seed, 2 * si + 1, nbase + 2 * s + 1);
-        maxlog_llrs(mod, x, n0, llr.data() + s * qm);
-      }
-      const auto got = decode_blocks(c, plan, backend, llr, num);
-      for (int w = 0; w < num; ++w) {
-        int e = 0;
-        for (int i = 0; i < c.k_prime; ++i) {
-          e += got[std::size_t(w) * c.k_prime + i] != info[std::size_t(w) * c.k_prime + i];
-        }
-        bit_err += e;
-        frame_err += e > 0;
-      }
-      done += num;
+  const double limit = mimorx::cli::awgn_capacity_snr_db(rate * qm);
+  const auto snrs = mimorx::cli::esn0_points(
+      o.snr, o.ebn0, qm, rate, mimorx::cli::sweep_from_thresholds(limit, limit, 0.5, 4.0, 0.0));
+  auto plan = std::make_shared<DecoderPlan>(make_decoder(c, o, backend));
+  mimorx::cli::CurveMode m;
+  m.units = "blocks";
+  m.error_key = "block_errors";
+  m.rule = {o.blocks, o.min_errors};
+  m.early_stop = o.early_stop;
+  m.config = mimorx::cli::curve_config("ldpc", 1, 1, to_string(mod), backend.name(), o.seed, "awgn",
+                                       snrs, o.min_errors, "max_blocks", o.blocks, o.early_stop);
+  m.config.update({{"tbs", c.k_prime},
+                   {"target_rate", o.rate > 0 ? mimorx::cli::ojson(o.rate) : nullptr},
+                   {"g", c.tx},
+                   {"rate", rate},
+                   {"decoder", o.algo},
+                   {"alpha", o.alpha},
+                   {"alpha_last", o.alpha_last},
+                   {"beta", o.beta},
+                   {"int8", o.int8},
+                   {"iters", o.iters},
+                   {"early_termination", !o.no_early_termination},
+                   {"bg", int(c.bg)},
+                   {"z", c.z},
+                   {"k", c.k_prime},
+                   {"e", c.tx},
+                   {"rv", o.rv},
+                   {"rate_match", c.rate_match},
+                   {"layer_order", o.layer_order},
+                   {"interleaving", "none"}});
+  m.identity = {
+      "coding", "nt", "nr",      "mod",   "seed",       "channel",     "snr_definition",
+      "tbs",    "g",  "decoder", "alpha", "alpha_last", "beta",        "int8",
+      "iters",  "bg", "z",       "rv",    "rate_match", "layer_order", "early_termination"};
+  m.fields = mimorx::cli::coded_fields();
+  m.table = mimorx::cli::coded_table();
+  m.validate = [](const std::string&) { return mimorx::cli::ojson::object(); };
+  m.run = [&o, c, plan, backend, mod](const std::string& detector,
+                                      const std::vector<double>& points,
+                                      const mimorx::cli::SweepHooks& hooks) {
+    if (hooks.ready) hooks.ready();
+    for (double esn0 : points) {
+      const auto r =
+          ber_point(o, c, *plan, backend, mod, esn0, [&](const sim::CodedPointResult& p) {
+            hooks.batch({p.blocks, p.block_errors, p.bits});
+          });
+      hooks.point(mimorx::cli::coded_point(detector, r, false));
+      if (o.early_stop && r.block_errors == 0) break;
     }
-    const double ebn0 = esn0 - 10.0 * std::log10(rate * qm);
-    const double ber = double(bit_err) / (double(done) * c.k_prime);
-    const double fer = double(frame_err) / double(done);
-    fmt::print("{:8.2f} {:8.2f} {:8d} {:12d} {:12.4e} {:8d} {:10.4e}\n", esn0, ebn0, done, bit_err,
-               ber, frame_err, fer);
-    mimorx::cli::flush_stdout();
-    doc["results"].push_back({{"esn0_db", esn0},
-                              {"ebn0_db", ebn0},
-                              {"frames", done},
-                              {"bit_errors", bit_err},
-                              {"ber", ber},
-                              {"frame_errors", frame_err},
-                              {"fer", fer}});
-    write_json();
-  }
+  };
+  m.describe = [params = mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8),
+                &o](const mimorx::cli::ojson& cfg) {
+    return fmt::format(
+        "# mimorx ldpc ber: BG{} Z={} K'={} E={} R={:.4f} {} (no bit interleaving) {}{} iters={} "
+        "backend={} max_blocks={} min_errors={} (block errors){} seed={} (AWGN, max-log "
+        "demapper; SNR = Es/N0)",
+        cfg["bg"].get<int>(), cfg["z"].get<int>(), cfg["k"].get<int>(), cfg["e"].get<int>(),
+        cfg["rate"].get<double>(), cfg["mod"].get<std::string>(), o.algo,
+        params.empty() ? "" : " " + params, o.iters, cfg["backend"].get<std::string>(),
+        cfg["max_blocks"].get<std::int64_t>(), cfg["min_errors"].get<std::int64_t>(),
+        cfg["early_stop"].get<bool>() ? " early_stop" : "", cfg["seed"].get<std::uint64_t>());
+  };
+  mimorx::cli::run_curves(files, m, {"maxlog"}, snrs);
 }
 
 void add_code_options(CLI::App* cmd, Options* o) {
-  cmd->add_option("--bg", o->bg, "Base graph 1 or 2 (with --z)");
-  cmd->add_option("--z", o->z, "Lifting size Z (TS 38.212 Table 5.3.2-1)");
-  cmd->add_option("--k", o->k, "Information bits K' per block, 5..8448 (with --rate)");
-  cmd->add_option("--rate", o->rate, "Code rate: picks the base graph with --k; E = ceil(K'/R)");
+  cmd->add_option("--bg", o->bg, "Base graph 1 or 2 (with --z; 0: not given)")
+      ->capture_default_str();
+  cmd->add_option("--z", o->z, "Lifting size Z (TS 38.212 Table 5.3.2-1; 0: not given)")
+      ->capture_default_str();
+  cmd->add_option("--k", o->k, "Information bits K' per block, 5..8448 (with --rate; 0: not given)")
+      ->capture_default_str();
+  cmd->add_option("--rate", o->rate,
+                  "Code rate: picks the base graph with --k; E = ceil(K'/R) (0: not given, E "
+                  "from --e or every non-filler bit of the circular buffer)")
+      ->capture_default_str();
   cmd->add_option_function<int>(
       "--e",
       [o](int e) {
         o->e = e;
         o->e_set = true;
       },
-      "Rate-matched bits per block, K'..1048576 (overrides --rate for E)");
-  cmd->add_option("--rv", o->rv, "Redundancy version 0..3");
+      "Rate-matched bits per block, K'..1048576 (overrides --rate for E) [default: from --rate]");
+  cmd->add_option("--rv", o->rv, "Redundancy version 0..3")->capture_default_str();
   cmd->add_flag("--no-rate-match", o->no_rate_match,
                 "Raw transmitted columns: 66Z (BG1) / 50Z (BG2) bits, 2Z punctured excluded");
-  cmd->add_option("--backend", o->backend, "auto, cpu or cuda[:N]");
+  cmd->add_option("--backend", o->backend, "auto, cpu or cuda[:N]")->capture_default_str();
 }
 
 void add_decoder_options(CLI::App* cmd, Options* o) {
-  cmd->add_option("--iters", o->iters, "Maximum decoder iterations");
-  cmd->add_option("--algo", o->algo, "bp, nms or oms");
-  cmd->add_option("--layer-order", o->layer_order,
-                  "Layered decoders: extension-first (default) or natural");
-  cmd->add_option("--alpha", o->alpha, "nms: normalisation factor in (0, 1] (default 0.75)");
+  cmd->add_option("--iters", o->iters, "Maximum decoder iterations")->capture_default_str();
+  cmd->add_flag("--no-early-termination", o->no_early_termination,
+                "Run all --iters iterations on every code block (by default a block stops at a "
+                "zero syndrome)")
+      ->capture_default_str();
+  cmd->add_option("--algo", o->algo, "bp, nms or oms")->capture_default_str();
+  cmd->add_option("--layer-order", o->layer_order, "Layered decoders: extension-first or natural")
+      ->capture_default_str();
+  cmd->add_option("--alpha", o->alpha, "nms: normalisation factor in (0, 1]")
+      ->capture_default_str();
   cmd->add_option("--alpha-last", o->alpha_last,
                   "nms: final factor of a linear per-iteration ramp from --alpha (0 = constant; "
-                  "0.5 -> 0.875 suits low rates)");
-  cmd->add_option("--beta", o->beta, "oms: offset in LLR units (default 0.5)");
+                  "0.5 -> 0.875 suits low rates)")
+      ->capture_default_str();
+  cmd->add_option("--beta", o->beta, "oms: offset in LLR units")->capture_default_str();
   cmd->add_flag("--int8", o->int8,
                 "nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 codewords per "
                 "vector on the CPU, the paired kernel on CUDA");
@@ -394,25 +459,53 @@ void add_ldpc(CLI::App& app) {
                                    "Encode: one block of K' bits (0/1) per line in, "
                                    "one block of E bits per line out");
   add_code_options(enc, o.get());
-  enc->add_option("-i,--input", o->in, "Input file ('-': stdin)");
-  enc->add_option("-o,--output", o->out, "Output file ('-': stdout)");
+  enc->add_option("-i,--input", o->in, "Input file ('-': stdin)")->capture_default_str();
+  enc->add_option("-o,--output", o->out, "Output file ('-': stdout)")->capture_default_str();
   enc->callback([o] { run_encode(*o); });
   auto* dec = ldpc->add_subcommand(
       "decode", "Decode: one block of E LLRs per line in (positive = 0), K' bits per line out");
   add_code_options(dec, o.get());
-  dec->add_option("-i,--input", o->in, "Input file ('-': stdin)");
-  dec->add_option("-o,--output", o->out, "Output file ('-': stdout)");
+  dec->add_option("-i,--input", o->in, "Input file ('-': stdin)")->capture_default_str();
+  dec->add_option("-o,--output", o->out, "Output file ('-': stdout)")->capture_default_str();
   dec->add_flag("--binary", o->binary, "Input LLRs are float32 little-endian, blocks back to back");
   add_decoder_options(dec, o.get());
   dec->callback([o] { run_decode(*o); });
-  auto* ber = ldpc->add_subcommand("ber", "FER/BER of the codec over AWGN");
+  auto* ber = ldpc->add_subcommand(
+      "ber",
+      "BER/BLER of one code block over AWGN (one antenna, max-log demapper): the columns, JSON "
+      "and stop rules of `mimorx sim`");
+  // As in `sim`: an option given twice takes its last value.
+  ber->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_code_options(ber, o.get());
-  ber->add_option("--mod", o->mod, "bpsk, qpsk, 16qam, 64qam, 256qam");
-  ber->add_option("--snr", o->snr, "Es/N0 in dB: value or start:step:stop");
-  ber->add_option("--frames", o->frames, "Code blocks per SNR point");
-  ber->add_option("--seed", o->seed, "Random seed (Philox)");
+  ber->add_option("--mod", o->mod,
+                  "bpsk, qpsk, 16qam, 64qam, 256qam; the rate-matched bits are mapped in order "
+                  "(Qm = 1 rate matching: no bit interleaving, unlike TS 38.212 for Qm > 1)")
+      ->capture_default_str();
+  auto* snr = ber->add_option(
+      "--snr", o->snr,
+      "Es/N0 in dB: a list 1,2 or a range start:step:stop [default: 4 dB in 0.5 dB steps from "
+      "the Shannon limit of the code's R Qm bits per symbol, rounded down]");
+  ber->add_option("--ebn0", o->ebn0,
+                  "Eb/N0 per information bit in dB instead of --snr: Es/N0 = Eb/N0 + 10 log10(R "
+                  "Qm)")
+      ->excludes(snr)
+      ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  ber->add_option("--max-blocks,--blocks,--frames", o->blocks, "Code blocks per SNR point, at most")
+      ->capture_default_str();
+  ber->add_option("--min-errors", o->min_errors,
+                  "Stop an SNR point once this many block errors are seen (0 = never)")
+      ->capture_default_str();
+  ber->add_flag("--early-stop", o->early_stop,
+                "End the sweep after its first SNR point without a block error");
+  ber->add_option("--seed", o->seed, "Random seed (Philox)")->capture_default_str();
   add_decoder_options(ber, o.get());
-  ber->add_option("--json", o->json, "Write the results as JSON to this file");
+  ber->add_option("--json", o->json,
+                  "Write the results to this JSON file, rewritten after every point");
+  ber->add_option("--csv", o->csv, "Write the points to this CSV file too");
+  ber->add_flag("--resume", o->resume,
+                "Keep the points already in the --json file (same configuration) and simulate "
+                "only the missing ones");
   ber->callback([o] { run_ber(*o); });
 }
 

@@ -10,18 +10,15 @@
 #include <set>
 
 #include "command.hpp"
-#include "commit.hpp"
+#include "curve_run.hpp"
 #include "decoder_params.hpp"
-#include "io.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/sweep.hpp"
-#include "sim_files.hpp"
-#include "sim_progress.hpp"
-#include "sim_sweep.hpp"
+#include "snr_range.hpp"
 
 namespace {
 
@@ -33,7 +30,7 @@ struct SimOptions {
   std::string mimo = "4x4";
   std::string mod = "16qam";
   std::string detector = "psd";
-  std::string snr = "0:2:20";
+  std::string snr, ebn0;  // neither: the default sweep (sweep_points)
   std::int64_t frames = 2500000;
   std::int64_t batch = 0;
   std::int64_t min_errors = 0;
@@ -52,47 +49,18 @@ struct SimOptions {
   bool int8 = false;
   bool no_early_termination = false;
   std::int64_t blocks = 1000;
+  // Channel (sim/channel_model.hpp).
+  double corr_tx = 0.0, corr_rx = 0.0;
+  std::int64_t vectors_per_channel = 1;
   bool frames_set = false, blocks_set = false, detector_set = false;
 };
 
-// What a mode (uncoded or coded) reports to the sweep while it runs one detector.
-struct SweepHooks {
-  std::function<void()> ready;                                   // validated, first point next
-  std::function<void(const mimorx::cli::PointProgress&)> batch;  // the point so far
-  std::function<void(ojson)> point;                              // a finished point
-};
-
-// A column of the stdout table: the JSON field it shows and how.
-struct Column {
-  std::string key;
-  char format;  // 'f' fixed (2 decimals), 'e' scientific, 'd' integer
-  int width;
-};
-
-// Everything in which the uncoded and the coded sweeps differ.
-struct Mode {
-  const char* units;      // "frames" or "blocks"
-  std::string error_key;  // what --min-errors and --early-stop count
-  mimorx::cli::StopRule rule;
-  bool early_stop = false;
-  ojson config;                       // the document's "config" ("detectors" filled later)
-  std::vector<std::string> identity;  // config fields a --resume file must share
-  std::vector<std::string> fields;    // the fields of a point (and the CSV columns)
-  std::vector<Column> table;          // after the detector column
-  // Validates a detector with everything else (no simulation); returns config fields it derives.
-  std::function<ojson(const std::string& detector)> validate;
-  std::function<void(const std::string& detector, const std::vector<double>& snrs,
-                     const SweepHooks& hooks)>
-      run;
-  std::function<std::string(const ojson& config)> describe;  // the run in one line
-};
+using mimorx::cli::Column;
+using mimorx::cli::CurveMode;
+using mimorx::cli::SweepHooks;
 
 // Thrown from a `ready` hook to stop a run once the library has validated it.
 struct Validated {};
-
-const char* const kChannel = "rayleigh, one realisation per received vector";
-const char* const kSnrDefinition =
-    "Es/N0, Es=1 per transmit antenna, N0 per receive antenna; Eb/N0 per information bit";
 
 // "mmse,nway:4,kbest:16" (or "mmse, nway:4") -> its detectors (each one checked later, by the
 // library).
@@ -116,29 +84,32 @@ std::vector<std::string> parse_detector_list(const std::string& text) {
   return out;
 }
 
-ojson provenance() {
-  return {{"version", MIMORX_VERSION},
-          {"commit", MIMORX_GIT_COMMIT},
-          {"command", mimorx::cli::command_line()}};
+// "rayleigh, one realisation per received vector", or the correlation and block fading.
+std::string channel_text(const mimorx::sim::ChannelModel& c, bool coded) {
+  std::string text = "rayleigh";
+  if (c.corr_tx != 0.0 || c.corr_rx != 0.0)
+    text += fmt::format(", kronecker exponential corr_tx={:g} corr_rx={:g}", c.corr_tx, c.corr_rx);
+  if (c.vectors_per_channel == 1) return text + ", one realisation per received vector";
+  return text + fmt::format(", one realisation per {} received vectors{}", c.vectors_per_channel,
+                            coded ? " within a transport block" : "");
+}
+
+mimorx::sim::ChannelModel channel_model(const SimOptions& o) {
+  return {o.corr_tx, o.corr_rx, o.vectors_per_channel};
 }
 
 // The configuration fields both modes write, in the document's order.
 ojson common_config(const SimOptions& o, const mimorx::detect::MimoShape& shape,
                     const mimorx::Backend& backend, const std::vector<double>& snrs) {
-  return {{"coding", o.ldpc ? "ldpc" : "none"},
-          {"mimo", o.mimo},
-          {"nt", shape.nt},
-          {"nr", shape.nr},
-          {"mod", mimorx::to_string(shape.mod)},
-          {"detectors", ojson::array()},
-          {"backend", backend.name()},
-          {"seed", o.seed},
-          {"channel", kChannel},
-          {"snr_definition", kSnrDefinition},
-          {"snr_db", snrs},
-          {"min_errors", o.min_errors},
-          {o.ldpc ? "max_blocks" : "max_frames", o.ldpc ? o.blocks : o.frames},
-          {"early_stop", o.early_stop}};
+  ojson c = mimorx::cli::curve_config(
+      o.ldpc ? "ldpc" : "none", shape.nt, shape.nr, mimorx::to_string(shape.mod), backend.name(),
+      o.seed, channel_text(channel_model(o), o.ldpc), snrs, o.min_errors,
+      o.ldpc ? "max_blocks" : "max_frames", o.ldpc ? o.blocks : o.frames, o.early_stop);
+  c["mimo"] = o.mimo;
+  c["corr_tx"] = o.corr_tx;
+  c["corr_rx"] = o.corr_rx;
+  c["vectors_per_channel"] = o.vectors_per_channel;
+  return c;
 }
 
 const std::vector<std::string> kCommonIdentity = {
@@ -169,28 +140,13 @@ void warn_if_capped(const ojson& p) {
                static_cast<long long>(mimorx::sim::kPsdNodeCap));
 }
 
-ojson coded_point(const std::string& detector, const mimorx::sim::CodedPointResult& r) {
-  return {{"detector", detector},
-          {"snr_db", r.snr_db},
-          {"ebn0_db", r.ebn0_db},
-          {"ber", r.ber()},
-          {"bler", r.bler()},
-          {"bit_errors", r.bit_errors},
-          {"bits", r.bits},
-          {"block_errors", r.block_errors},
-          {"blocks", r.blocks},
-          {"crc_failures", r.crc_failures},
-          {"undetected_errors", r.undetected_errors},
-          {"seconds", r.seconds}};
-}
-
 std::vector<std::string> keys_of(const ojson& object) {
   std::vector<std::string> out;
   for (const auto& [k, v] : object.items()) out.push_back(k);
   return out;
 }
 
-Mode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
+CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   mimorx::require(!o.blocks_set, "max-blocks",
                   "--max-blocks (--blocks) counts transport blocks of --ldpc; the uncoded mode "
                   "counts received vectors: use --max-frames");
@@ -202,8 +158,9 @@ Mode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   c.batch = o.batch;
   c.min_bit_errors = o.min_errors;
   c.early_stop = o.early_stop;
+  c.channel = channel_model(o);
   const auto backend = mimorx::Backend::parse(o.backend);
-  Mode m;
+  CurveMode m;
   m.units = "frames";
   m.error_key = "bit_errors";
   m.rule = {c.frames, c.min_bit_errors};
@@ -212,6 +169,7 @@ Mode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   m.config["batch"] = c.batch;
   m.identity = kCommonIdentity;
   m.fields = keys_of(uncoded_point("", {}));
+  m.after_point = warn_if_capped;
   m.table = {{"snr_db", 'f', 8},  {"ebn0_db", 'f', 8},     {"ber", 'e', 12},
              {"ser", 'e', 12},    {"bit_errors", 'd', 12}, {"bits", 'd', 12},
              {"frames", 'd', 10}, {"seconds", 'f', 8}};
@@ -241,12 +199,12 @@ Mode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   m.describe = [](const ojson& cfg) {
     return fmt::format(
         "# mimorx sim: {}x{} {} detectors={} backend={} max_frames={} min_errors={} (bit "
-        "errors){} seed={} (uncoded, i.i.d. Rayleigh, SNR = Es/N0)",
+        "errors){} seed={} (uncoded; {}; SNR = Es/N0)",
         cfg["nt"].get<int>(), cfg["nr"].get<int>(), cfg["mod"].get<std::string>(),
         fmt::join(cfg["detectors"].get<std::vector<std::string>>(), ","),
         cfg["backend"].get<std::string>(), cfg["max_frames"].get<std::int64_t>(),
         cfg["min_errors"].get<std::int64_t>(), cfg["early_stop"].get<bool>() ? " early_stop" : "",
-        cfg["seed"].get<std::uint64_t>());
+        cfg["seed"].get<std::uint64_t>(), cfg["channel"].get<std::string>());
   };
   return m;
 }
@@ -273,13 +231,14 @@ mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
   c.early_stop = o.early_stop;
+  c.channel = channel_model(o);
   return c;
 }
 
-Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
-  const auto c = coded_config(o);
+CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
+                     const std::vector<double>& snrs) {
   const auto backend = mimorx::Backend::parse(o.backend);
-  Mode m;
+  CurveMode m;
   m.units = "blocks";
   m.error_key = "block_errors";
   m.rule = {c.blocks, c.min_block_errors};
@@ -300,10 +259,8 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   for (const char* k : {"tbs", "target_rate", "decoder", "alpha", "alpha_last", "beta", "int8",
                         "iters", "early_termination"})
     m.identity.emplace_back(k);
-  m.fields = keys_of(coded_point("", {}));
-  m.table = {{"snr_db", 'f', 8},        {"ebn0_db", 'f', 8},     {"ber", 'e', 12},
-             {"bler", 'e', 12},         {"bit_errors", 'd', 12}, {"bits", 'd', 12},
-             {"block_errors", 'd', 12}, {"blocks", 'd', 9},      {"seconds", 'f', 8}};
+  m.fields = mimorx::cli::coded_fields();
+  m.table = mimorx::cli::coded_table();
   m.validate = [c, backend, snrs](const std::string& detector) {
     auto v = c;
     v.detector = detector;
@@ -330,7 +287,7 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
       hooks.batch({r.blocks, r.block_errors, r.bits});
     };
     h.point_done = [&](const mimorx::sim::CodedPointResult& r) {
-      hooks.point(coded_point(detector, r));
+      hooks.point(mimorx::cli::coded_point(detector, r, true));
     };
     mimorx::sim::run_coded(v, backend, points, h);
   };
@@ -338,8 +295,8 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
                                                      o.int8)](const ojson& cfg) {
     return fmt::format(
         "# mimorx sim --ldpc: {}x{} {} detectors={} backend={} tbs={} G={} rate={:.4f} "
-        "decoder={}{} iters={}{} max_blocks={} min_errors={} (block errors){} seed={} (i.i.d. "
-        "Rayleigh per vector, SNR = Es/N0)",
+        "decoder={}{} iters={}{} max_blocks={} min_errors={} (block errors){} seed={} ({}; "
+        "SNR = Es/N0)",
         cfg["nt"].get<int>(), cfg["nr"].get<int>(), cfg["mod"].get<std::string>(),
         fmt::join(cfg["detectors"].get<std::vector<std::string>>(), ","),
         cfg["backend"].get<std::string>(), cfg["tbs"].get<int>(), cfg["g"].dump(),
@@ -348,112 +305,50 @@ Mode coded_mode(const SimOptions& o, const std::vector<double>& snrs) {
         cfg["iters"].get<int>(),
         cfg.value("early_termination", true) ? "" : " no_early_termination",
         cfg["max_blocks"].get<std::int64_t>(), cfg["min_errors"].get<std::int64_t>(),
-        cfg["early_stop"].get<bool>() ? " early_stop" : "", cfg["seed"].get<std::uint64_t>());
+        cfg["early_stop"].get<bool>() ? " early_stop" : "", cfg["seed"].get<std::uint64_t>(),
+        cfg["channel"].get<std::string>());
   };
   return m;
 }
 
-// The stdout table: one header line, then one row per point as the document lists them.
-class Table {
- public:
-  Table(std::vector<Column> columns, const std::vector<std::string>& detectors)
-      : columns_(std::move(columns)) {
-    for (const auto& d : detectors) detector_width_ = std::max(detector_width_, int(d.size()));
-  }
-  void header() const {
-    std::string line = fmt::format("{:<{}}", "detector", detector_width_);
-    for (const auto& c : columns_) line += fmt::format(" {:>{}}", c.key, c.width);
-    std::puts(line.c_str());
-    mimorx::cli::flush_stdout();  // a stdout that cannot be written fails before the run
-  }
-  // Prints the rows not printed yet up to points[last] (all of them when last is npos).
-  void print_through(const ojson& points, std::size_t last = std::string::npos) {
-    for (; printed_ < points.size() && printed_ <= last; ++printed_) row(points[printed_]);
-    mimorx::cli::flush_stdout();
-  }
-
- private:
-  void row(const ojson& p) const {
-    std::string line = fmt::format("{:<{}}", p.value("detector", "-"), detector_width_);
-    for (const auto& c : columns_) {
-      line += ' ';
-      line += cell(p, c);
+// The SNR points: --snr, --ebn0 or the default sweep (uncoded 0:2:20; coded from the rates the
+// detectors can achieve on the channel at the code's rate, docs/cli.md).
+std::vector<double> sweep_points(const SimOptions& o, const mimorx::detect::MimoShape& shape,
+                                 double code_rate, const std::vector<std::string>& detectors) {
+  const int m = mimorx::bits_per_symbol(shape.mod);
+  std::string fallback = "0:2:20";
+  if (o.ldpc && o.snr.empty() && o.ebn0.empty()) {
+    std::set<mimorx::cli::Receiver> receivers;
+    for (const auto& d : detectors) receivers.insert(mimorx::cli::receiver_of(d));
+    double lowest = 1e9, highest = -1e9;
+    for (const auto r : receivers) {
+      const double t = mimorx::cli::mimo_capacity_snr_db(
+          shape.nt, shape.nr, shape.nt * m * code_rate, channel_model(o), r);
+      lowest = std::min(lowest, t);
+      highest = std::max(highest, t);
     }
-    std::puts(line.c_str());
+    fallback = mimorx::cli::sweep_from_thresholds(lowest, highest, 1.0, 8.0, 5.0);
   }
-  static std::string cell(const ojson& p, const Column& c) {
-    const auto it = p.find(c.key);
-    if (it == p.end() || !it->is_number()) return fmt::format("{:>{}}", "-", c.width);
-    if (c.format == 'd') return fmt::format("{:>{}d}", it->get<std::int64_t>(), c.width);
-    if (c.format == 'e') return fmt::format("{:>{}.4e}", it->get<double>(), c.width);
-    return fmt::format("{:>{}.2f}", it->get<double>(), c.width);
-  }
-  std::vector<Column> columns_;
-  int detector_width_ = 8;
-  std::size_t printed_ = 0;
-};
-
-std::vector<double> pick(const std::vector<double>& snrs, const std::vector<std::size_t>& idx) {
-  std::vector<double> out;
-  for (auto i : idx) out.push_back(snrs[i]);
-  return out;
-}
-
-// Keeps the points of the --json file of an earlier run of the same configuration.
-void resume_from(const std::string& path, const Mode& mode, ojson& config,
-                 mimorx::cli::SweepPoints& points) {
-  const ojson file = mimorx::cli::read_resume_file(path);
-  if (file.is_null()) return;  // nothing to keep yet: the run starts from scratch
-  mimorx::cli::check_same_config(file["config"], config, mode.identity, path);
-  points.import(file["points"]);
-}
-
-void run_sweep(const SimOptions& o, const Mode& mode, const std::vector<std::string>& detectors,
-               const std::vector<double>& snrs) {
-  ojson config = mode.config;
-  for (const auto& d : detectors) config.update(mode.validate(d));  // all before any output
-  mimorx::cli::SweepPoints points(detectors, snrs);
-  if (o.resume) resume_from(o.json, mode, config, points);
-  config["detectors"] = points.all_detectors();
-  ojson doc = {{"mimorx", provenance()}, {"config", config}, {"points", points.ordered()}};
-  const mimorx::cli::ResultFiles files(o.json, o.csv, mode.fields);
-  files.write(doc);  // a path that cannot be written fails before any simulation
-  Table table(mode.table, config["detectors"].get<std::vector<std::string>>());
-  table.header();  // first: a stdout that cannot be written fails with one line on stderr
-  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
-  mimorx::cli::ProgressLine progress(mimorx::cli::stderr_is_terminal(), mode.units, mode.rule);
-  for (std::size_t d = 0; d < detectors.size(); ++d) {
-    const auto todo = points.missing(d, mode.error_key, mode.early_stop);
-    if (todo.empty()) continue;
-    std::size_t k = 0;  // the point of `todo` running now
-    SweepHooks hooks;
-    hooks.ready = [&] { progress.start(detectors[d], snrs[todo[0]]); };
-    hooks.batch = [&](const mimorx::cli::PointProgress& p) { progress.update(p); };
-    hooks.point = [&](ojson p) {
-      progress.clear();
-      warn_if_capped(p);
-      points.put(d, todo[k], std::move(p));
-      doc["points"] = points.ordered();
-      files.write(doc);
-      table.print_through(doc["points"], points.position(d, todo[k]));
-      if (++k < todo.size()) progress.start(detectors[d], snrs[todo[k]]);
-    };
-    mode.run(detectors[d], pick(snrs, todo), hooks);
-  }
-  table.print_through(doc["points"]);
+  return mimorx::cli::esn0_points(o.snr, o.ebn0, m, code_rate, fallback);
 }
 
 void run_sim(const SimOptions& o) {
-  mimorx::require(!o.resume || !o.json.empty(), "resume",
-                  "needs --json FILE: the file of the run to continue");
-  mimorx::require(o.json.empty() || o.json != o.csv, "csv",
-                  "'" + o.csv + "' is also the --json file; give two different files");
+  const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
+  mimorx::cli::check_curve_files(files);
   const auto detectors = parse_detector_list(o.detector_set ? o.detector
                                              : o.ldpc       ? std::string("mmse")
                                                             : o.detector);
-  const auto snrs = mimorx::sim::parse_snr_list(o.snr);
-  const Mode mode = o.ldpc ? coded_mode(o, snrs) : uncoded_mode(o, snrs);
-  run_sweep(o, mode, detectors, snrs);
+  if (o.ldpc) {
+    const auto c = coded_config(o);
+    const auto g = mimorx::sim::transport_config(c).g;
+    const auto snrs = sweep_points(o, c.shape, double(c.tbs) / double(g), detectors);
+    mimorx::cli::run_curves(files, coded_mode(o, c, snrs), detectors, snrs);
+  } else {
+    const auto ant = mimorx::sim::parse_mimo(o.mimo);
+    const mimorx::detect::MimoShape shape{ant.nt, ant.nr, mimorx::parse_modulation(o.mod)};
+    const auto snrs = sweep_points(o, shape, 1.0, detectors);
+    mimorx::cli::run_curves(files, uncoded_mode(o, snrs), detectors, snrs);
+  }
 }
 
 void add_sim(CLI::App& app) {
@@ -472,7 +367,28 @@ void add_sim(CLI::App& app) {
                           fmt::format("{}", fmt::join(mimorx::sim::detector_names(), ", ")) +
                           " (with --ldpc a soft one; default there mmse)")
           ->capture_default_str();
-  cmd->add_option("--snr", opts->snr, "Es/N0 in dB: a list 8,14 or a range start:step:stop")
+  auto* snr = cmd->add_option("--snr", opts->snr,
+                              "Es/N0 in dB: a list 8,14 or a range start:step:stop [default: "
+                              "0:2:20 uncoded; with --ldpc in 1 dB steps from the Es/N0 at which "
+                              "the rate the detectors can achieve equals the code's information "
+                              "rate, to 8 dB further and 5 dB past the highest such Es/N0 "
+                              "(docs/cli.md)]");
+  cmd->add_option("--ebn0", opts->ebn0,
+                  "Eb/N0 per information bit in dB instead of --snr: Es/N0 = Eb/N0 + 10 log10(R "
+                  "m), R the code rate (1 uncoded), m bits per symbol, per stream")
+      ->excludes(snr)
+      ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
+  cmd->add_option("--corr-tx", opts->corr_tx,
+                  "Kronecker correlation between adjacent transmit antennas (exponential model "
+                  "rho^|i-j|), in [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--corr-rx", opts->corr_rx,
+                  "Kronecker correlation between adjacent receive antennas, in [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--vectors-per-channel", opts->vectors_per_channel,
+                  "Block fading: received vectors per channel realisation (with --ldpc within a "
+                  "transport block)")
       ->capture_default_str();
   auto* frames = cmd->add_option("--max-frames,--frames", opts->frames,
                                  "Received vectors per SNR point, at most (uncoded mode)")

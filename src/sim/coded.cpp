@@ -13,6 +13,7 @@
 #include "mimorx/core/error.hpp"
 #include "mimorx/ldpc/transport_batch.hpp"
 #include "mimorx/sim/detector.hpp"
+#include "sim/channel_model.hpp"
 #include "sim/checks.hpp"
 #include "sim/frames.hpp"
 
@@ -58,7 +59,8 @@ class CodedStep {
                                 {.soft = true, .check_device_values = false})),
         g_(plan_.g()),
         bpv_(c.shape.bits_per_vector()),
-        vpb_(g_ / bpv_) {
+        vpb_(g_ / bpv_),
+        channel_(c.channel, c.shape, vpb_, backend) {
     const auto n = std::size_t(batch);
     const int dev = backend.is_cuda() ? backend.device() : 0;
     tb_ = Buffer<std::uint8_t>(n * c.tbs, mem_, false, dev);
@@ -107,6 +109,8 @@ class CodedStep {
       detail::make_received_cpu(c_.seed, first * vpb_, vecs, s.nt, s.nr, s.mod, n0_host_,
                                 coded_.data(), h_.data(), y_.data());
     }
+    channel_.apply(c_.seed, first * vpb_, vecs, n0_host_, coded_.data(), h_.data(), y_.data(),
+                   stream_);
     detect::DetectInput in;
     in.h = ConstMatrixBatch<cf32>(h_.data(), vecs, s.nr, s.nt, mem_);
     in.y = ConstMatrixBatch<cf32>(y_.data(), vecs, s.nr, 1, mem_);
@@ -142,6 +146,7 @@ class CodedStep {
   ldpc::TransportBatchPlan plan_;
   std::unique_ptr<Detector> detector_;
   std::int64_t g_, bpv_, vpb_;
+  detail::ChannelModelPlan channel_;
   float n0_host_ = 0;
   Buffer<std::uint8_t> tb_, decoded_, coded_, hard_, crc_ok_;
   Buffer<float> llrs_, n0_;

@@ -10,6 +10,7 @@
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/detector.hpp"
+#include "sim/channel_model.hpp"
 #include "sim/checks.hpp"
 #include "sim/frames.hpp"
 
@@ -60,6 +61,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   const int m = bits_per_symbol(s.mod);
   const int bpv = s.nt * m;
   const std::int64_t batch = auto_batch(c, backend);
+  const detail::ChannelModelPlan channel(c.channel, s, 0, backend);
   auto detector =
       make_detector(c.detector, s, backend, {.soft = false, .check_device_values = false});
   const Memory mem = memory_of(backend);
@@ -86,6 +88,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
     } else {
       detail::make_frames_cpu(c.seed, first, count, s.nt, s.nr, s.mod, n0, fb);
     }
+    channel.apply(c.seed, first, count, n0, bits.data(), h.data(), y.data(), stream);
     detect::DetectInput in;
     in.h = ConstMatrixBatch<cf32>(h.data(), count, s.nr, s.nt, mem);
     in.y = ConstMatrixBatch<cf32>(y.data(), count, s.nr, 1, mem);

@@ -141,8 +141,8 @@ TEST(LdpcCli, BerPrintsRowsAndJson) {
       "--backend cpu --json " +
       js);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(line_count(r.out), 5) << r.out;  // header x2, three SNR rows
-  EXPECT_NE(read_file(js).find("\"fer\""), std::string::npos);
+  EXPECT_EQ(line_count(r.out), 5) << r.out;  // table header, description, three SNR rows
+  EXPECT_NE(read_file(js).find("\"bler\""), std::string::npos);
   // Both layer orders run.
   for (const char* order : {"natural", "extension-first"}) {
     r = run_cli(std::string("ldpc ber --bg 2 --z 16 --rate 0.5 --mod qpsk --snr 6 --frames 10 ") +

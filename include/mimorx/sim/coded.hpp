@@ -21,6 +21,7 @@
 #include "mimorx/detect/common.hpp"
 #include "mimorx/ldpc/decoder.hpp"
 #include "mimorx/ldpc/transport.hpp"
+#include "mimorx/sim/channel_model.hpp"
 
 namespace mimorx::sim {
 
@@ -39,6 +40,7 @@ struct CodedConfig {
   // End the sweep after the first point without a block error (the points after it are not
   // simulated and not returned).
   bool early_stop = false;
+  ChannelModel channel{};  // correlation and block fading (default: i.i.d. per vector)
 };
 
 struct CodedPointResult {

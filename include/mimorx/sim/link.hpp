@@ -13,6 +13,7 @@
 
 #include "mimorx/core/backend.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/sim/channel_model.hpp"
 
 namespace mimorx::sim {
 
@@ -27,6 +28,7 @@ struct UncodedConfig {
   std::int64_t min_bit_errors = 0;
   // End the sweep after the first point without a bit error.
   bool early_stop = false;
+  ChannelModel channel{};  // correlation and block fading (default: i.i.d. per vector)
 };
 
 struct PointResult {
