@@ -27,9 +27,10 @@ int main() {
   for (std::size_t i = 0; i < tb.size(); ++i) tb[i] = u[i] < 0.5f ? 1 : 0;
   transport.encode(tb, coded);
 
-  // Map, one channel per vector (i.i.d. CN(0, 1)), y = H x + n at Es/N0 = 16 dB per stream.
+  // Map, one channel per vector (i.i.d. CN(0, 1)), y = H x + n at Es/N0 = 10 dB (Es = 1 per
+  // transmit antenna, N0 per receive antenna, as the README's conventions).
   const std::int64_t vectors = transport.g() / bits_per_vector;
-  const float n0 = float(shape.nt * std::pow(10.0, -16.0 / 10.0));
+  const float n0 = float(std::pow(10.0, -10.0 / 10.0));
   auto h = Buffer<cf32>::host(std::size_t(vectors) * 16);
   auto y = Buffer<cf32>::host(std::size_t(vectors) * 4);
   auto g = Buffer<float>::host(std::size_t(vectors) * (32 + 8));
