@@ -43,11 +43,38 @@ function(mimorx_component name)
   set(MIMORX_COMPONENTS ${MIMORX_COMPONENTS} ${name} CACHE INTERNAL "")
 endfunction()
 
-# The aggregate library `mimorx` that users link: every component.
+# The aggregate library `mimorx` that the build tree links (apps, tests, benchmarks): every
+# component, static. And `mimorx_shared`, the libmimorx.so that `cmake --install` exports as
+# mimorx::mimorx: the same objects in one shared library whose build dependencies stay private
+# (the OpenMP runtime is a DT_NEEDED of the library, the static CUDA runtime is linked in with
+# its symbols hidden; Eigen and fmt are header-only inside src/), so that a consumer needs the
+# headers and the library only.
 function(mimorx_finish_components)
   add_library(mimorx INTERFACE)
+  add_library(mimorx_shared SHARED)
   foreach(c ${MIMORX_COMPONENTS})
     target_link_libraries(mimorx INTERFACE mimorx_${c})
+    get_target_property(type mimorx_${c} TYPE)
+    if(type STREQUAL "STATIC_LIBRARY")
+      target_sources(mimorx_shared PRIVATE $<TARGET_OBJECTS:mimorx_${c}>)
+    endif()
   endforeach()
   add_library(mimorx::mimorx ALIAS mimorx)
+  set_target_properties(mimorx_shared PROPERTIES OUTPUT_NAME mimorx EXPORT_NAME mimorx
+    LINKER_LANGUAGE CXX VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  target_include_directories(mimorx_shared INTERFACE
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  target_compile_features(mimorx_shared INTERFACE cxx_std_20)  # the headers use C++20
+  target_link_libraries(mimorx_shared PRIVATE $<BUILD_INTERFACE:mimorx_options> OpenMP::OpenMP_CXX)
+  if(MIMORX_HAS_CUDA)
+    target_link_libraries(mimorx_shared PRIVATE CUDA::cudart_static)
+    target_link_options(mimorx_shared PRIVATE "LINKER:--exclude-libs,libcudart_static.a")
+  endif()
+  if(NOT MIMORX_SANITIZE)
+    # Every symbol resolved when the library is linked, not when a consumer links it.
+    target_link_options(mimorx_shared PRIVATE "LINKER:--no-undefined")
+  endif()
 endfunction()

@@ -1,13 +1,11 @@
-# `cmake --install` exports mimorx::mimorx so that find_package(mimorx) works.
+# `cmake --install` installs the headers and libmimorx.so (mimorx_shared,
+# cmake/MimorxComponents.cmake) and exports it as mimorx::mimorx, so that find_package(mimorx)
+# works with nothing else found.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
-set(targets mimorx)
-foreach(c ${MIMORX_COMPONENTS})
-  list(APPEND targets mimorx_${c})
-endforeach()
-install(TARGETS ${targets} EXPORT mimorxTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS mimorx_shared EXPORT mimorxTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/mimorx DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 install(FILES ${PROJECT_BINARY_DIR}/include/mimorx/config.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mimorx)
 install(EXPORT mimorxTargets NAMESPACE mimorx:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mimorx)

@@ -21,7 +21,7 @@
 #include "io.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
-#include "mimorx/sim/detector.hpp"
+#include "mimorx/detect/factory.hpp"
 
 namespace {
 
@@ -60,7 +60,7 @@ void run_detect(const DetectOptions& o) {
   mimorx::cli::normalise_scale(d);
 
   const auto backend = mimorx::Backend::parse(o.backend);
-  auto det = mimorx::sim::make_detector(o.detector, shape, backend, o.soft);
+  auto det = mimorx::detect::make_detector(o.detector, shape, backend, o.soft);
   require(!o.soft || det->soft(), "soft", "detector '" + o.detector + "' has no soft output");
   const auto mem = mimorx::memory_of(backend);
   auto hb = mimorx::Buffer<float>(d.h.size(), mem);
@@ -91,7 +91,7 @@ void run_detect(const DetectOptions& o) {
                  "vector); their bits are the best found, not guaranteed ML (docs/cli.md, "
                  "Limits)\n",
                  static_cast<long long>(capped), static_cast<long long>(vectors),
-                 static_cast<long long>(mimorx::sim::kPsdNodeCap));
+                 static_cast<long long>(mimorx::detect::kPsdNodeCap));
   }
   if (o.soft) {
     std::vector<float> l(nbits);

@@ -1,15 +1,17 @@
-// mimorx lll: LLL-reduces bases given in fplll's text format, as a drop-in for `fplll -a lll`.
-//   mimorx lll [file] [-d delta] [--precision float|double] [--transform] [--check]
+// mimorx lll: LLL-reduces bases given in fplll's text format, in place of `fplll -a lll`.
+//   mimorx lll [file] [-d delta] [-e eta] [--precision float|double] [--transform] [--check]
 //              [--backend cpu|cuda|auto] [--method auto|sequential|all-swap|block] [--block l]
-//              [--keep-order] [--no-lattice-check]
+//              [--presort | --keep-order] [--no-lattice-check]
 // Input: one or more matrices "[[a b c]\n[d e f]\n]" (rows = basis vectors), from the file or
 // stdin; a batch of matrices of one shape is reduced in one plan run. Output: the reduced
-// matrices in input order, same format (integers stay integers); with --transform each is
-// followed by U = T^T (U * B = B' in fplll's row convention). --check verifies every output
-// exactly (lll_exact.hpp; the figures from lattice/quality.hpp), prints the report on stderr and
-// fails (exit 2) if one is not reduced.
-// The default delta is fplll's, 0.99. The vectors are put in order of increasing length before
-// the reduction (LllConfig::presort; fplll keeps the input order): --keep-order turns that off.
+// matrices in input order, in fplll's bytes (integers stay integers); with --transform each is
+// followed by U (U * B = B' in fplll's row convention), as `fplll -of bu`. --check verifies
+// every output exactly (lll_exact.hpp; the figures from lattice/quality.hpp), prints the report
+// on stderr and fails (exit 2) if one is not reduced.
+// Defaults are fplll's: delta 0.99, eta 0.51, the vectors in their input order, and on the CPU
+// the sequential method (--method auto), whose lazy size reduction (LllConfig::eta) takes
+// fplll's path (docs/lll.md, "mimorx lll and fplll"). --presort puts the vectors in order of
+// increasing length first (shorter bases; not fplll's output).
 // float32 outputs are checked against the input lattice (LllConfig::lattice_check):
 // --no-lattice-check turns that off. Whatever the options, every result is checked in exact
 // integer arithmetic (GMP, lll_exact.hpp) before anything is printed: B' = U B with det U = +-1;
@@ -40,8 +42,9 @@ using namespace mimorx::lattice;
 
 struct LllOptions {
   std::string in = "-", algorithm = "lll", precision = "double", backend = "cpu", method = "auto";
-  double delta = 0.99;
-  bool transform = false, check = false, keep_order = false, no_lattice_check = false;
+  double delta = 0.99, eta = 0.51;  // fplll's defaults
+  bool transform = false, check = false, presort = false, keep_order = false,
+       no_lattice_check = false;
   int block = 0;
 };
 
@@ -103,13 +106,13 @@ void report_check(const LllOptions& o, const TextBasis& in, const std::vector<do
   co.condition_number = m <= 512;
   const auto q = check_lll(n, m, out.data(), co);  // the figures; the verdict is exact
   const std::string why =
-      mimorx::cli::lll_violation(n, m, out, o.delta - co.eps_delta, 0.5 + co.eps_mu);
+      mimorx::cli::lll_violation(n, m, out, o.delta - co.eps_delta, o.eta + co.eps_mu);
   std::cerr << fmt::format(
-      "check: matrix {} ({} vectors, dim {}): {}; max|mu| {:.4f}, min Lovasz ratio {:.4f} "
-      "(delta {}), orthogonality defect {:.4g}, Hermite factor {:.4f}, condition {:.4g}, "
+      "check: matrix {} ({} vectors, dim {}): {}; max|mu| {:.4f} (eta {}), min Lovasz ratio "
+      "{:.4f} (delta {}), orthogonality defect {:.4g}, Hermite factor {:.4f}, condition {:.4g}, "
       "B' = U B with det U = +-1 (exact)\n",
-      index, m, n, why.empty() ? "LLL-reduced" : "NOT reduced", q.max_mu, q.lovasz_ratio, o.delta,
-      q.orthogonality_defect, q.hermite_factor, q.condition_number);
+      index, m, n, why.empty() ? "LLL-reduced" : "NOT reduced", q.max_mu, o.eta, q.lovasz_ratio,
+      o.delta, q.orthogonality_defect, q.hermite_factor, q.condition_number);
   if (!why.empty())
     throw NumericalError(fmt::format("check: matrix {} is not LLL-reduced: {}", index, why));
 }
@@ -127,9 +130,14 @@ void reduce_group(const LllOptions& o, const Backend& backend, std::vector<TextB
   cfg.delta = o.delta;
   cfg.transform = true;  // every result is checked exactly against its input: B' = B T
   cfg.lattice_check = !o.no_lattice_check;
-  cfg.method = parse_lll_method(o.method);
+  // auto on the CPU: the sequential method at every size, fplll's algorithm (the library's
+  // automatic choice, block from 128 vectors, gives other bases and loses precision on q-ary
+  // lattices of that size that the sequential method reduces).
+  cfg.method =
+      o.method == "auto" && !backend.is_cuda() ? LllMethod::sequential : parse_lll_method(o.method);
   cfg.block = o.block;
-  cfg.presort = !o.keep_order;
+  cfg.presort = o.presort;
+  cfg.eta = o.eta;
   LllPlan plan(cfg, backend);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
   auto hb = Buffer<F>::host(nm * nb);
@@ -210,22 +218,47 @@ void run_lll(const LllOptions& o) {
 void add_lll(CLI::App& app) {
   auto o = std::make_shared<LllOptions>();
   auto* cmd = app.add_subcommand(
-      "lll", "LLL-reduce bases in fplll's format (rows are vectors); drop-in for fplll -a lll");
+      "lll", "LLL-reduce bases in fplll's format (rows are vectors), in place of `fplll -a lll`");
+  cmd->footer(
+      "fplll compatibility: -a lll, -d and -e as fplll (defaults 0.99 and 0.51), input and "
+      "output in fplll's text format, --transform = fplll -of bu. With the defaults (input "
+      "order, --backend cpu, --method auto) the reduction is fplll's algorithm and prints "
+      "fplll's basis byte for byte, except where float64 and fplll's arithmetic round a "
+      "multiplier differently (every output is checked exactly either way). --presort, "
+      "--method all-swap|block and --backend cuda give other, equally LLL-reduced bases of the "
+      "same lattice. Not offered: fplll's other algorithms (bkz, svp, ...), -of with other "
+      "formats, -m/-f/-p/-z/-y/-l, more vectors than the dimension, entries beyond 2^53. "
+      "Beyond fplll: several matrices in one input, each reduced. Details: docs/lll.md, "
+      "'mimorx lll and fplll'.");
   cmd->add_option("file", o->in, "Input file ('-' or none: stdin)");
-  cmd->add_option("-a", o->algorithm, "Algorithm (only 'lll'; accepted for fplll compatibility)");
-  cmd->add_option("-d,--delta", o->delta,
-                  "Lovasz parameter delta in [0.25, 1) (default 0.99, as fplll)");
-  cmd->add_option("--precision", o->precision, "Arithmetic: float (float32) or double (float64)");
+  cmd->add_option("-a", o->algorithm, "Algorithm (only 'lll'; accepted as fplll's -a lll)")
+      ->capture_default_str();
+  cmd->add_option("-d,--delta", o->delta, "Lovasz parameter delta in [0.25, 1), as fplll's -d")
+      ->capture_default_str();
+  cmd->add_option("-e,--eta", o->eta,
+                  "Size-reduction bound eta, 0.5 or in (0.5, sqrt(delta)), as fplll's -e: a "
+                  "vector is size-reduced when one of its |mu| exceeds eta")
+      ->capture_default_str();
+  cmd->add_option("--precision", o->precision, "Arithmetic: float (float32) or double (float64)")
+      ->capture_default_str();
   cmd->add_flag("--transform", o->transform,
-                "Also print U (U * B = B', rows as vectors) after each basis");
+                "Also print U (U * B = B', rows as vectors) after each basis (fplll -of bu)");
   cmd->add_flag("--check", o->check,
                 "Verify every output, print the quality report on stderr, fail if not reduced");
-  cmd->add_option("--backend", o->backend, "cpu, cuda[:N] or auto");
-  cmd->add_option("--method", o->method, "auto, sequential, all-swap or block");
-  cmd->add_option("--block", o->block, "Block size of the block method (0 = automatic)");
+  cmd->add_option("--backend", o->backend, "cpu, cuda[:N] or auto")->capture_default_str();
+  cmd->add_option("--method", o->method,
+                  "auto, sequential, all-swap or block (auto: sequential on the CPU, fplll's "
+                  "algorithm; on CUDA all-swap up to 64 vectors, else block)")
+      ->capture_default_str();
+  cmd->add_option("--block", o->block, "Block size of the block method (0 = automatic)")
+      ->capture_default_str();
+  auto* presort = cmd->add_flag(
+      "--presort", o->presort,
+      "Sort the vectors shortest first before reducing: markedly shorter bases on random "
+      "inputs, but not fplll's output (fplll keeps the input order)");
   cmd->add_flag("--keep-order", o->keep_order,
-                "Reduce the vectors in their input order (default: shortest first, which "
-                "gives shorter bases; fplll keeps the input order)");
+                "Reduce the vectors in their input order, as fplll (the default)")
+      ->excludes(presort);
   cmd->add_flag("--no-lattice-check", o->no_lattice_check,
                 "float32: skip the check that each output is still a basis of the input lattice "
                 "(faster; an ill-conditioned input may then end slightly off its lattice)");

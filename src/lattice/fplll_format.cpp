@@ -103,7 +103,7 @@ void write_fplll(std::ostream& out, int n, int m, const double* b, bool integer)
       } else {
         s << std::setprecision(17) << v;
       }
-      s << (i + 1 < n ? " " : "");
+      s << ' ';  // fplll ends every entry with a space, the last one too
     }
     s << ']' << '\n';
   }
@@ -116,7 +116,7 @@ void write_fplll_transform(std::ostream& out, int m, const std::int64_t* t) {
   s << '[';
   for (int j = 0; j < m; ++j) {
     s << '[';
-    for (int i = 0; i < m; ++i) s << t[std::size_t(j) * m + i] << (i + 1 < m ? " " : "");
+    for (int i = 0; i < m; ++i) s << t[std::size_t(j) * m + i] << ' ';
     s << ']' << '\n';
   }
   s << "]\n";

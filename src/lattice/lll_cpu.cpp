@@ -55,6 +55,14 @@ namespace detail {
 
 long default_max_iter(int m) { return 100000L + 400L * m * m; }
 
+void check_eta(double eta, double delta) {
+  // eta^2 < delta keeps the lazy rule's Lovasz test able to pass (fplll's condition); 1/2 is
+  // the textbook bound and valid with every delta.
+  require(eta == 0.5 || (eta > 0.5 && eta * eta < delta), "eta",
+          std::to_string(eta) +
+              "; need eta = 0.5 or 0.5 < eta < sqrt(delta) = " + std::to_string(std::sqrt(delta)));
+}
+
 namespace {
 
 inline double abs2(double x) { return x * x; }
@@ -66,6 +74,11 @@ inline std::complex<double> conj_s(std::complex<double> x) { return std::conj(x)
 inline double round_s(double x) { return std::abs(x) <= 0.5 + 1e-9 ? 0.0 : round_nearest(x); }
 inline std::complex<double> round_s(std::complex<double> x) {
   return {round_s(x.real()), round_s(x.imag())};
+}
+// The lazy rule's rounding (fplll's rint): nearest integer, ties to even.
+inline double round_even(double x) { return std::nearbyint(x); }
+inline std::complex<double> round_even(std::complex<double> x) {
+  return {round_even(x.real()), round_even(x.imag())};
 }
 inline double max_part(double x) { return std::abs(x); }
 inline double max_part(std::complex<double> x) {
@@ -98,10 +111,15 @@ void check_input(int n, int m, const S* b, double delta, bool complex_lll) {
 // modified Gram-Schmidt, so ||b*_k||^2 is a sum of squares, not ||b_k||^2 - sum mu^2 ||b*_j||^2
 // (that difference cancels catastrophically on knapsack-like bases). The visit repeats until a
 // size-reduction pass changes nothing, so mu and b*_k belong to the final b_k.
+// eta > 1/2 selects fplll's lazy rule: b_k is size-reduced only when some |mu_kj| > eta, and then
+// every multiplier is rounded (ties to even); the Lovasz test takes mu_{k,k-1} as it is. With
+// the same delta and eta this takes fplll's path: the same swaps and the same basis wherever
+// the float64 multipliers round as fplll's do (docs/lll.md, "mimorx lll and fplll").
 // S = double (real LLL) or std::complex<double> (complex LLL, Gan et al. 2009).
 // t holds T in S (exact integers / Gaussian integers) or is null.
 template <class S>
-LllStats se_lll(int n, int m, S* b, S* t, double delta) {
+LllStats se_lll(int n, int m, S* b, S* t, double delta, double eta = 0.5) {
+  const bool lazy = eta > 0.5;
   LllStats st;
   std::vector<S> mu(std::size_t(m) * m), bs(std::size_t(n) * m);
   std::vector<double> bn(m);
@@ -148,9 +166,14 @@ LllStats se_lll(int n, int m, S* b, S* t, double delta) {
         muk[j] = d / bn[j];
         for (int i = 0; i < n; ++i) v[i] -= muk[j] * w[i];
       }
+      if (lazy) {
+        double top = 0;
+        for (int j = 0; j < k; ++j) top = std::max(top, max_part(muk[j]));
+        if (!(top > eta)) break;
+      }
       bool changed = false;
       for (int j = k - 1; j >= 0; --j) {
-        const S q = round_s(muk[j]);
+        const S q = lazy ? round_even(muk[j]) : round_s(muk[j]);
         if (q == S(0)) continue;
         changed = true;
         S* bk = col(k);
@@ -217,18 +240,19 @@ bool linearly_dependent(int n, int m, const double* b) {
 
 }  // namespace
 
-LllStats se_lll_double(int n, int m, double* b, double* t, double delta) {
-  return se_lll<double>(n, m, b, t, delta);
+LllStats se_lll_double(int n, int m, double* b, double* t, double delta, double eta) {
+  return se_lll<double>(n, m, b, t, delta, eta);
 }
 }  // namespace detail
 
-LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta) {
+LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta, double eta) {
   detail::check_input(n, m, b, delta, false);
+  detail::check_eta(eta, delta);
   require(!detail::linearly_dependent(n, m, b), "basis",
           "the " + std::to_string(m) +
               " vectors are linearly dependent (or a vector is zero); LLL needs a basis");
   std::vector<double> td(t ? std::size_t(m) * m : 0);
-  LllStats st = detail::se_lll<double>(n, m, b, t ? td.data() : nullptr, delta);
+  LllStats st = detail::se_lll<double>(n, m, b, t ? td.data() : nullptr, delta, eta);
   if (t) {
     for (std::size_t i = 0; i < td.size(); ++i) {
       if (std::abs(td[i]) >= 9.2e18) {

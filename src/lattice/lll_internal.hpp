@@ -62,8 +62,11 @@ template <class T>
 void unsort_transform(int m, T* t, const std::int32_t* rank);
 
 // The Schnorr-Euchner reference on one float64 basis without input checks (status reports
-// dependence); t (m x m, may be null) receives T as exact integers in double.
-LllStats se_lll_double(int n, int m, double* b, double* t, double delta);
+// dependence); t (m x m, may be null) receives T as exact integers in double. eta > 1/2: the
+// lazy size reduction of LllConfig::eta.
+LllStats se_lll_double(int n, int m, double* b, double* t, double delta, double eta = 0.5);
+// Throws InvalidArgument unless eta = 0.5 or 0.5 < eta < sqrt(delta).
+void check_eta(double eta, double delta);
 
 // Test knob: turn off the float32 rebuild of B' from B T (lll_plan.cpp, rebuild_cuda.cu), so that
 // a test can show its inputs need it. On by default; not thread-safe with running plans.

@@ -294,6 +294,7 @@ LllPlan::LllPlan(const LllConfig& c, Backend backend) : cfg_(c), backend_(backen
               "; need 1 <= m <= n (more vectors than the dimension are linearly dependent)");
   require(c.delta >= 0.25 && c.delta < 1.0, "delta",
           std::to_string(c.delta) + "; LLL needs delta in [0.25, 1)");
+  detail::check_eta(c.eta, c.delta);
   require(c.block == 0 || (c.block >= 4 && c.block % 2 == 0 && c.block <= 64), "block",
           std::to_string(c.block) + "; allowed 0 (automatic) or an even size 4..64");
   require(c.cpu_threads >= 0, "cpu_threads", std::to_string(c.cpu_threads) + "; must be >= 0");
@@ -795,7 +796,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           // The reference always computes in float64; a float basis is converted both ways.
           std::vector<double> bd(bk, bk + std::size_t(n) * m);
           std::vector<double> td(tk ? std::size_t(m) * m : 0);
-          auto s = detail::se_lll_double(n, m, bd.data(), tk ? td.data() : nullptr, cfg_.delta);
+          auto s = detail::se_lll_double(n, m, bd.data(), tk ? td.data() : nullptr, cfg_.delta,
+                                         cfg_.eta);
           for (std::size_t i = 0; i < bd.size(); ++i) bk[i] = F(bd[i]);
           if (tk) {
             for (std::size_t i = 0; i < td.size(); ++i) {
@@ -1140,7 +1142,7 @@ template void LllPlan::run_impl<double>(MatrixBatch<double>, MatrixBatch<std::in
                                         View<LllStatus>, const Stream&);
 
 LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, bool transform,
-                     LllMethod method, bool presort) {
+                     LllMethod method, bool presort, double eta) {
   require(b.size() == std::size_t(n) * m, "basis",
           "has " + std::to_string(b.size()) +
               " entries, expected n*m = " + std::to_string(std::size_t(n) * m));
@@ -1151,6 +1153,7 @@ LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta, b
   c.transform = transform;
   c.method = method;
   c.presort = presort;
+  c.eta = eta;
   LllPlan plan(c, Backend::cpu());
   LllResult r;
   r.basis = b;

@@ -133,6 +133,45 @@ TEST(LllReference, DegenerateInputsAreClearErrors) {
   EXPECT_THROW(LllPlan(cfg, Backend::cpu()), InvalidArgument);
 }
 
+// eta > 1/2 (fplll's lazy size reduction, LllConfig::eta): outputs are (delta, eta)-reduced
+// bases of the input lattice, some multipliers stay in (1/2, eta] (the rule is active), the plan
+// gives the reference's basis bit for bit, and eta is validated.
+TEST(LllReference, LazySizeReductionWithEta) {
+  std::mt19937_64 g(test::fresh_seed());
+  int above_half = 0;
+  for (int n : {8, 16, 24}) {
+    for (int rep = 0; rep < 4; ++rep) {
+      const auto b0 = test::integer_basis(g, n, n, 1 << 12);
+      auto b = b0;
+      std::vector<std::int64_t> t(std::size_t(n) * n);
+      ASSERT_EQ(lll_reference(n, n, b.data(), t.data(), 0.99, 0.51).status, LllStatus::reduced);
+      const auto q = check_lll(n, n, b.data(), {0.99, 0.01 + 1e-9, 1e-9});
+      EXPECT_TRUE(q.reduced()) << q.message;
+      if (q.max_mu > 0.5 + 1e-6) ++above_half;
+      const auto tr = check_transform(n, n, b0.data(), b.data(), t.data());
+      EXPECT_TRUE(tr.integer && tr.unimodular && tr.consistent) << tr.message;
+      LllConfig cfg;
+      cfg.n = cfg.m = n;
+      cfg.delta = 0.99;
+      cfg.eta = 0.51;
+      cfg.method = LllMethod::sequential;
+      cfg.presort = false;
+      auto bp = b0;
+      LllPlan(cfg, Backend::cpu())
+          .run(MatrixBatch<double>(bp.data(), 1, n, n, Memory::host), {}, {});
+      EXPECT_EQ(bp, b) << "n " << n;
+    }
+  }
+  EXPECT_GT(above_half, 0) << "no multiplier in (1/2, 0.51]: the lazy rule was never active";
+  std::vector<double> ok = {3, 1, 1, 2};
+  EXPECT_THROW(lll_reference(2, 2, ok.data(), nullptr, 0.75, 0.49), InvalidArgument);
+  EXPECT_THROW(lll_reference(2, 2, ok.data(), nullptr, 0.75, 0.9), InvalidArgument);  // > sqrt
+  EXPECT_NO_THROW(lll_reference(2, 2, ok.data(), nullptr, 0.25, 0.5));
+  LllConfig cfg{2, 2};
+  cfg.eta = 0.3;
+  EXPECT_THROW(LllPlan(cfg, Backend::cpu()), InvalidArgument);
+}
+
 TEST(LllReference, ComplexLll) {
   std::mt19937_64 g(test::fresh_seed());
   std::normal_distribution<double> d;

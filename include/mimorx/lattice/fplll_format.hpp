@@ -20,7 +20,8 @@ struct TextBasis {
 // malformed text, ragged rows, entries that are not integers written as digits ("1.5", "1e20")
 // or integers beyond 2^53 in magnitude (compared exactly, before any rounding to double).
 bool read_fplll(std::istream& in, TextBasis& out, int* line = nullptr);
-// Writes n x m column-major b as fplll does (rows = vectors); integers without a decimal point.
+// Writes n x m column-major b in fplll's bytes (rows = vectors, every entry followed by a space,
+// "[[1 2 ]\n[3 4 ]\n]\n"); integers without a decimal point.
 void write_fplll(std::ostream& out, int n, int m, const double* b, bool integer);
 // Writes an m x m integer matrix T (column-major) with rows = fplll's convention for U:
 // fplll's -of u prints U with U * B_rows = B'_rows, i.e. U = T^T.

@@ -78,6 +78,12 @@ struct LllConfig {
   // false skips the check (faster; a float32 result on an ill-conditioned input may then sit
   // off the lattice while passing the LLL conditions). No effect in float64.
   bool lattice_check = true;
+  // Size-reduction bound eta of the sequential method. 0.5: every |mu_kj| > 1/2 is reduced.
+  // 0.5 < eta < sqrt(delta): fplll's lazy rule (b_k reduced only when some |mu_kj| > eta, then
+  // every multiplier rounded; the Lovasz test on mu as it stands), which with fplll's delta and
+  // eta (0.99, 0.51) and presort = false takes fplll's path (docs/lll.md). The other methods
+  // always reduce to 1/2, which satisfies every eta >= 0.5.
+  double eta = 0.5;
 };
 
 // A plan for batches of bases of one shape. run() reduces `basis` in place.
@@ -135,9 +141,10 @@ struct LllStats {
 };
 
 // Textbook LLL, Schnorr-Euchner floating-point variant, float64. b: n x m column-major,
-// reduced in place; t (m x m, may be null) receives T. Throws InvalidArgument on NaN/Inf,
-// dependent vectors, m > n, delta outside [0.25, 1).
-LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta = 0.75);
+// reduced in place; t (m x m, may be null) receives T. eta as LllConfig::eta. Throws
+// InvalidArgument on NaN/Inf, dependent vectors, m > n, delta outside [0.25, 1), a bad eta.
+LllStats lll_reference(int n, int m, double* b, std::int64_t* t, double delta = 0.75,
+                       double eta = 0.5);
 
 // Complex LLL (Gan, Ling, Mow, IEEE TSP 57(7), 2009): the same with complex mu_ij, size
 // reduction by rounding to the nearest Gaussian integer (real and imaginary parts separately),
@@ -152,9 +159,9 @@ struct LllResult {
   std::vector<std::int64_t> transform;  // m x m when requested
   LllStatus status = LllStatus::reduced;
 };
-// presort: LllConfig::presort (false keeps the textbook's input order).
+// presort: LllConfig::presort (false keeps the textbook's input order); eta: LllConfig::eta.
 LllResult lll_reduce(int n, int m, const std::vector<double>& b, double delta = 0.75,
                      bool transform = true, LllMethod method = LllMethod::sequential,
-                     bool presort = true);
+                     bool presort = true, double eta = 0.5);
 
 }  // namespace mimorx::lattice

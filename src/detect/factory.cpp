@@ -1,42 +1,43 @@
-// Adapters from each detector plan to sim::Detector. A detector whose header is absent from
-// this source tree is simply not offered (the list is printed in the error message).
+// Adapters from each detector plan to Detector (detect/factory.hpp). A detector whose header is
+// absent from this source tree is simply not offered (the list is printed in the error message).
+#include "mimorx/detect/factory.hpp"
+
 #include <charconv>
 #include <functional>
 #include <map>
 
 #include "mimorx/core/error.hpp"
-#include "mimorx/sim/detector.hpp"
 
 #if __has_include("mimorx/detect/linear.hpp")
 #include "mimorx/detect/linear.hpp"
-#define MIMORX_SIM_HAS_LINEAR 1
+#define MIMORX_DETECT_HAS_LINEAR 1
 #endif
 #if __has_include("mimorx/detect/ml.hpp")
 #include "mimorx/detect/ml.hpp"
-#define MIMORX_SIM_HAS_ML 1
+#define MIMORX_DETECT_HAS_ML 1
 #endif
 #if __has_include("mimorx/detect/sphere.hpp")
 #include "mimorx/detect/sphere.hpp"
-#define MIMORX_SIM_HAS_SPHERE 1
+#define MIMORX_DETECT_HAS_SPHERE 1
 #endif
 #if __has_include("mimorx/detect/nway.hpp")
 #include "mimorx/detect/nway.hpp"
-#define MIMORX_SIM_HAS_NWAY 1
+#define MIMORX_DETECT_HAS_NWAY 1
 #endif
 #if __has_include("mimorx/detect/kbest.hpp")
 #include "mimorx/detect/kbest.hpp"
-#define MIMORX_SIM_HAS_KBEST 1
+#define MIMORX_DETECT_HAS_KBEST 1
 #endif
 #if __has_include("mimorx/detect/trellis.hpp")
 #include "mimorx/detect/trellis.hpp"
-#define MIMORX_SIM_HAS_TRELLIS 1
+#define MIMORX_DETECT_HAS_TRELLIS 1
 #endif
 #if __has_include("mimorx/detect/lr_aided.hpp")
 #include "mimorx/detect/lr_aided.hpp"
-#define MIMORX_SIM_HAS_LR 1
+#define MIMORX_DETECT_HAS_LR 1
 #endif
 
-namespace mimorx::sim {
+namespace mimorx::detect {
 
 namespace {
 
@@ -49,7 +50,7 @@ class SoftHardAdapter final : public Detector {
   bool soft() const override { return soft_; }
 
  protected:
-  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+  void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
               const Stream& stream) override {
     plan_.run(in, bits, llrs, stream);
   }
@@ -67,7 +68,7 @@ class HardAdapter final : public Detector {
   bool soft() const override { return false; }
 
  protected:
-  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
+  void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float>,
               const Stream& stream) override {
     plan_.run(in, bits, stream);
   }
@@ -76,32 +77,31 @@ class HardAdapter final : public Detector {
   Plan plan_;
 };
 
-#ifdef MIMORX_SIM_HAS_SPHERE
+#ifdef MIMORX_DETECT_HAS_SPHERE
 // psd with its per-vector statistics: counts the vectors the node cap stopped (host memory;
 // on CUDA the counts would need a synchronisation per call, and they are not read there).
 class SphereAdapter final : public Detector {
  public:
-  SphereAdapter(std::string name, detect::SpherePlan plan)
+  SphereAdapter(std::string name, SpherePlan plan)
       : Detector(std::move(name)), plan_(std::move(plan)) {}
   bool soft() const override { return false; }
   std::int64_t capped_vectors() const override { return capped_; }
 
  protected:
-  void run_on(const detect::DetectInput& in, View<std::uint8_t> bits, View<float>,
+  void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float>,
               const Stream& stream) override {
     if (in.y.where != Memory::host) {
       plan_.run(in, bits, {}, {}, {}, stream);
       return;
     }
     stats_.resize(std::size_t(in.y.batch));
-    plan_.run(in, bits, {}, View<detect::SearchStats>(stats_.data(), in.y.batch, Memory::host), {},
-              stream);
+    plan_.run(in, bits, {}, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), {}, stream);
     for (const auto& s : stats_) capped_ += s.capped;
   }
 
  private:
-  detect::SpherePlan plan_;
-  std::vector<detect::SearchStats> stats_;
+  SpherePlan plan_;
+  std::vector<SearchStats> stats_;
   std::int64_t capped_ = 0;
 };
 #endif
@@ -121,94 +121,89 @@ class SphereAdapter final : public Detector {
           "'" + spec + "': " + spec.substr(0, spec.find(':')) + " takes no parameter" + why);
 }
 
-using Factory = std::function<std::unique_ptr<Detector>(
-    const std::string& spec, const std::string& param, const detect::MimoShape&, const Backend&,
-    const DetectorOptions&)>;
+using Factory = std::function<std::unique_ptr<Detector>(const std::string& spec,
+                                                        const std::string& param, const MimoShape&,
+                                                        const Backend&, const DetectorOptions&)>;
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> f = [] {
     std::map<std::string, Factory> m;
-#ifdef MIMORX_SIM_HAS_LINEAR
+#ifdef MIMORX_DETECT_HAS_LINEAR
     for (auto [name, kind] :
-         {std::pair{"zf", detect::LinearKind::zf}, std::pair{"mmse", detect::LinearKind::mmse}}) {
-      m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
+         {std::pair{"zf", LinearKind::zf}, std::pair{"mmse", LinearKind::mmse}}) {
+      m[name] = [kind](const std::string& spec, const std::string&, const MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
         require_no_param(spec);
         const bool soft = o.soft;
-        detect::LinearConfig cfg;
+        LinearConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
         cfg.soft = soft;
         cfg.check_device_values = o.check_device_values;
-        return std::make_unique<SoftHardAdapter<detect::LinearPlan>>(
-            spec, detect::LinearPlan(cfg, b), soft);
+        return std::make_unique<SoftHardAdapter<LinearPlan>>(spec, LinearPlan(cfg, b), soft);
       };
     }
 #endif
-#ifdef MIMORX_SIM_HAS_ML
-    m["ml"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
-                 const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+#ifdef MIMORX_DETECT_HAS_ML
+    m["ml"] = [](const std::string& spec, const std::string&, const MimoShape& s, const Backend& b,
+                 const DetectorOptions& o) -> std::unique_ptr<Detector> {
       require_no_param(spec);
       const bool soft = o.soft;
-      detect::MlConfig cfg;
+      MlConfig cfg;
       cfg.shape = s;
       cfg.soft = soft;
       cfg.check_device_values = o.check_device_values;
-      return std::make_unique<SoftHardAdapter<detect::MlPlan>>(spec, detect::MlPlan(cfg, b), soft);
+      return std::make_unique<SoftHardAdapter<MlPlan>>(spec, MlPlan(cfg, b), soft);
     };
 #endif
-#ifdef MIMORX_SIM_HAS_SPHERE
-    m["psd"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+#ifdef MIMORX_DETECT_HAS_SPHERE
+    m["psd"] = [](const std::string& spec, const std::string& param, const MimoShape& s,
                   const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
       require(
           !o.soft, "detector",
           "'psd' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for LLRs");
-      detect::SphereConfig cfg;
+      SphereConfig cfg;
       cfg.shape = s;
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
       cfg.lanes = param.empty() ? 0 : parse_param(spec, param, "LANES");
       cfg.node_cap = o.psd_node_cap;
-      return std::make_unique<SphereAdapter>(spec, detect::SpherePlan(cfg, b));
+      return std::make_unique<SphereAdapter>(spec, SpherePlan(cfg, b));
     };
 #endif
-#ifdef MIMORX_SIM_HAS_NWAY
-    m["nway"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+#ifdef MIMORX_DETECT_HAS_NWAY
+    m["nway"] = [](const std::string& spec, const std::string& param, const MimoShape& s,
                    const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-      detect::NwayConfig cfg;
+      NwayConfig cfg;
       cfg.shape = s;
       cfg.n_ways = param.empty() ? 1 : parse_param(spec, param, "N");
       cfg.check_device_values = o.check_device_values;
-      return std::make_unique<SoftHardAdapter<detect::NwayPlan>>(spec, detect::NwayPlan(cfg, b),
-                                                                 true);
+      return std::make_unique<SoftHardAdapter<NwayPlan>>(spec, NwayPlan(cfg, b), true);
     };
 #endif
-#ifdef MIMORX_SIM_HAS_KBEST
-    m["kbest"] = [](const std::string& spec, const std::string& param, const detect::MimoShape& s,
+#ifdef MIMORX_DETECT_HAS_KBEST
+    m["kbest"] = [](const std::string& spec, const std::string& param, const MimoShape& s,
                     const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-      detect::KbestConfig cfg;
+      KbestConfig cfg;
       cfg.shape = s;
       cfg.k = param.empty() ? 16 : parse_param(spec, param, "K");
       cfg.check_device_values = o.check_device_values;
-      return std::make_unique<SoftHardAdapter<detect::KbestPlan>>(spec, detect::KbestPlan(cfg, b),
-                                                                  true);
+      return std::make_unique<SoftHardAdapter<KbestPlan>>(spec, KbestPlan(cfg, b), true);
     };
 #endif
-#ifdef MIMORX_SIM_HAS_TRELLIS
-    m["trellis"] = [](const std::string& spec, const std::string&, const detect::MimoShape& s,
+#ifdef MIMORX_DETECT_HAS_TRELLIS
+    m["trellis"] = [](const std::string& spec, const std::string&, const MimoShape& s,
                       const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
       require_no_param(spec, " (its list size is the constellation size)");
-      detect::TrellisConfig cfg;
+      TrellisConfig cfg;
       cfg.shape = s;
       cfg.check_device_values = o.check_device_values;
-      return std::make_unique<SoftHardAdapter<detect::TrellisPlan>>(
-          spec, detect::TrellisPlan(cfg, b), true);
+      return std::make_unique<SoftHardAdapter<TrellisPlan>>(spec, TrellisPlan(cfg, b), true);
     };
 #endif
-#ifdef MIMORX_SIM_HAS_LR
-    for (auto [name, kind] :
-         {std::pair{"lr-zf", detect::LrKind::zf}, std::pair{"lr-mmse", detect::LrKind::mmse},
-          std::pair{"lr-mmse-sic", detect::LrKind::mmse_sic}}) {
-      m[name] = [kind](const std::string& spec, const std::string&, const detect::MimoShape& s,
+#ifdef MIMORX_DETECT_HAS_LR
+    for (auto [name, kind] : {std::pair{"lr-zf", LrKind::zf}, std::pair{"lr-mmse", LrKind::mmse},
+                              std::pair{"lr-mmse-sic", LrKind::mmse_sic}}) {
+      m[name] = [kind](const std::string& spec, const std::string&, const MimoShape& s,
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
         require_no_param(spec);
         const bool soft = o.soft;
@@ -216,10 +211,10 @@ const std::map<std::string, Factory>& factories() {
                 "'" + spec +
                     "' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for "
                     "LLRs");
-        detect::LrConfig cfg;
+        LrConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
-        return std::make_unique<HardAdapter<detect::LrPlan>>(spec, detect::LrPlan(cfg, b));
+        return std::make_unique<HardAdapter<LrPlan>>(spec, LrPlan(cfg, b));
       };
     }
 #endif
@@ -237,12 +232,12 @@ std::vector<std::string> detector_names() {
   return names;
 }
 
-std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
+std::unique_ptr<Detector> make_detector(const std::string& spec, const MimoShape& shape,
                                         const Backend& backend, bool soft) {
   return make_detector(spec, shape, backend, DetectorOptions{.soft = soft});
 }
 
-std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::MimoShape& shape,
+std::unique_ptr<Detector> make_detector(const std::string& spec, const MimoShape& shape,
                                         const Backend& backend, const DetectorOptions& options) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
@@ -258,4 +253,4 @@ std::unique_ptr<Detector> make_detector(const std::string& spec, const detect::M
   return it->second(spec, param, shape, backend, options);
 }
 
-}  // namespace mimorx::sim
+}  // namespace mimorx::detect
