@@ -84,8 +84,8 @@ void BM_BlockDouble(benchmark::State& state) {
 }
 
 // The plan's float32 path without T, one basis per run: presort, reduction and the check that
-// the output is still on the input lattice (range(1) = 1) or without that check (0; the test
-// knob), to show the check's cost.
+// the output is still on the input lattice (range(1) = 1) or without that check (0;
+// LllConfig::lattice_check), to show the check's cost.
 void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
   const int n = int(state.range(0));
   const bool check = state.range(1) != 0;
@@ -93,9 +93,9 @@ void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
   LllConfig cfg{n, n};
   cfg.method = method;
   cfg.cpu_threads = 1;
+  cfg.lattice_check = check;
   LllPlan plan(cfg, Backend::cpu());
   std::vector<float> b(std::size_t(n) * n);
-  lattice::detail::set_float32_rebuild(check);
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -105,7 +105,6 @@ void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
     benchmark::DoNotOptimize(b.data());
     k = (k + 1) % kPool;
   }
-  lattice::detail::set_float32_rebuild(true);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -27,14 +26,6 @@ int automatic_block(int m) {
 }
 
 namespace detail {
-
-namespace {
-std::atomic<bool> g_float32_rebuild{true};
-std::atomic<bool> g_device_polish{true};
-}  // namespace
-void set_float32_rebuild(bool enabled) { g_float32_rebuild = enabled; }
-bool float32_rebuild() { return g_float32_rebuild; }
-void set_device_polish(bool enabled) { g_device_polish = enabled; }
 
 namespace {
 
@@ -287,7 +278,8 @@ template LllStats block_lll<double>(int, int, double*, std::int64_t*, double, in
 
 // ---------------------------------------------------------------------------------------------
 
-LllPlan::LllPlan(const LllConfig& c, Backend backend) : cfg_(c), backend_(backend) {
+LllPlan::LllPlan(const LllConfig& c, Backend backend, const LllOptions& options)
+    : cfg_(c), opt_(options), backend_(backend) {
   require(c.n >= 1 && c.n <= 4096, "n", std::to_string(c.n) + " rows; allowed 1..4096");
   require(c.m >= 1 && c.m <= c.n, "m",
           std::to_string(c.m) + " basis vectors in dimension " + std::to_string(c.n) +
@@ -312,7 +304,7 @@ LllPlan::LllPlan(const LllConfig& c, Backend backend) : cfg_(c), backend_(backen
     if (method_ == LllMethod::sequential)
       throw Unsupported("method: 'sequential' runs on the CPU only; use all-swap or block on CUDA");
     if (method_ == LllMethod::all_swap &&
-        !detail::all_swap_cuda_fits(c.n, c.m, c.transform, true, backend.device()))
+        !detail::all_swap_cuda_fits(c.n, c.m, c.transform, true, backend.device(), options))
       throw Unsupported("m, n: a " + std::to_string(c.n) + "x" + std::to_string(c.m) +
                         " basis does not fit one thread block's shared memory for all-swap; "
                         "use method block");
@@ -380,6 +372,7 @@ template <class F>
 struct GpuReducer {
   int device;
   double delta;
+  LllOptions options;
   Stream stream;
   Buffer<F> hb, db;
   Buffer<std::int64_t> hu, du;
@@ -400,7 +393,8 @@ struct GpuReducer {
     mimorx::detail::copy_bytes(db.data(), Memory::device, hb.data(), Memory::host,
                                total * sizeof(F), stream.handle());
     detail::all_swap_cuda<F>(db.data(), du.data(), ds.data(), count, l, l, bs, bs, delta,
-                             detail::default_max_iter(l), stream.handle(), device);
+                             detail::default_max_iter(l), stream.handle(), device, false, nullptr,
+                             options);
     mimorx::detail::copy_bytes(hu.data(), Memory::host, du.data(), Memory::device,
                                total * sizeof(std::int64_t), stream.handle());
     mimorx::detail::copy_bytes(hs.data(), Memory::host, ds.data(), Memory::device,
@@ -431,8 +425,8 @@ struct GpuReducer {
 // milliseconds at m = 1024, more than a run.
 template <class F>
 struct BlockWorker {
-  BlockWorker(int device, double delta)
-      : reducer{device, delta, Stream::create(device), {}, {}, {}, {}, {}, {}} {}
+  BlockWorker(int device, double delta, const LllOptions& options)
+      : reducer{device, delta, options, Stream::create(device), {}, {}, {}, {}, {}, {}} {}
   GpuReducer<F> reducer;
   detail::GramWorkspace<F> gram;
   detail::BlockLllWorkspace<F> device;
@@ -658,7 +652,7 @@ LllStatus rebuild_without_transform(int n, int m, const double* b_in, float* b, 
 
 // The CPU paths' float32 epilogue: a reduced basis is checked against the input lattice (from B T
 // with T, by solving for T without) and rebuilt where it drifted, a singular one is judged on the
-// input (b_in: the float32 input, as doubles). check: LllConfig::lattice_check and the test knob.
+// input (b_in: the float32 input, as doubles). check: LllConfig::lattice_check.
 LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, float* b, double delta,
                          LllStatus status, bool check) {
   if (check && status == LllStatus::reduced)
@@ -674,10 +668,10 @@ LllStatus finish_float32(int n, int m, const double* b_in, std::int64_t* t, floa
 // to the host and checked again. A "singular" basis is judged on its input.
 LllStatus finish_float32_device(int n, int m, const float* in, std::int64_t* t, float* b,
                                 double delta, LllStatus status, bool check, Buffer<double>& scratch,
-                                const Stream& stream, int device) {
+                                const Stream& stream, int device, const LllOptions& options) {
   if (status == LllStatus::singular) return classify_float32_singular_device(n, m, in, stream);
   if (!t || status != LllStatus::reduced || !check ||
-      !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device))
+      !detail::rebuild_if_drifted_cuda(in, b, t, n, m, scratch, stream.handle(), device, options))
     return status;
   return recheck_rebuilt_device(n, m, in, t, b, delta, stream);
 }
@@ -755,7 +749,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
   std::vector<LllStatus> st(nb, LllStatus::reduced);
   const std::int64_t tstride = cfg_.transform ? transform.batch_stride : 0;
   // float32: the check of the outputs against the input lattice (LllConfig::lattice_check).
-  const bool check = std::is_same_v<F, float> && cfg_.lattice_check && detail::float32_rebuild();
+  const bool check = std::is_same_v<F, float> && cfg_.lattice_check;
 
   if (mem == Memory::host) {
     const OmpTeamScope team(threads);
@@ -887,14 +881,15 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         // one copy and the host's float64 reduction cost more than the whole checked batch);
         // what it leaves goes to the host.
         std::vector<std::int32_t> pst(std::size_t(nf), detail::kStatusHost);
-        if (detail::g_device_polish && detail::polish_fits_cuda(n, m, dev)) {
+        if (opt_.device_polish && detail::polish_fits_cuda(n, m, dev, opt_)) {
           std::fill(pst.begin(), pst.end(), detail::kStatusRecheck);
           detail::ensure_device(failed_->status, std::size_t(nf), dev);
           mimorx::detail::copy_bytes(failed_->status.data(), Memory::device, pst.data(),
                                      Memory::host, pst.size() * sizeof(std::int32_t),
                                      stream.handle());
           detail::polish_float64_cuda(din.data(), db.data(), dt.data(), failed_->status.data(), nf,
-                                      n, m, cfg_.delta, failed_->polish, stream.handle(), dev);
+                                      n, m, cfg_.delta, failed_->polish, stream.handle(), dev,
+                                      opt_);
           mimorx::detail::copy_bytes(pst.data(), Memory::host, failed_->status.data(),
                                      Memory::device, pst.size() * sizeof(std::int32_t),
                                      stream.handle());
@@ -950,12 +945,12 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
         if constexpr (f32) keep = check ? dinput_.data() + k0 * nm : nullptr;
         detail::all_swap_cuda<F>(basis.matrix(k0), tk, dstatus_.data() + k0, cnt, n, m,
                                  basis.batch_stride, ts, cfg_.delta, max_iter, stream.handle(),
-                                 backend_.device(), cfg_.presort, keep);
+                                 backend_.device(), cfg_.presort, keep, opt_);
         if constexpr (f32) {
           if (check && tk)
-            detail::rebuild_from_transform_cuda(dinput_.data() + k0 * nm, basis.matrix(k0), tk,
-                                                dstatus_.data() + k0, cnt, n, m, basis.batch_stride,
-                                                ts, cfg_.delta, stream.handle(), backend_.device());
+            detail::rebuild_from_transform_cuda(
+                dinput_.data() + k0 * nm, basis.matrix(k0), tk, dstatus_.data() + k0, cnt, n, m,
+                basis.batch_stride, ts, cfg_.delta, stream.handle(), backend_.device(), opt_);
         }
         dcount_.fill_bytes(0, stream);
         detail::count_unreduced_cuda(dstatus_.data() + k0, cnt, dcount_.data(), stream.handle(),
@@ -1028,7 +1023,7 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
       detail::OrderEvent& input_ready = workers_->input_ready;
       input_ready.record(stream.handle());
       while (int(pool.size()) < workers)
-        pool.push_back(std::make_unique<BlockWorker<F>>(backend_.device(), cfg_.delta));
+        pool.push_back(std::make_unique<BlockWorker<F>>(backend_.device(), cfg_.delta, opt_));
 #pragma omp parallel num_threads(workers)
       {
         BlockWorker<F>& wk = *pool[omp_get_thread_num()];
@@ -1038,9 +1033,10 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           return gr(bl, u, s, c, l);
         };
         const int dev = backend_.device();
-        detail::GramFactor<F> gram = [&wk, dev](const F* bb, int nn, int mm, double* r) {
+        const LllOptions& opt = opt_;
+        detail::GramFactor<F> gram = [&wk, dev, &opt](const F* bb, int nn, int mm, double* r) {
           return detail::gram_cholesky_cuda<F>(bb, nn, mm, r, wk.gram, wk.reducer.stream.handle(),
-                                               dev);
+                                               dev, opt);
         };
         detail::BlockLllWorkspace<F>& dws = wk.device;
 #pragma omp for schedule(dynamic)
@@ -1057,8 +1053,8 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           // their float32 input); T goes back to the input order at the end.
           // On the GPU-resident path it goes first in the block method's captured start.
           F* bk = basis.matrix(k);
-          // Read once: the knob decides both where the presort runs and which path follows.
-          const bool device_block = detail::block_device_enabled();
+          // Where the presort runs follows the path (LllOptions::block_device).
+          const bool device_block = opt_.block_device;
           detail::StartPrologue presort;
           if (cfg_.presort) {
             detail::ensure_device(wk.rank, m, dev);
@@ -1081,12 +1077,13 @@ void LllPlan::run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform
           if (device_block) {
             LllStats ds;
             if (detail::block_lll_device<F>(n, m, bk, tk, cfg_.delta, block_, max_iter, dws,
-                                            gr.stream.handle(), dev, &ds,
+                                            gr.stream.handle(), dev, &ds, opt_,
                                             cfg_.presort ? &presort : nullptr)) {
               st[k] = ds.status;
               if constexpr (std::is_same_v<F, float>)
-                st[k] = finish_float32_device(n, m, dws.b_in.data(), tk, basis.matrix(k),
-                                              cfg_.delta, st[k], check, dws.drift, gr.stream, dev);
+                st[k] =
+                    finish_float32_device(n, m, dws.b_in.data(), tk, basis.matrix(k), cfg_.delta,
+                                          st[k], check, dws.drift, gr.stream, dev, opt_);
               unsort();
               continue;
             }

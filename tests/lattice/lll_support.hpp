@@ -135,7 +135,8 @@ struct IllConditionedResult {
 inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice::LllMethod method,
                                                     Backend backend, double noise = 1e-2,
                                                     bool transform = true,
-                                                    bool lattice_check = true) {
+                                                    bool lattice_check = true,
+                                                    const lattice::LllOptions& options = {}) {
   std::mt19937_64 g(seed);
   std::normal_distribution<double> nd;
   const int n = 16, batch = 8;
@@ -146,7 +147,7 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
   cfg.transform = transform;
   cfg.lattice_check = lattice_check;
   cfg.block = method == lattice::LllMethod::block ? 8 : 0;
-  lattice::LllPlan plan(cfg, backend);
+  lattice::LllPlan plan(cfg, backend, options);
   std::vector<float> bf;
   for (int k = 0; k < batch; ++k) {
     auto b = gaussian_basis(g, n, n);

@@ -31,7 +31,7 @@ namespace {
 
 template <class F>
 void gpu_case(std::mt19937_64& g, int n, int m, int batch, LllMethod method, bool transform,
-              int block = 0) {
+              int block = 0, const LllOptions& options = {}) {
   LllConfig cfg;
   cfg.n = n;
   cfg.m = m;
@@ -39,7 +39,7 @@ void gpu_case(std::mt19937_64& g, int n, int m, int batch, LllMethod method, boo
   cfg.transform = transform;
   cfg.block = block;
   cfg.max_sweeps = 20000;  // a kernel that loops shows up as not_converged within seconds
-  LllPlan plan(cfg, Backend::cuda());
+  LllPlan plan(cfg, Backend::cuda(), options);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
   std::vector<double> b0;
   for (int k = 0; k < batch; ++k) {
@@ -107,15 +107,16 @@ void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform, bool
     std::vector<std::int32_t> st;
   };
   auto run = [&](bool generic_only) {
-    lattice::detail::set_all_swap_generic_only(generic_only);
+    LllOptions options;
+    options.all_swap_generic_only = generic_only;
     auto db = Buffer<F>::device(h.size());
     db.copy_from_host(h.data(), h.size());
     auto dt = Buffer<std::int64_t>::device(transform ? nm * batch : 1);
     auto ds = Buffer<std::int32_t>::device(batch);
     lattice::detail::all_swap_cuda<F>(db.data(), transform ? dt.data() : nullptr, ds.data(), batch,
                                       n, n, std::int64_t(nm), std::int64_t(nm), 0.75,
-                                      lattice::detail::default_max_iter(n), nullptr, 0, presort);
-    lattice::detail::set_all_swap_generic_only(false);
+                                      lattice::detail::default_max_iter(n), nullptr, 0, presort,
+                                      nullptr, options);
     Out o{std::vector<F>(h.size()), std::vector<std::int64_t>(transform ? nm * batch : 0),
           std::vector<std::int32_t>(batch)};
     db.copy_to_host(o.b.data(), o.b.size());
@@ -370,7 +371,8 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
                                                             {1030, 500},
                                                             {1030, 992}}) {
       const bool split = mode != 1, inverse = mode == 2;
-      lattice::detail::set_split_k(split);
+      LllOptions options;
+      options.split_k = split;
       const int n = m + 2;
       const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
       auto b = test::gaussian_basis(g, n, m);
@@ -387,14 +389,13 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
       if (inverse) {  // from a copy of R, as the block method does
         auto dcopy = Buffer<double>::device(mm);
         dcopy.copy_from(dr);
-        lattice::detail::tri_inverse_enqueue(dcopy.data(), m, head, dw.data(), dtmp.data(),
-                                             nullptr);
+        lattice::detail::tri_inverse_enqueue(dcopy.data(), m, head, dw.data(), dtmp.data(), nullptr,
+                                             nullptr, options);
       }
       lattice::detail::tail_cholesky_enqueue<double>(
           db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), dn.data(), nullptr,
-          inverse ? dw.data() : nullptr, head, dtmp.data());
+          inverse ? dw.data() : nullptr, head, dtmp.data(), nullptr, nullptr, false, options);
       const FactorDiff d = diff_against_full(f, first, 0);
-      lattice::detail::set_split_k(true);
       EXPECT_EQ(d.fail, 0) << "m=" << m;
       EXPECT_LT(d.err, 1e-10 * d.big)
           << "m=" << m << " first=" << first << " split " << split << " inverse " << inverse;
@@ -488,7 +489,8 @@ TEST(LllGpu, LookaheadCholeskyMatchesChain) {
       const int split_col = (m - 1) / 128 * 128 > first ? (m - 1) / 128 * 128 : first + 32;
       int hooked = 0;
       for (int way = 0; way < 3; ++way) {
-        lattice::detail::set_lookahead_factorisation(way >= 1);
+        LllOptions options;
+        options.lookahead_factorisation = way >= 1;
         auto dr = Buffer<double>::device(mm);
         auto dfail = Buffer<int>::device(1);
         dfail.fill_bytes(0);
@@ -497,18 +499,17 @@ TEST(LllGpu, LookaheadCholeskyMatchesChain) {
         split.reserve = 4;
         split.at = [&] { ++hooked; };
         const auto* sp = way == 2 ? &split : nullptr;
-        lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, 0, dr.data(), ddiag.data(),
-                                                       dfail.data(), nullptr, nullptr, nullptr, 0,
-                                                       nullptr, nullptr, first > 0 ? nullptr : sp);
+        lattice::detail::tail_cholesky_enqueue<double>(
+            db.data(), n, m, 0, dr.data(), ddiag.data(), dfail.data(), nullptr, nullptr, nullptr, 0,
+            nullptr, nullptr, first > 0 ? nullptr : sp, false, options);
         if (first > 0)  // refactorise from `first` over the kept head
-          lattice::detail::tail_cholesky_enqueue<double>(db.data(), n, m, first, dr.data(),
-                                                         ddiag.data(), dfail.data(), nullptr,
-                                                         nullptr, nullptr, 0, nullptr, nullptr, sp);
+          lattice::detail::tail_cholesky_enqueue<double>(
+              db.data(), n, m, first, dr.data(), ddiag.data(), dfail.data(), nullptr, nullptr,
+              nullptr, 0, nullptr, nullptr, sp, false, options);
         got[way].resize(mm);
         dr.copy_to_host(got[way].data(), mm);
         dfail.copy_to_host(&fail[way], 1);
       }
-      lattice::detail::set_lookahead_factorisation(true);
       EXPECT_EQ(hooked, 1) << "m=" << m << " first=" << first;
       for (int way = 0; way < 3; ++way)
         EXPECT_EQ(fail[way], int(zero_column)) << "way " << way << ", m=" << m;
@@ -550,7 +551,7 @@ TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
 // One basis through a CUDA plan (with T when cfg.transform): status reduced and verified.
 template <class F>
 void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, const char* what,
-                       std::vector<double>* reduced = nullptr) {
+                       std::vector<double>* reduced = nullptr, const LllOptions& options = {}) {
   const int n = cfg.n, m = cfg.m;
   std::vector<F> hb(b0.begin(), b0.end());
   const std::vector<double> in(hb.begin(), hb.end());
@@ -558,7 +559,7 @@ void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, cons
   db.copy_from_host(hb.data(), hb.size());
   auto dt = Buffer<std::int64_t>::device(std::size_t(m) * m);
   LllStatus st = LllStatus::not_converged;
-  LllPlan(cfg, Backend::cuda())
+  LllPlan(cfg, Backend::cuda(), options)
       .run(MatrixBatch<F>::over(db, 1, n, m),
            cfg.transform ? MatrixBatch<std::int64_t>::over(dt, 1, m, m)
                          : MatrixBatch<std::int64_t>(),
@@ -593,15 +594,14 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
   const std::uint64_t seed = test::fresh_seed();
   int off_total = 0;
   for (int rep = 0; rep < 4; ++rep) {
-    lattice::detail::set_float32_rebuild(false);
-    const auto off =
-        test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
-    lattice::detail::set_float32_rebuild(true);
+    const auto off = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda(),
+                                                   1e-2, true, false);
     // The bases that fail the device's re-check: polished on the device (default) or all on
     // the host (odd repetitions).
-    lattice::detail::set_device_polish(rep % 2 == 0);
-    const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda());
-    lattice::detail::set_device_polish(true);
+    LllOptions options;
+    options.device_polish = rep % 2 == 0;
+    const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda(),
+                                                  1e-2, true, true, options);
     std::printf(
         "[ ill-cond ] gpu all-swap: without the rebuild %d of %d reduced bases off B T, "
         "with it %d of %d (largest |T| %.0f)\n",
@@ -637,15 +637,16 @@ TEST(LllGpu, Float32WithoutTransformStaysOnTheLattice) {
   for (const Path& p : {Path{LllMethod::all_swap, true, "all-swap"},
                         Path{LllMethod::block, true, "block, device-resident enabled"},
                         Path{LllMethod::block, false, "block, host-side"}}) {
-    lattice::detail::set_block_device_enabled(p.device_resident);
+    LllOptions options;
+    options.block_device = p.device_resident;
     int off_total = 0, on_off = 0, on_reduced = 0;
     for (int rep = 0; rep < 4; ++rep) {
-      const auto off =
-          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2, false, false);
-      const auto on =
-          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2, false, true);
-      const auto hard =
-          test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-3, false, true);
+      const auto off = test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2,
+                                                     false, false, options);
+      const auto on = test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-2,
+                                                    false, true, options);
+      const auto hard = test::ill_conditioned_float32(seed + rep, p.method, Backend::cuda(), 1e-3,
+                                                      false, true, options);
       off_total += off.off_lattice;
       on_off += on.off_lattice + hard.off_lattice;
       on_reduced += on.reduced;
@@ -662,7 +663,6 @@ TEST(LllGpu, Float32WithoutTransformStaysOnTheLattice) {
       EXPECT_GT(off_total, 0) << p.name << ": the inputs did not need it";
     }
   }
-  lattice::detail::set_block_device_enabled(true);
 }
 
 // The block method on the GPU (device-resident and host-side paths) with T on the same
@@ -673,13 +673,14 @@ TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = test::fresh_seed();
   for (bool device_path : {true, false}) {
-    lattice::detail::set_block_device_enabled(device_path);
+    LllOptions options;
+    options.block_device = device_path;
     int off_total = 0;
     for (int rep = 0; rep < 4; ++rep) {
-      lattice::detail::set_float32_rebuild(false);
-      const auto off = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda());
-      lattice::detail::set_float32_rebuild(true);
-      const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda());
+      const auto off = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda(),
+                                                     1e-2, true, false, options);
+      const auto on = test::ill_conditioned_float32(seed + rep, LllMethod::block, Backend::cuda(),
+                                                    1e-2, true, true, options);
       std::printf(
           "[ ill-cond ] gpu block (%s): without the rebuild %d of %d reduced bases off B T, "
           "with it %d of %d (largest |T| %.0f)\n",
@@ -691,7 +692,6 @@ TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
     std::printf("[ ill-cond ] gpu block (%s): %d bases off B T without the rebuild in all\n",
                 device_path ? "device-resident enabled" : "host-side", off_total);
   }
-  lattice::detail::set_block_device_enabled(true);
 }
 
 // The GPU-resident block method updates T in float64 where every partial sum stays below 2^53
@@ -702,7 +702,7 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
   auto run = [](int n, int m, const std::vector<double>& in, bool dbl, bool presort,
-                std::vector<std::int64_t>& t) {
+                std::vector<std::int64_t>& t, bool t_float64) {
     LllConfig cfg;
     cfg.n = n;
     cfg.m = m;
@@ -710,7 +710,9 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
     cfg.block = 16;
     cfg.transform = true;
     cfg.presort = presort;
-    LllPlan plan(cfg, Backend::cuda());
+    LllOptions options;
+    options.block_t_float64 = t_float64;
+    LllPlan plan(cfg, Backend::cuda(), options);
     auto dt = Buffer<std::int64_t>::device(std::size_t(m) * m);
     LllStatus st = LllStatus::not_converged;
     std::vector<double> out(in.size());
@@ -739,11 +741,8 @@ TEST(LllGpu, BlockTransformFloat64ProductsMatchInteger) {
     for (bool dbl : {false, true})
       for (bool presort : {true, false}) {
         std::vector<std::int64_t> t_fast, t_wide;
-        lattice::detail::set_block_t_float64(true);
-        const auto fast = run(n, m, in, dbl, presort, t_fast);
-        lattice::detail::set_block_t_float64(false);
-        const auto wide = run(n, m, in, dbl, presort, t_wide);
-        lattice::detail::set_block_t_float64(true);
+        const auto fast = run(n, m, in, dbl, presort, t_fast, true);
+        const auto wide = run(n, m, in, dbl, presort, t_wide, false);
         EXPECT_EQ(fast, wide) << n << "x" << m << (dbl ? " double" : " float");
         EXPECT_EQ(t_fast, t_wide) << n << "x" << m << (dbl ? " double" : " float");
         const auto tr = lattice::check_transform(n, m, in.data(), fast.data(), t_fast.data(),
@@ -814,11 +813,12 @@ TEST(LllGpu, BlockSplitProductsMatchUnsplit) {
       std::vector<std::int64_t> t[2];
       LllStatus st[2] = {LllStatus::not_converged, LllStatus::not_converged};
       for (int split = 0; split < 2; ++split) {
-        lattice::detail::set_split_k(split == 1);
+        LllOptions options;
+        options.split_k = split == 1;
         LllConfig cfg{n, n};
         cfg.method = LllMethod::block;
         cfg.transform = true;
-        LllPlan plan(cfg, Backend::cuda());
+        LllPlan plan(cfg, Backend::cuda(), options);
         auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
         out[split].resize(in.size());
         if (dbl) {
@@ -841,7 +841,6 @@ TEST(LllGpu, BlockSplitProductsMatchUnsplit) {
         t[split].resize(std::size_t(n) * n);
         dt.copy_to_host(t[split].data(), t[split].size());
       }
-      lattice::detail::set_split_k(true);
       const std::string what = std::to_string(n) + (dbl ? " double" : " float");
       EXPECT_EQ(st[0], LllStatus::reduced) << what;
       EXPECT_EQ(st[1], LllStatus::reduced) << what;
@@ -881,8 +880,8 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
   // Every case through the fixed-shape kernels of square 8..64 bases and through the general
-  // kernels (the knob; other shapes take the general kernels either way), in the check and in
-  // the re-check alone.
+  // kernels (LllOptions::square_check_kernel; other shapes take the general kernels either way), in
+  // the check and in the re-check alone.
   auto run = [](int n, int m, const std::vector<std::vector<double>>& bases, bool square) {
     const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
     const std::int64_t batch = std::int64_t(bases.size());
@@ -904,18 +903,19 @@ TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
     dt.copy_from_host(t.data(), t.size());
     std::vector<std::int32_t> st(std::size_t(batch), std::int32_t(LllStatus::reduced));
     ds.copy_from_host(st.data(), st.size());
-    lattice::detail::set_square_check_kernel(square);
+    LllOptions options;
+    options.square_check_kernel = square;
     lattice::detail::rebuild_from_transform_cuda(din.data(), db.data(), dt.data(), ds.data(), batch,
                                                  n, m, std::int64_t(nm), std::int64_t(mm), 0.75,
-                                                 nullptr, 0);
+                                                 nullptr, 0, options);
     ds.copy_to_host(st.data(), st.size());
     // The re-check alone (the device polish's last step) on the same bases gives the same
     // statuses.
     std::vector<std::int32_t> alone(st.size(), lattice::detail::kStatusRecheck);
     ds.copy_from_host(alone.data(), alone.size());
-    lattice::detail::recheck_float64_cuda(din.data(), ds.data(), batch, n, m, 0.75, nullptr, 0);
+    lattice::detail::recheck_float64_cuda(din.data(), ds.data(), batch, n, m, 0.75, nullptr, 0,
+                                          options);
     ds.copy_to_host(alone.data(), alone.size());
-    lattice::detail::set_square_check_kernel(true);
     EXPECT_EQ(alone, st) << "recheck_float64_cuda, " << n << "x" << m << " square kernel "
                          << square;
     std::vector<float> out(in.size());
@@ -1015,10 +1015,10 @@ SwapBatch all_swap_with_t(std::mt19937_64& g, int n, int batch, bool all_near_de
 }
 
 // The plan's check on such a batch (rebuild_from_transform_cuda).
-void check_swap_batch(SwapBatch& r) {
+void check_swap_batch(SwapBatch& r, const LllOptions& options = {}) {
   lattice::detail::rebuild_from_transform_cuda(r.din.data(), r.db.data(), r.dt.data(), r.ds.data(),
                                                r.batch, r.n, r.n, std::int64_t(r.nn),
-                                               std::int64_t(r.nn), 0.75, nullptr, 0);
+                                               std::int64_t(r.nn), 0.75, nullptr, 0, options);
 }
 
 }  // namespace
@@ -1045,14 +1045,14 @@ TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
     for (int square : {1, 0}) {
       db.copy_from_host(reduced.data(), reduced.size());
       ds.copy_from_host(st0.data(), st0.size());
-      lattice::detail::set_square_check_kernel(square);
-      check_swap_batch(sb);
+      LllOptions options;
+      options.square_check_kernel = square;
+      check_swap_batch(sb, options);
       out[square].resize(reduced.size());
       st[square].resize(batch);
       db.copy_to_host(out[square].data(), reduced.size());
       ds.copy_to_host(st[square].data(), batch);
     }
-    lattice::detail::set_square_check_kernel(true);
     int rebuilt = 0, handed = 0, was_reduced = 0;
     for (int k = 0; k < batch; ++k) {
       was_reduced += st0[k] == std::int32_t(LllStatus::reduced);
@@ -1229,11 +1229,11 @@ TEST(LllGpu, Int32TransformFastPathChangesNothing) {
       auto dt = Buffer<std::int64_t>::device(mm * batch);
       auto ds = Buffer<std::int32_t>::device(batch);
       db.copy_from_host(in.data(), in.size());
-      lattice::detail::set_int32_transform_fast_path(fast);
-      lattice::detail::all_swap_cuda<float>(db.data(), dt.data(), ds.data(), batch, n, m,
-                                            std::int64_t(nm), std::int64_t(mm), 0.75,
-                                            lattice::detail::default_max_iter(m), nullptr, 0, true);
-      lattice::detail::set_int32_transform_fast_path(true);
+      LllOptions options;
+      options.int32_transform_fast_path = fast;
+      lattice::detail::all_swap_cuda<float>(
+          db.data(), dt.data(), ds.data(), batch, n, m, std::int64_t(nm), std::int64_t(mm), 0.75,
+          lattice::detail::default_max_iter(m), nullptr, 0, true, nullptr, options);
       out[fast].resize(in.size());
       t[fast].resize(mm * batch);
       st[fast].resize(batch);
@@ -1369,10 +1369,10 @@ TEST(LllGpu, BlockMethodHostSidePathStillWorks) {
   // path is disabled or falls back.
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
-  lattice::detail::set_block_device_enabled(false);
-  gpu_case<double>(g, 128, 128, 1, LllMethod::block, true);
-  gpu_case<float>(g, 128, 128, 1, LllMethod::block, true);
-  lattice::detail::set_block_device_enabled(true);
+  LllOptions host_side;
+  host_side.block_device = false;
+  gpu_case<double>(g, 128, 128, 1, LllMethod::block, true, 0, host_side);
+  gpu_case<float>(g, 128, 128, 1, LllMethod::block, true, 0, host_side);
 }
 #endif
 
@@ -1411,11 +1411,11 @@ TEST(LllGpu, BlockMethodWindowGrowsToTheFront) {
   }
 }
 
-#if MIMORX_HAS_CUDA  // the knob exists in CUDA builds only
+#if MIMORX_HAS_CUDA
 // A window of at most m / 8 columns is refactorised after its block pass instead of carried
-// through the GSC-Update (set_refactor_small_window), early or not (set_early_refactorisation): the
-// 1024 x 1024 Gaussian basis (window [896, 1024) after the presort) and the window that grows to
-// the front (from 32 of 256 columns, then wider), with T, both ways; every output reduced on the
+// through the GSC-Update (LllOptions::refactor_small_window), early or not (early_refactorisation):
+// the 1024 x 1024 Gaussian basis (window [896, 1024) after the presort) and the window that grows
+// to the front (from 32 of 256 columns, then wider), with T, both ways; every output reduced on the
 // input lattice.
 TEST(LllGpu, BlockMethodRefactorisedWindow) {
   MIMORX_REQUIRE_GPU();
@@ -1433,17 +1433,16 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
     cfg.presort = c.presort;
     cfg.transform = true;
     // Refactorised with the pass's flags read before (early = false) or after the
-    // refactorisation is enqueued (set_early_refactorisation), or carried through the GSC-Update.
+    // refactorisation is enqueued (early_refactorisation), or carried through the GSC-Update.
     for (int mode : {0, 1, 2}) {
       const bool refactor = mode < 2, early = mode == 0;
-      lattice::detail::set_refactor_small_window(refactor);
-      lattice::detail::set_early_refactorisation(early);
+      LllOptions options;
+      options.refactor_small_window = refactor;
+      options.early_refactorisation = early;
       const std::string what =
           "n=" + std::to_string(c.n) +
           (refactor ? (early ? " refactorised early" : " refactorised") : " GSC");
-      reduce_one_on_gpu<float>(cfg, b0, what.c_str());
-      lattice::detail::set_refactor_small_window(true);
-      lattice::detail::set_early_refactorisation(true);
+      reduce_one_on_gpu<float>(cfg, b0, what.c_str(), nullptr, options);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
@@ -1452,9 +1451,9 @@ TEST(LllGpu, BlockMethodRefactorisedWindow) {
 
 #if MIMORX_HAS_CUDA
 // The head inverse's diagonal blocks inverted inside the start, beside the factorisation's last
-// panels (set_early_head_inverse), give the same W, hence the same B', T and status to the bit
-// as all of them after the start: windows that start at the early blocks' end (1024, presort) or
-// after it (the last block's inverse still needed: a nearly orthogonal head, 10 e_j plus small
+// panels (LllOptions::early_head_inverse), give the same W, hence the same B', T and status to the
+// bit as all of them after the start: windows that start at the early blocks' end (1024, presort)
+// or after it (the last block's inverse still needed: a nearly orthogonal head, 10 e_j plus small
 // noise, and `tail` Gaussian columns after it, which violate Lovasz only there), with the
 // direct start and the graph.
 TEST(LllGpu, EarlyHeadInverseMatchesLate) {
@@ -1483,8 +1482,9 @@ TEST(LllGpu, EarlyHeadInverseMatchesLate) {
     std::vector<std::int64_t> tout[2];
     LllStatus st[2] = {LllStatus::not_converged, LllStatus::not_converged};
     for (int early = 0; early < 2; ++early) {
-      lattice::detail::set_early_head_inverse(early == 1);
-      LllPlan plan(cfg, Backend::cuda());
+      LllOptions options;
+      options.early_head_inverse = early == 1;
+      LllPlan plan(cfg, Backend::cuda(), options);
       auto db = Buffer<float>::device(hb.size());
       auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
       for (int rep = 0; rep < 3; ++rep) {  // direct, captured, replayed: the same each time
@@ -1507,7 +1507,6 @@ TEST(LllGpu, EarlyHeadInverseMatchesLate) {
         }
       }
     }
-    lattice::detail::set_early_head_inverse(true);
     const std::string what = "n=" + std::to_string(n);
     EXPECT_EQ(st[1], st[0]) << what;
     EXPECT_EQ(st[0], LllStatus::reduced) << what;
@@ -1523,8 +1522,8 @@ TEST(LllGpu, EarlyHeadInverseMatchesLate) {
 #if MIMORX_HAS_CUDA
 // The block method's start (presort, the input's copy, T = I, R of B and its check) replayed
 // from a CUDA graph (CapturedSequence) gives the same B', T and status to the bit as the direct
-// launches, on the first run that captures it, on the runs that replay it, and on other buffers
-// (another key: a direct run, then a new capture).
+// launches (LllOptions::captured_sequences = false), on the first run that captures it, on the runs
+// that replay it, and on other buffers (another key: a direct run, then a new capture).
 TEST(LllGpu, CapturedStartMatchesDirectLaunches) {
   MIMORX_REQUIRE_GPU();
   std::mt19937_64 g(test::fresh_seed());
@@ -1540,17 +1539,19 @@ TEST(LllGpu, CapturedStartMatchesDirectLaunches) {
     cfg.method = LllMethod::block;
     cfg.presort = c.presort;
     cfg.transform = c.transform;
-    LllPlan plan(cfg, Backend::cuda());
+    LllOptions uncaptured;
+    uncaptured.captured_sequences = false;
+    LllPlan plan(cfg, Backend::cuda()), direct(cfg, Backend::cuda(), uncaptured);
     Buffer<float> db[2] = {Buffer<float>::device(hb.size()), Buffer<float>::device(hb.size())};
     Buffer<std::int64_t> dt[2] = {Buffer<std::int64_t>::device(std::size_t(n) * n),
                                   Buffer<std::int64_t>::device(std::size_t(n) * n)};
-    auto run = [&](int buf, std::vector<float>& out, std::vector<std::int64_t>& t) {
+    auto run = [&](LllPlan& p, int buf, std::vector<float>& out, std::vector<std::int64_t>& t) {
       db[buf].copy_from_host(hb.data(), hb.size());
       LllStatus st = LllStatus::not_converged;
-      plan.run(MatrixBatch<float>::over(db[buf], 1, n, n),
-               c.transform ? MatrixBatch<std::int64_t>::over(dt[buf], 1, n, n)
-                           : MatrixBatch<std::int64_t>(),
-               View<LllStatus>(&st, 1, Memory::host));
+      p.run(MatrixBatch<float>::over(db[buf], 1, n, n),
+            c.transform ? MatrixBatch<std::int64_t>::over(dt[buf], 1, n, n)
+                        : MatrixBatch<std::int64_t>(),
+            View<LllStatus>(&st, 1, Memory::host));
       out.resize(hb.size());
       db[buf].copy_to_host(out.data(), out.size());
       t.assign(c.transform ? std::size_t(n) * n : 0, 0);
@@ -1560,21 +1561,19 @@ TEST(LllGpu, CapturedStartMatchesDirectLaunches) {
     const std::string what = "n=" + std::to_string(n);
     std::vector<float> ref;
     std::vector<std::int64_t> tref;
-    lattice::detail::set_captured_sequences(false);
-    const LllStatus st_ref = run(0, ref, tref);
-    lattice::detail::set_captured_sequences(true);
+    const LllStatus st_ref = run(direct, 0, ref, tref);
     ASSERT_EQ(st_ref, LllStatus::reduced) << what;
     const std::vector<double> in(hb.begin(), hb.end());
     test::expect_reduced(n, n, in, ref, c.transform ? &tref : nullptr, cfg.delta, true,
                          what.c_str());
     const long before = lattice::detail::captured_sequence_launches();
-    // Buffer 0 as in the direct run (its key seen: captured and launched), 0 (the graph), 0
-    // (the graph), 1 (a new key: direct), 1 (captured and launched): four graph launches.
-    const int bufs[] = {0, 0, 0, 1, 1};
-    for (int i = 0; i < 5; ++i) {
+    // Buffer 0 (a new key: direct), 0 (captured and launched), 0 and 0 (the graph), 1 (a new
+    // key: direct), 1 (captured and launched): four graph launches.
+    const int bufs[] = {0, 0, 0, 0, 1, 1};
+    for (int i = 0; i < 6; ++i) {
       std::vector<float> out;
       std::vector<std::int64_t> t;
-      EXPECT_EQ(run(bufs[i], out, t), st_ref) << what << " run " << i;
+      EXPECT_EQ(run(plan, bufs[i], out, t), st_ref) << what << " run " << i;
       EXPECT_TRUE(out == ref) << what << " run " << i << ": B' differs from the direct launches'";
       EXPECT_TRUE(t == tref) << what << " run " << i << ": T differs from the direct launches'";
     }
@@ -1604,13 +1603,15 @@ TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
     LllConfig cfg{n, n};
     cfg.method = LllMethod::block;
     cfg.transform = c.transform;
-    LllPlan plan(cfg, Backend::cuda());
+    LllOptions copies_before;
+    copies_before.snapshot_ahead = false;
+    LllPlan plan(cfg, Backend::cuda()), before(cfg, Backend::cuda(), copies_before);
     auto db = Buffer<float>::device(hb.size());
     auto dt = Buffer<std::int64_t>::device(std::size_t(n) * n);
-    auto run = [&](std::vector<float>& out, std::vector<std::int64_t>& t) {
+    auto run = [&](LllPlan& p, std::vector<float>& out, std::vector<std::int64_t>& t) {
       db.copy_from_host(hb.data(), hb.size());
       LllStatus st = LllStatus::not_converged;
-      plan.run(
+      p.run(
           MatrixBatch<float>::over(db, 1, n, n),
           c.transform ? MatrixBatch<std::int64_t>::over(dt, 1, n, n) : MatrixBatch<std::int64_t>(),
           View<LllStatus>(&st, 1, Memory::host));
@@ -1623,11 +1624,9 @@ TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
     const std::string what = "n=" + std::to_string(n) + (c.toeplitz ? " block-Toeplitz" : "");
     std::vector<float> ref, out;
     std::vector<std::int64_t> tref, t;
-    lattice::detail::set_snapshot_ahead(false);
-    const LllStatus st_ref = run(ref, tref);
-    lattice::detail::set_snapshot_ahead(true);
+    const LllStatus st_ref = run(before, ref, tref);
     for (int i = 0; i < 2; ++i) {  // the second run replays the captured start
-      EXPECT_EQ(run(out, t), st_ref) << what << " run " << i;
+      EXPECT_EQ(run(plan, out, t), st_ref) << what << " run " << i;
       EXPECT_TRUE(out == ref) << what << " run " << i << ": B' differs";
       EXPECT_TRUE(t == tref) << what << " run " << i << ": T differs";
     }
@@ -1640,8 +1639,8 @@ TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
   }
 }
 
-// The small window refactorised with the head's block rows kept (set_kept_head_rows, and the head
-// inverse left out) and recomputed: both reduce (on the input lattice, the verification's
+// The small window refactorised with the head's block rows kept (LllOptions::kept_head_rows, and
+// the head inverse left out) and recomputed: both reduce (on the input lattice, the verification's
 // conditions), with T, presorted 1024 x 1024 and input-order 512 x 512 Gaussian bases; the
 // orthogonality defects agree within 1 %.
 TEST(LllGpu, KeptHeadRowsReduceAsRecomputed) {
@@ -1655,11 +1654,11 @@ TEST(LllGpu, KeptHeadRowsReduceAsRecomputed) {
     cfg.transform = true;
     double defect[2] = {0, 0};
     for (int kept = 0; kept < 2; ++kept) {
-      lattice::detail::set_kept_head_rows(kept == 1);
+      LllOptions options;
+      options.kept_head_rows = kept == 1;
       const std::string what = "n=" + std::to_string(n) + (kept ? " kept" : " recomputed");
       std::vector<double> out;
-      reduce_one_on_gpu<float>(cfg, b0, what.c_str(), &out);
-      lattice::detail::set_kept_head_rows(true);
+      reduce_one_on_gpu<float>(cfg, b0, what.c_str(), &out, options);
       if (::testing::Test::HasFatalFailure()) return;
       CheckOptions opt;
       opt.condition_number = false;
@@ -1735,9 +1734,9 @@ TEST(LllGpu, BlockMethodWithAllSwapBlocks) {
   LllConfig cfg{n, n};
   cfg.method = LllMethod::block;
   cfg.transform = true;
-  lattice::detail::set_column_warp_blocks(false);
-  reduce_one_on_gpu<float>(cfg, b0, "gpu block, all-swap blocks");
-  lattice::detail::set_column_warp_blocks(true);
+  LllOptions options;
+  options.column_warp_blocks = false;
+  reduce_one_on_gpu<float>(cfg, b0, "gpu block, all-swap blocks", nullptr, options);
 }
 #endif
 
@@ -1847,7 +1846,8 @@ void presort_device_case(std::mt19937_64& g, int n, int m) {
 // basis: B' bit for bit, T = P T_sorted, statuses equal (all-swap: the sort inside the kernel;
 // block: the device presort, with the device-resident and the host-side paths).
 template <class F>
-void presort_plan_case(std::mt19937_64& g, LllMethod method, int n, int m, int batch) {
+void presort_plan_case(std::mt19937_64& g, LllMethod method, int n, int m, int batch,
+                       const LllOptions& options = {}) {
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
   const auto h = presort_inputs(g, n, m, batch);
   const std::vector<F> in(h.begin(), h.end());
@@ -1867,7 +1867,7 @@ void presort_plan_case(std::mt19937_64& g, LllMethod method, int n, int m, int b
     db.copy_from_host(b.data(), b.size());
     auto dt = Buffer<std::int64_t>::device(mm * batch);
     st.assign(batch, LllStatus::not_converged);
-    LllPlan(cfg, Backend::cuda())
+    LllPlan(cfg, Backend::cuda(), options)
         .run(MatrixBatch<F>::over(db, batch, n, m),
              MatrixBatch<std::int64_t>::over(dt, batch, m, m),
              View<LllStatus>(st.data(), batch, Memory::host));
@@ -1913,9 +1913,9 @@ TEST(LllGpu, PresortMatchesTheHost) {
   }
   presort_plan_case<float>(g, LllMethod::block, 128, 128, 1);
   presort_plan_case<double>(g, LllMethod::block, 160, 128, 1);
-  lattice::detail::set_block_device_enabled(false);
-  presort_plan_case<float>(g, LllMethod::block, 128, 128, 1);
-  lattice::detail::set_block_device_enabled(true);
+  LllOptions host_side;
+  host_side.block_device = false;
+  presort_plan_case<float>(g, LllMethod::block, 128, 128, 1, host_side);
 }
 #endif
 
