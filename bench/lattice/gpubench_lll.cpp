@@ -3,7 +3,7 @@
 // the caller. The plan's default checks float32 outputs against the input lattice
 // (LllConfig::lattice_check), which on the GPU tracks T internally: the kernel is timed with and
 // without T, plan.run with and without the check; block-method rows name theirs.
-// Inputs from bench/lattice/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
+// Inputs from tests/support/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
 // Timing: GpuTimer (CUDA events) around the kernel launch for the batched case (the input is
 // restored by a device copy outside the timed region), wall clock around LllPlan::run for the
 // block method (it runs on CPU threads and the GPU); warm-up, median of repeats.
@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
+#include "support/lll_inputs.hpp"
 
 using namespace mimorx;
 using namespace mimorx::lattice;
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
       // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
       // about 5 per SM, so 1024 bases were 1.6 waves).
       const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 16384 : 8192;
-      const auto in = bench::lll_input(kind, n, count);
+      const auto in = test::lll_input(kind, n, count);
       std::vector<float> hf(in.begin(), in.end());
       const std::size_t total = hf.size();
       auto src = Buffer<float>::device(total);
@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
           Variant{true, 0, true}, Variant{true, 0, true, false}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
-      const auto in = bench::lll_input(kind, n, 1);
+      const auto in = test::lll_input(kind, n, 1);
       std::vector<float> hf(in.begin(), in.end());
       auto work = Buffer<float>::device(hf.size());
       LllConfig cfg{n, n};

@@ -15,14 +15,14 @@
 #include <vector>
 
 #include "lattice/column_warp_lll.hpp"
-#include "lattice/lll_inputs.hpp"  // the benchmark's block-Toeplitz bases (bench/)
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
-#include "lattice/lll_support.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
 #include "support/gpu.hpp"
+#include "support/lll_inputs.hpp"
+#include "support/lll_support.hpp"
 
 using namespace mimorx;
 using namespace mimorx::lattice;
@@ -575,7 +575,7 @@ void reduce_one_on_gpu(const LllConfig& cfg, const std::vector<double>& b0, cons
 }
 
 TEST(LllGpu, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
-  // The basis on which the kernel's final check accepted |mu| = 0.60 (see lll_support.hpp).
+  // The basis on which the kernel's final check accepted |mu| = 0.60 (see support/lll_support.hpp).
   MIMORX_REQUIRE_GPU();
   const int n = 64;
   for (bool transform : {false, true}) {
@@ -1598,7 +1598,7 @@ TEST(LllGpu, SnapshotAheadMatchesCopiesBeforeTheReduction) {
                        Case{512, true, false}}) {
     const int n = c.n;
     const auto b0 =
-        c.toeplitz ? bench::lll_input("toeplitz", n, 1, g()) : test::gaussian_basis(g, n, n);
+        c.toeplitz ? test::lll_input("toeplitz", n, 1, g()) : test::gaussian_basis(g, n, n);
     const std::vector<float> hb(b0.begin(), b0.end());
     LllConfig cfg{n, n};
     cfg.method = LllMethod::block;

@@ -81,7 +81,7 @@ inline std::vector<double> times_integer(int m, const std::vector<double>& r,
 
 // The 64x64 Gaussian basis on which the float32 all-swap reduction once reported `reduced` with
 // |mu| = 0.60: its final size reduction needed a multiplier of 4117 (> big_quotient = 4096), so R
-// was imprecise; basis 2528 of the benchmark's Gaussian 64x64 set (bench/lattice/lll_inputs.hpp,
+// was imprecise; basis 2528 of the benchmark's Gaussian 64x64 set (tests/support/lll_inputs.hpp,
 // fixed seed), drawn the same way.
 inline std::vector<double> big_final_multiplier_basis() {
   const int n = 64, index = 2528;
