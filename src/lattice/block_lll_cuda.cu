@@ -111,7 +111,7 @@ __global__ void copy_ranges_kernel(CopyRange a, CopyRange b, CopyRange c) {
 }
 
 // T = I, and tbound (the running upper bound of |T|, raised by every kernel that writes T) =
-// bound0 (1; 2^60 when the test knob turns the float64 products off).
+// bound0 (1; 2^60 where !LllOptions::block_t_float64 turns the float64 products off).
 __global__ void identity_kernel(std::int64_t* t, int m, unsigned long long* tbound,
                                 unsigned long long bound0) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;

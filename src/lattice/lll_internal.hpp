@@ -301,7 +301,7 @@ class SideStream {
 // pointers), replayed from a CUDA graph: one launch instead of its operations one by one (the
 // block method's start, ~10 operations, less host time per run). run()
 // captures the body on the second consecutive call with the same key (what the body's launches
-// bake in: pointers, sizes, knobs) and launches the graph from then on; a body whose key
+// bake in: pointers, sizes, options) and launches the graph from then on; a body whose key
 // changes runs directly (a graph's instantiation costs more than it saves once). Where capture
 // fails (a launch that cannot be captured), the body runs directly from then on.
 // order_event.cpp.
