@@ -125,8 +125,8 @@ struct LllOptions {
   // A window of at most m / 8 columns refactorised after its block pass; false carries R
   // through the GSC-Update on every window (valid, may take another path).
   bool refactor_small_window = true;
-  // That refactorisation enqueued before the host reads the pass's flags; false after (the
-  // same bits).
+  // That refactorisation enqueued before the host reads the pass's flags; false after
+  // (valid).
   bool early_refactorisation = true;
   // That refactorisation keeps the head's block rows the pass left in R (times its U) and skips
   // the head inverse where every window is small; false recomputes them (valid; rounding may
