@@ -1,14 +1,14 @@
 // LLL on the CPU (Google Benchmark): the float64 reference (Schnorr-Euchner), CR-AS-LLL with
-// OpenMP (float32) and the block method, on the bases of bench/lattice/lll_inputs.hpp,
+// OpenMP (float32) and the block method, on the bases of tests/support/lll_inputs.hpp,
 // delta 0.75. Time per basis; counters: swaps per basis and the orthogonality defect.
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
-#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
+#include "support/lll_inputs.hpp"
 
 using namespace mimorx;
 using mimorx::lattice::check_lll;
@@ -29,7 +29,7 @@ void load_basis(const std::vector<double>& in, int k, int n, std::vector<F>& b) 
 
 void BM_Reference(benchmark::State& state, const char* kind) {
   const int n = int(state.range(0));
-  const auto in = bench::lll_input(kind, n, kPool);
+  const auto in = test::lll_input(kind, n, kPool);
   std::vector<double> b(std::size_t(n) * n);
   double defect = 0;
   std::int64_t swaps = 0, runs = 0;
@@ -54,7 +54,7 @@ void BM_Reference(benchmark::State& state, const char* kind) {
 
 void BM_AllSwapFloat(benchmark::State& state, const char* kind) {
   const int n = int(state.range(0));
-  const auto in = bench::lll_input(kind, n, kPool);
+  const auto in = test::lll_input(kind, n, kPool);
   std::vector<float> b(std::size_t(n) * n);
   int k = 0;
   for (auto _ : state) {
@@ -70,7 +70,7 @@ void BM_AllSwapFloat(benchmark::State& state, const char* kind) {
 
 void BM_BlockDouble(benchmark::State& state) {
   const int n = int(state.range(0));
-  const auto in = bench::lll_input("gaussian", n, 1);
+  const auto in = test::lll_input("gaussian", n, 1);
   LllConfig cfg{n, n};
   cfg.method = LllMethod::block;
   LllPlan plan(cfg, Backend::cpu());
@@ -84,18 +84,18 @@ void BM_BlockDouble(benchmark::State& state) {
 }
 
 // The plan's float32 path without T, one basis per run: presort, reduction and the check that
-// the output is still on the input lattice (range(1) = 1) or without that check (0; the test
-// knob), to show the check's cost.
+// the output is still on the input lattice (range(1) = 1) or without that check (0;
+// LllConfig::lattice_check), to show the check's cost.
 void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
   const int n = int(state.range(0));
   const bool check = state.range(1) != 0;
-  const auto in = bench::lll_input("gaussian", n, kPool);
+  const auto in = test::lll_input("gaussian", n, kPool);
   LllConfig cfg{n, n};
   cfg.method = method;
   cfg.cpu_threads = 1;
+  cfg.lattice_check = check;
   LllPlan plan(cfg, Backend::cpu());
   std::vector<float> b(std::size_t(n) * n);
-  lattice::detail::set_float32_rebuild(check);
   int k = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -105,7 +105,6 @@ void BM_PlanFloatNoT(benchmark::State& state, LllMethod method) {
     benchmark::DoNotOptimize(b.data());
     k = (k + 1) % kPool;
   }
-  lattice::detail::set_float32_rebuild(true);
 }
 
 }  // namespace

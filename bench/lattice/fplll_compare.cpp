@@ -1,10 +1,11 @@
 // Times libfplll's LLL (one core) and mimorx's CPU reductions on the same bases, and compares
 // the orthogonality defects. Not part of the CMake build (it needs libfplll-dev); build with
-//   g++ -std=c++20 -O2 -fopenmp -Iinclude -Ibuild/lll/include -Isrc -Ibench \
+//   g++ -std=c++20 -O2 -fopenmp -Iinclude -Ibuild/lll/include -Isrc -Itests \
 //     bench/lattice/fplll_compare.cpp build/lll/libmimorx_lattice.a build/lll/libmimorx_core.a \
 //     /usr/local/cuda/lib64/libcudart_static.a -lfplll -lmpfr -lgmp -ldl -lrt -lpthread
-// and run with OMP_NUM_THREADS=1 taskset -c 0. Inputs: the Gaussian bases of lll_inputs.hpp
-// scaled by 1e4 and rounded (fplll reduces integer lattices); delta 0.75 (fplll eta 0.51).
+// and run with OMP_NUM_THREADS=1 taskset -c 0. Inputs: the Gaussian bases of
+// tests/support/lll_inputs.hpp scaled by 1e4 and rounded (fplll reduces integer lattices); delta
+// 0.75 (fplll eta 0.51).
 #include <fplll.h>
 
 #include <chrono>
@@ -12,9 +13,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
 #include "mimorx/lattice/quality.hpp"
+#include "support/lll_inputs.hpp"
 
 using namespace mimorx;
 
@@ -24,7 +25,7 @@ int main() {
       "us/basis | orth. defect mimorx/fplll (geo. mean) |\n|---|---|---|---|---|---|\n");
   for (int n : {8, 16, 32, 64, 128}) {
     const int count = n <= 16 ? 200 : n == 32 ? 50 : n == 64 ? 20 : 4;
-    auto in = bench::lll_input("gaussian", n, count);
+    auto in = test::lll_input("gaussian", n, count);
     for (auto& x : in) x = std::round(x * 1e4);
     double tf = 0, ts = 0, ta = 0, logratio = 0;
     for (int k = 0; k < count; ++k) {

@@ -3,30 +3,31 @@
 // the caller. The plan's default checks float32 outputs against the input lattice
 // (LllConfig::lattice_check), which on the GPU tracks T internally: the kernel is timed with and
 // without T, plan.run with and without the check; block-method rows name theirs.
-// Inputs from bench/lattice/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
+// Inputs from tests/support/lll_inputs.hpp (i.i.d. Gaussian and block-Toeplitz).
 // Timing: GpuTimer (CUDA events) around the kernel launch for the batched case (the input is
 // restored by a device copy outside the timed region), wall clock around LllPlan::run for the
 // block method (it runs on CPU threads and the GPU); warm-up, median of repeats.
 // Every output is verified (lattice/quality.hpp); the mean orthogonality defect is printed, and
 // for the batched sizes and one block row also without the presort (LllConfig::presort).
+// After the tables, one checksum line per row (the sum of the plan's output entries): two builds
+// with equal lines reduce to the same bits.
 // Usage: gpubench_lll_lattice [out.jsonl]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
+#include "support/lll_inputs.hpp"
 
 using namespace mimorx;
 using namespace mimorx::lattice;
@@ -63,6 +64,14 @@ struct Verdict {
   return v;
 }
 
+// The sum of a run's output entries in order, in float64: equal outputs give equal sums, so
+// two builds' checksum lines show whether they reduce to the same bits.
+[[maybe_unused]] double checksum(const std::vector<float>& out) {
+  double sum = 0;
+  for (float x : out) sum += double(x);
+  return sum;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,12 +90,20 @@ int main(int argc, char** argv) {
       "rebuild, re-check) | us/basis (plan.run, lattice check, default) | us/basis (plan.run, no "
       "check) | reduced | mean orth. defect | geo. mean orth. defect | geo. mean, input order |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::string> checksums;  // printed after the tables
+  auto note_checksum = [&](const std::string& what, const std::vector<float>& out, int reduced) {
+    char line[256];
+    std::snprintf(line, sizeof line, "checksum %s reduced %d sum %.9g", what.c_str(), reduced,
+                  checksum(out));
+    checksums.push_back(line);
+    return checksum(out);
+  };
   for (const std::string kind : {"gaussian", "toeplitz"}) {
     for (int n : {8, 16, 32, 64}) {
       // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
       // about 5 per SM, so 1024 bases were 1.6 waves).
       const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 16384 : 8192;
-      const auto in = bench::lll_input(kind, n, count);
+      const auto in = test::lll_input(kind, n, count);
       std::vector<float> hf(in.begin(), in.end());
       const std::size_t total = hf.size();
       auto src = Buffer<float>::device(total);
@@ -103,13 +120,15 @@ int main(int argc, char** argv) {
       auto tbuf = Buffer<std::int64_t>::device(std::size_t(count) * n * n);
       for (int rep = 0; rep < 6; ++rep) {
         for (int variant : {0, 1, 2, 3}) {
-          lattice::detail::set_all_swap_generic_only(variant == 2);
+          LllOptions kernel_options;
+          kernel_options.all_swap_generic_only = variant == 2;
           work.copy_from(src, s);
           timer.start();
-          lattice::detail::all_swap_cuda<float>(
-              work.data(), variant == 3 ? tbuf.data() : nullptr, status.data(), count, n, n,
-              std::int64_t(n) * n, variant == 3 ? std::int64_t(n) * n : 0, 0.75,
-              lattice::detail::default_max_iter(n), s.handle(), 0, variant != 1);
+          lattice::detail::all_swap_cuda<float>(work.data(), variant == 3 ? tbuf.data() : nullptr,
+                                                status.data(), count, n, n, std::int64_t(n) * n,
+                                                variant == 3 ? std::int64_t(n) * n : 0, 0.75,
+                                                lattice::detail::default_max_iter(n), s.handle(), 0,
+                                                variant != 1, nullptr, kernel_options);
           timer.stop();
           if (rep > 0) ms[variant].push_back(timer.elapsed_ms());
           if (variant == 3) {
@@ -128,7 +147,6 @@ int main(int argc, char** argv) {
           }
         }
       }
-      lattice::detail::set_all_swap_generic_only(false);
       const double kernel_us = median(ms[0]) * 1000.0 / count;
       const double kept_us = median(ms[1]) * 1000.0 / count;
       const double generic_us = median(ms[2]) * 1000.0 / count;
@@ -170,6 +188,9 @@ int main(int argc, char** argv) {
             "not returned as reduced)\n",
             kind.c_str(), n, n_singular, n_precision, n_notconv);
       const auto v = verify(out, n, count, 256);
+      const double sum = note_checksum(
+          kind + " n " + std::to_string(n) + " batch " + std::to_string(count) + " all-swap plan",
+          out, ok_status);
       std::printf(
           "| %s | %d | %d | all-swap | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %d/%d "
           "(status %d/%d) | %.4g | %.4g | %.4g |\n",
@@ -201,90 +222,10 @@ int main(int argc, char** argv) {
                             {"status_not_converged", n_notconv},
                             {"mean_orthogonality_defect", v.mean_defect},
                             {"geomean_orthogonality_defect", v.geo_defect},
-                            {"geomean_orthogonality_defect_input_order", v_kept.geo_defect}};
+                            {"geomean_orthogonality_defect_input_order", v_kept.geo_defect},
+                            {"checksum", sum}};
         json << j.dump() << "\n";
       }
-    }
-  }
-  // The kernel's shape: how often the full size reduction runs (every F swap phases), lanes per
-  // vector (0 = automatic) and one group per column pair or per column: time, phases per basis
-  // and quality, Gaussian bases, only with MIMORX_LLL_SWEEP=1.
-  if (std::getenv("MIMORX_LLL_SWEEP")) {
-    std::printf(
-        "\n| n | batch | full reduction every | lanes | groups | us/basis (kernel) | phases/basis "
-        "| status reduced | verified | mean orth. defect "
-        "|\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int n : {8, 16, 32, 64}) {
-      // Large batches: several waves of resident blocks (a 64x64 basis is one 256-thread block,
-      // about 5 per SM, so 1024 bases were 1.6 waves).
-      const int count = n == 8 ? 65536 : n == 16 ? 16384 : n == 32 ? 16384 : 8192;
-      const auto in = bench::lll_input("gaussian", n, count);
-      std::vector<float> hf(in.begin(), in.end());
-      auto src = Buffer<float>::device(hf.size());
-      auto work = Buffer<float>::device(hf.size());
-      auto status = Buffer<std::int32_t>::device(count);
-      src.copy_from_host(hf.data(), hf.size());
-      Stream s = Stream::create();
-      GpuTimer timer(s);
-      struct Shape {
-        int fe, lanes;
-        bool per_column;
-      };
-      std::vector<Shape> shapes;
-      for (int fe : {2, 8, 32, 1000000}) shapes.push_back({fe, 0, false});
-      for (int lanes : {4, 8, 16, 32}) {
-        for (bool pc : {false, true}) shapes.push_back({32, lanes, pc});
-      }
-      for (const Shape& sh : shapes) {
-        const int fe = sh.fe;
-        lattice::detail::set_all_swap_full_every(fe);
-        lattice::detail::set_all_swap_shape(sh.lanes, sh.per_column);
-        std::vector<double> ms;
-        std::uint64_t phases = 0;
-        for (int rep = 0; rep < 4; ++rep) {
-          work.copy_from(src, s);
-          s.synchronize();
-          lattice::detail::all_swap_phase_total(true);
-          timer.start();
-          lattice::detail::all_swap_cuda<float>(
-              work.data(), nullptr, status.data(), count, n, n, std::int64_t(n) * n, 0, 0.75,
-              lattice::detail::default_max_iter(n), s.handle(), 0);
-          timer.stop();
-          if (rep > 0) ms.push_back(timer.elapsed_ms());
-          phases = lattice::detail::all_swap_phase_total(true);
-        }
-        std::vector<std::int32_t> st(count);
-        status.copy_to_host(st.data(), count);
-        const int ok = int(std::count(st.begin(), st.end(), std::int32_t(LllStatus::reduced)));
-        std::vector<float> out(hf.size());
-        work.copy_to_host(out.data(), out.size());
-        const auto v = verify(out, n, count, 256);
-        const double us = median(ms) * 1000.0 / count;
-        std::printf("| %d | %d | %d | %s | %s | %.4f | %.1f | %d/%d | %d/%d | %.4g |\n", n, count,
-                    fe, sh.lanes ? std::to_string(sh.lanes).c_str() : "auto",
-                    sh.per_column ? "per column" : "per pair", us, double(phases) / count, ok,
-                    count, v.reduced, v.checked, v.mean_defect);
-        std::fflush(stdout);
-        if (json.is_open()) {
-          json << nlohmann::json{{"bench", "lll_full_every"},
-                                 {"lanes", sh.lanes},
-                                 {"group_per_column", sh.per_column},
-                                 {"device", dev.name},
-                                 {"n", n},
-                                 {"batch", count},
-                                 {"full_every", fe},
-                                 {"us_per_basis_kernel", us},
-                                 {"phases_per_basis", double(phases) / count},
-                                 {"status_reduced", ok},
-                                 {"verified_reduced", v.reduced},
-                                 {"verified", v.checked},
-                                 {"mean_orthogonality_defect", v.mean_defect}}
-                      .dump()
-               << "\n";
-        }
-      }
-      lattice::detail::set_all_swap_full_every(lattice::detail::kFullReductionEvery);
-      lattice::detail::set_all_swap_shape(0, false);
     }
   }
   // Large single bases: the block method (all-swap does not fit shared memory), resident on the
@@ -311,7 +252,7 @@ int main(int argc, char** argv) {
           Variant{true, 0, true}, Variant{true, 0, true, false}}) {
       const bool resident = var.resident;
       const std::string kind = "gaussian";
-      const auto in = bench::lll_input(kind, n, 1);
+      const auto in = test::lll_input(kind, n, 1);
       std::vector<float> hf(in.begin(), in.end());
       auto work = Buffer<float>::device(hf.size());
       LllConfig cfg{n, n};
@@ -320,9 +261,10 @@ int main(int argc, char** argv) {
       cfg.transform = var.transform;
       cfg.presort = var.presort;
       cfg.lattice_check = var.check;
-      LllPlan plan(cfg, Backend::cuda());
+      LllOptions options;
+      options.block_device = resident;
+      LllPlan plan(cfg, Backend::cuda(), options);
       auto t_work = Buffer<std::int64_t>::device(var.transform ? std::size_t(n) * n : 0);
-      lattice::detail::set_block_device_enabled(resident);
       std::vector<double> wall;
       LllStatus st = LllStatus::not_converged;
       for (int rep = 0; rep < 6; ++rep) {
@@ -335,7 +277,6 @@ int main(int argc, char** argv) {
         const auto t1 = std::chrono::steady_clock::now();
         if (rep > 0) wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
-      lattice::detail::set_block_device_enabled(true);
       const double lat = median(wall);
       last_s = std::max(last_s, lat / 1000);
       std::vector<float> out(hf.size());
@@ -345,6 +286,9 @@ int main(int argc, char** argv) {
                                (var.transform ? ", caller's T" : "") +
                                (var.check ? ", lattice check" : ", no check") +
                                (var.presort ? "" : ", input order");
+      const double sum = note_checksum(kind + " n " + std::to_string(n) + " block l=" +
+                                           std::to_string(plan.block()) + " (" + path + ")",
+                                       out, st == LllStatus::reduced ? 1 : 0);
       std::printf(
           "| %s | %d | 1 | block l=%d (%s) | %.2f (ms, wall; %.2f-%.2f) | - | %d/1 (status %s) | "
           "%.4g |\n",
@@ -367,11 +311,14 @@ int main(int argc, char** argv) {
                             {"delta", 0.75},
                             {"ms_wall", lat},
                             {"verified_reduced", v.reduced},
-                            {"mean_orthogonality_defect", v.mean_defect}};
+                            {"mean_orthogonality_defect", v.mean_defect},
+                            {"checksum", sum}};
         json << j.dump() << "\n";
       }
     }
   }
+  std::printf("\n");
+  for (const std::string& line : checksums) std::printf("%s\n", line.c_str());
   return 0;
 #else
   (void)argc;

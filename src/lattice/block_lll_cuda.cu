@@ -37,16 +37,6 @@
 namespace mimorx::lattice::detail {
 namespace {
 
-bool g_device_enabled = true;
-bool g_t_float64 = true;
-bool g_head_inverse = true;     // set_head_inverse
-bool g_early_inverse = true;    // set_early_head_inverse
-bool g_refactor_window = true;  // set_refactor_small_window
-bool g_column_warp = true;      // set_column_warp_blocks
-bool g_early_refactor = true;   // set_early_refactorisation
-bool g_snapshot_ahead = true;   // set_snapshot_ahead
-bool g_kept_rows = true;        // set_kept_head_rows
-
 // Device flags, read by the host at the sync points of a pass.
 enum Flag : int {
   kCholFail = 0,    // a Cholesky pivot was not positive
@@ -121,7 +111,7 @@ __global__ void copy_ranges_kernel(CopyRange a, CopyRange b, CopyRange c) {
 }
 
 // T = I, and tbound (the running upper bound of |T|, raised by every kernel that writes T) =
-// bound0 (1; 2^60 when the test knob turns the float64 products off).
+// bound0 (1; 2^60 where !LllOptions::block_t_float64 turns the float64 products off).
 __global__ void identity_kernel(std::int64_t* t, int m, unsigned long long* tbound,
                                 unsigned long long bound0) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -662,7 +652,7 @@ __host__ __device__ inline int window_start(int m, int first_violation_flag, int
 }
 
 // A window of at most m / 8 columns: refactorised after its block pass rather than carried
-// through the GSC-Update (set_refactor_small_window).
+// through the GSC-Update (LllOptions::refactor_small_window).
 __host__ __device__ inline bool small_window(int m, int lo) {
   return std::int64_t(m - lo) * 8 <= m;
 }
@@ -686,21 +676,10 @@ __global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, in
 
 }  // namespace
 
-void set_block_device_enabled(bool enabled) { g_device_enabled = enabled; }
-bool block_device_enabled() { return g_device_enabled; }
-void set_block_t_float64(bool enabled) { g_t_float64 = enabled; }
-void set_head_inverse(bool enabled) { g_head_inverse = enabled; }
-void set_early_head_inverse(bool enabled) { g_early_inverse = enabled; }
-void set_refactor_small_window(bool enabled) { g_refactor_window = enabled; }
-void set_column_warp_blocks(bool enabled) { g_column_warp = enabled; }
-void set_early_refactorisation(bool enabled) { g_early_refactor = enabled; }
-void set_snapshot_ahead(bool enabled) { g_snapshot_ahead = enabled; }
-void set_kept_head_rows(bool enabled) { g_kept_rows = enabled; }
-
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
                       BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
-                      const StartPrologue* prologue) {
+                      const LllOptions& options, const StartPrologue* prologue) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -781,14 +760,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     if (side_launched) ws.done.wait(stream);
     join_snapshot();
   };
-  const bool head_inverse = m >= kInverseFrom && g_head_inverse;
+  const bool head_inverse = m >= kInverseFrom;
   // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
   // inside the start, on the side stream beside the factorisation's panels after them (the
   // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free), so
   // that W is ready when the window's refactorisation needs it. The last block, where the window
   // starts after it, and the doubling's products follow the start, gated by its check.
-  const int early_cols =
-      head_inverse && g_early_inverse ? (m - 1) / kTriInverseBlock * kTriInverseBlock : 0;
+  const int early_cols = head_inverse && options.early_head_inverse
+                             ? (m - 1) / kTriInverseBlock * kTriInverseBlock
+                             : 0;
   void* side = head_inverse ? ws.side.get(device) : nullptr;
   const auto ss = mimorx::detail::as_stream(side);
   if (head_inverse) {
@@ -810,7 +790,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     tri_inverse_diag_enqueue(ws.rcopy.data(), m, early_cols, 0, ws.rinv.data(), side);
   };
   // With the small window's head rows kept, W serves wider windows only.
-  const bool small_needs_no_inverse = g_kept_rows && g_refactor_window;
+  const bool small_needs_no_inverse = options.kept_head_rows && options.refactor_small_window;
   auto launch_inverse = [&] {
     ws.factored.record(stream);
     ws.factored.wait(side);
@@ -825,10 +805,10 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       tri_inverse_diag_enqueue(ws.rcopy.data(), m, m, early_cols / kTriInverseBlock, ws.rinv.data(),
                                side, ws.inv_skip.data() + 1);
       tri_inverse_products_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
-                                   ws.inv_skip.data());
+                                   ws.inv_skip.data(), options);
     } else {
       tri_inverse_enqueue(ws.rcopy.data(), m, m, ws.rinv.data(), ws.rinv_tmp.data(), side,
-                          ws.inv_skip.data());
+                          ws.inv_skip.data(), options);
     }
     ws.done.record(side);
     side_launched = true;
@@ -893,7 +873,8 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     size_reduce_enqueue(m, ws.r.data(), ws.r0.data(), ws.mult.data(), ws.mcol.data(),
                         ws.srsync.data(), stream, sr_from, gate, gate ? kGateCount : 0, ahead);
     const unsigned ct = unsigned((m + 63) / 64);
-    launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK),
+    launch_split(split_for(reinterpret_cast<const void*>(subtract_products_kernel<F>), kSplitK,
+                           options.split_k),
                  subtract_products_kernel<F>, dim3(ct, unsigned((n + 63) / 64)), dim3(256), s, b,
                  static_cast<const F*>(ws.b0.data()), (long long)n, n, m,
                  static_cast<const double*>(ws.mult.data()),
@@ -905,9 +886,10 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                                               ws.colsum.data());
       MIMORX_CUDA_CHECK_LAUNCH();
       auto* kernel = subtract_products_kernel<std::int64_t>;
-      launch_split(split_for(reinterpret_cast<const void*>(kernel), kSplitK), kernel, dim3(ct, ct),
-                   dim3(256), s, t, static_cast<const std::int64_t*>(ws.t0.data()), (long long)m, m,
-                   m, static_cast<const double*>(ws.mult.data()),
+      launch_split(split_for(reinterpret_cast<const void*>(kernel), kSplitK, options.split_k),
+                   kernel, dim3(ct, ct), dim3(256), s, t,
+                   static_cast<const std::int64_t*>(ws.t0.data()), (long long)m, m, m,
+                   static_cast<const double*>(ws.mult.data()),
                    static_cast<const int*>(ws.mcol.data()), flags,
                    static_cast<const double*>(ws.colsum.data()), tbound);
       MIMORX_CUDA_CHECK_LAUNCH();
@@ -945,16 +927,16 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                       u64(ws.diag.data()),
                                       u64(ws.norm2.data()),
                                       u64(tbound),
-                                      std::uint64_t(g_t_float64),
-                                      std::uint64_t(lookahead_factorisation()),
-                                      std::uint64_t(chained_factorisation()),
+                                      std::uint64_t(options.block_t_float64),
+                                      std::uint64_t(options.lookahead_factorisation),
+                                      std::uint64_t(options.split_k),
                                       std::uint64_t(device),
                                       std::uint64_t(early_cols),
                                       u64(side),
                                       u64(ws.rcopy.data()),
                                       u64(ws.rinv.data())};
     if (prologue) key.insert(key.end(), prologue->key.begin(), prologue->key.end());
-    ws.start.run(stream, key, [&] {
+    const auto start = [&] {
       if (prologue) {  // it leaves the input's copy in b_in (b0: its scratch, free until then)
         prologue->enqueue(stream, ws.b_in.data(), ws.b0.data());
       } else {
@@ -963,13 +945,13 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       }
       if (t) {
         identity_kernel<<<unsigned((mm + 255) / 256), 256, 0, s>>>(
-            t, m, tbound, g_t_float64 ? 1ull : (1ull << 60));
+            t, m, tbound, options.block_t_float64 ? 1ull : (1ull << 60));
         MIMORX_CUDA_CHECK_LAUNCH();
       }
       MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
       tail_cholesky_enqueue<F>(b, n, m, 0, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, nullptr, 0, nullptr, nullptr,
-                               early_cols > 0 ? &split : nullptr);
+                               early_cols > 0 ? &split : nullptr, false, options);
       // The factor's checks and the pass's check, in one launch.
       check_factor_kernel<F>
           <<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check, 1);
@@ -978,14 +960,15 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         ws.head_inverted.record(side);
         ws.head_inverted.wait(stream);
       }
-    });
+    };
+    ws.start.run(stream, key, start, options.captured_sequences);
   }
   // The first size reduction's snapshots and its initialisation of M, on their own stream right
   // behind the start, while the host waits for the start's check: the passes before that
   // reduction change only the columns from their windows on (on Gaussian 1024 x 1024 bases the
   // last 128), and only those are copied again before it (limit_snapshot, size_reduce).
   constexpr int kSnapshotFrom = 256;
-  if (g_snapshot_ahead && m >= kSnapshotFrom) snapshot_ahead(m);
+  if (options.snapshot_ahead && m >= kSnapshotFrom) snapshot_ahead(m);
   // The check of the R a block pass left, read with that pass's flags: the next pass's check
   // where nothing comes between (one host round trip fewer a pass).
   // Its verdict stays in hf's second bank until then.
@@ -1057,7 +1040,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
                                inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr,
-                               nullptr, kept);
+                               nullptr, kept, options);
       // With the pass's check where the speculative size reduction follows (below).
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check,
                                                 speculate ? 1 : 0);
@@ -1144,18 +1127,18 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // and its application); the changed columns are refactorised instead, which the last pass
     // needs anyway to confirm. On a wider window the refactorisation grows with it and the
     // GSC-Update stays.
-    const bool update_r = !(g_refactor_window && small_window(m, lo));
+    const bool update_r = !(options.refactor_small_window && small_window(m, lo));
     // The blocks change B's and T's columns (and R's, with update_r) from lo on.
     limit_snapshot(lo);
     // A small window's pass on a fresh R: its head rows are kept for the refactorisation.
-    const bool keep_rows = g_kept_rows && !update_r && pass == last_full;
+    const bool keep_rows = options.kept_head_rows && !update_r && pass == last_full;
     kept_from = keep_rows ? lo : -1;
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
       const int sz = g.size;
       const std::int64_t bs = std::int64_t(sz) * sz;
-      if (g_column_warp && sz <= kColumnWarpMaxBlock) {
+      if (options.column_warp_blocks && sz <= kColumnWarpMaxBlock) {
         // Blocks of up to 32 columns: a warp a column on R in float64, shaped for latency (the
         // batched all-swap kernel is shaped for thousands of bases, not a few blocks).
         column_warp_lll_enqueue(ws.r.data(), m, g.start, g.stride, sz, g.count, delta,
@@ -1165,7 +1148,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
             <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
         MIMORX_CUDA_CHECK_LAUNCH();
         all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
-                         delta, default_max_iter(sz), stream, device);
+                         delta, default_max_iter(sz), stream, device, false, nullptr, options);
       }
       int* ident = ws.ident.data();
       count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
@@ -1203,7 +1186,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                         s));  // the bank's check
       enqueue_check(flags + kBank);
     }
-    if (!update_r && g_early_refactor) {
+    if (!update_r && options.early_refactorisation) {
       // R not updated: the next pass refactorises the window as if the pass changed it (it
       // does unless no block swapped; refactorising unchanged columns gives the same R), without
       // waiting for the pass's flags: they are copied aside and settled with the next read (one
@@ -1230,9 +1213,9 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
 
 template bool block_lll_device<float>(int, int, float*, std::int64_t*, double, int, long,
                                       BlockLllWorkspace<float>&, void*, int, LllStats*,
-                                      const StartPrologue*);
+                                      const LllOptions&, const StartPrologue*);
 template bool block_lll_device<double>(int, int, double*, std::int64_t*, double, int, long,
                                        BlockLllWorkspace<double>&, void*, int, LllStats*,
-                                       const StartPrologue*);
+                                       const LllOptions&, const StartPrologue*);
 
 }  // namespace mimorx::lattice::detail

@@ -548,19 +548,14 @@ int resident_blocks() {
   return mimorx::detail::resident_blocks(kernel, kThreads, sizeof(Smem));
 }
 
-bool g_lookahead = true;  // set_lookahead_factorisation
-
 }  // namespace
-
-void set_lookahead_factorisation(bool enabled) { g_lookahead = enabled; }
-bool lookahead_factorisation() { return g_lookahead; }
 
 std::size_t lookahead_scratch_size(int m) {
   return std::size_t(2 * kPanel * padded(m) + 2 * kPanel + 1);  // + phase_words
 }
 
 bool cholesky_lookahead_split_supported(int m, int first, int until, int reserve) {
-  if (!g_lookahead || m - first <= kPanel) return false;
+  if (m - first <= kPanel) return false;
   const int np = (m + kPanel - 1) / kPanel;
   if (until % kPanel != 0 || until <= first || until > (np - 1) * kPanel) return false;
   return resident_blocks() - reserve >= 2;
@@ -572,7 +567,7 @@ bool cholesky_lookahead_enqueue(double* r, int m, int first, double* scratch, in
   int q0 = first / kPanel;
   int q1 = until > 0 ? until / kPanel : np - 1;
   if (resume && q0 >= q1) return true;  // the last panel: factored by the launch before
-  if (!g_lookahead || (!resume && m - first <= kPanel)) return false;  // the chain's one launch
+  if (!resume && m - first <= kPanel) return false;  // the chain's one launch
   const int blocks = resident_blocks() - reserve;
   const int units = phase_units(q0, np, 1);  // phase q0's at one tile a unit, the most
   const int grid = std::min(blocks, 1 + std::max(units, 1));

@@ -3,7 +3,7 @@
 // are read from R in float64 and stay there: the rotations update R, so no Gram-Schmidt is ever
 // recomputed. Every number follows column_warp_lll_host's operations (explicit fma and
 // _rn intrinsics: nvcc would contract the plain expressions), so the kernel and the host model
-// give the same U to the bit (tests/lattice/test_lll_gpu.cpp).
+// give the same U to the bit (tests/lattice/test_lll_gpu_block.cpp).
 //
 // Why: the window of a large reduction is a few blocks of 32, and the batched all-swap kernel
 // (lll_cuda.cu, shaped for thousands of bases) spends each swap phase behind its Gram-Schmidt

@@ -292,13 +292,12 @@ __global__ void __launch_bounds__(kPanelCols)
 // Whether the chain's kernels were compiled with griddepcontrol (PTX for sm_90 or newer; a build
 // for an older architecture may run on a newer GPU through its PTX): only then may a kernel of
 // the chain be launched before its predecessor has completed.
-bool g_chaining = true;  // set_chained_factorisation
 bool chain_supported() {
   static const bool ok = [] {
     cudaFuncAttributes a{};
     return cudaFuncGetAttributes(&a, chol_panel_kernel) == cudaSuccess && a.ptxVersion >= 90;
   }();
-  return ok && g_chaining;
+  return ok;
 }
 
 // The factored diagonal blocks from `diag` into R, from column `first` (a multiple of kPanel) on.
@@ -311,15 +310,6 @@ __global__ void diag_store_kernel(double* g, int m, const double* diag, int firs
 }
 
 }  // namespace
-
-void set_chained_factorisation(bool enabled) { g_chaining = enabled; }
-bool chained_factorisation() { return g_chaining; }
-
-namespace {
-bool g_split_k = true;  // set_split_k
-}  // namespace
-void set_split_k(bool enabled) { g_split_k = enabled; }
-bool split_k_enabled() { return g_split_k; }
 
 std::size_t diag_scratch_size(int m) {
   return std::max(std::size_t((m + kPanel - 1) / kPanel) * kPanel * kPanel,
@@ -450,7 +440,8 @@ void launch_head_solve(double* r, int m, int f, cudaStream_t s) {
 template <class F>
 void factor_from(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                  double* norm2, cudaStream_t s, const double* rinv, int rinv_size, double* scratch,
-                 const OrderEvent* ready, const FactorSplit* split, bool rows_kept) {
+                 const OrderEvent* ready, const FactorSplit* split, bool rows_kept,
+                 const LllOptions& options) {
   const std::size_t f = std::size_t(first);
   const bool chained = chain_supported();
   const int gtiles = (m + kGramTile - 1) / kGramTile, g0 = first / kGramTile;
@@ -475,24 +466,26 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
       MIMORX_CUDA_CHECK(cudaMemcpy2DAsync(
           scratch, std::size_t(first) * sizeof(double), r + f * m, std::size_t(m) * sizeof(double),
           std::size_t(first) * sizeof(double), rest, cudaMemcpyDeviceToDevice, s));
-      tri_apply_enqueue(rinv, m, first, int(rest), scratch, first, r + f * m, s);
+      tri_apply_enqueue(rinv, m, first, int(rest), scratch, first, r + f * m, s, options);
     } else {
       launch_head_solve<2>(r, m, first, s);
     }
     const int t = (m - first + kGramTile - 1) / kGramTile;
     const int split =
         std::min(kSplitK, (first + kGramWarps * kGramSlab - 1) / (kGramWarps * kGramSlab));
-    launch_split(split_for(reinterpret_cast<const void*>(schur_mma_kernel), split),
+    launch_split(split_for(reinterpret_cast<const void*>(schur_mma_kernel), split, options.split_k),
                  schur_mma_kernel, dim3(t, t), dim3(32 * kGramWarps), s, r, m, first);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
-  if (split && cholesky_lookahead_split_supported(m, first, split->col, split->reserve)) {
+  const bool lookahead = options.lookahead_factorisation;
+  if (split && lookahead &&
+      cholesky_lookahead_split_supported(m, first, split->col, split->reserve)) {
     cholesky_lookahead_enqueue(r, m, first, diag, fail, s, split->col);
     split->at();
     cholesky_lookahead_enqueue(r, m, split->col, diag, fail, s, 0, true, split->reserve);
     return;
   }
-  if (cholesky_lookahead_enqueue(r, m, first, diag, fail, s)) {
+  if (lookahead && cholesky_lookahead_enqueue(r, m, first, diag, fail, s)) {
     if (split) split->at();
     return;
   }
@@ -518,9 +511,9 @@ void factor_from(const F* b, int n, int m, int first, double* r, double* diag, i
 
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
-                           double* norm2, void* stream) {
+                           double* norm2, void* stream, const LllOptions& options) {
   factor_from<F>(b, n, m, 0, r, diag, fail, norm2, mimorx::detail::as_stream(stream), nullptr, 0,
-                 nullptr, nullptr, nullptr, false);
+                 nullptr, nullptr, nullptr, false, options);
 }
 
 int tail_cholesky_start(int first) { return first / kPanel * kPanel; }
@@ -532,15 +525,15 @@ template <class F>
 void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, double* diag, int* fail,
                            double* norm2, void* stream, const double* rinv, int rinv_size,
                            double* scratch, const OrderEvent* ready, const FactorSplit* split,
-                           bool head_rows_kept) {
+                           bool head_rows_kept, const LllOptions& options) {
   factor_from<F>(b, n, m, tail_cholesky_start(first), r, diag, fail, norm2,
                  mimorx::detail::as_stream(stream), rinv, rinv_size, scratch, ready, split,
-                 head_rows_kept && tail_cholesky_start(first) > 0);
+                 head_rows_kept && tail_cholesky_start(first) > 0, options);
 }
 
 template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
-                        int device) {
+                        int device, const LllOptions& options) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
   const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
@@ -551,7 +544,7 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
   MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.b.data(), b, nm * sizeof(F), cudaMemcpyHostToDevice, s));
   MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.flag.data(), 0, sizeof(int), s));
   gram_cholesky_enqueue<F>(ws.b.data(), n, m, ws.g.data(), ws.diag.data(), ws.flag.data(), nullptr,
-                           stream);
+                           stream, options);
   int fail = 0;
   MIMORX_CUDA_CHECK(
       cudaMemcpyAsync(r, ws.g.data(), mm * sizeof(double), cudaMemcpyDeviceToHost, s));
@@ -561,18 +554,20 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
 }
 
 template void gram_cholesky_enqueue<float>(const float*, int, int, double*, double*, int*, double*,
-                                           void*);
+                                           void*, const LllOptions&);
 template void gram_cholesky_enqueue<double>(const double*, int, int, double*, double*, int*,
-                                            double*, void*);
+                                            double*, void*, const LllOptions&);
 template void tail_cholesky_enqueue<float>(const float*, int, int, int, double*, double*, int*,
                                            double*, void*, const double*, int, double*,
-                                           const OrderEvent*, const FactorSplit*, bool);
+                                           const OrderEvent*, const FactorSplit*, bool,
+                                           const LllOptions&);
 template void tail_cholesky_enqueue<double>(const double*, int, int, int, double*, double*, int*,
                                             double*, void*, const double*, int, double*,
-                                            const OrderEvent*, const FactorSplit*, bool);
+                                            const OrderEvent*, const FactorSplit*, bool,
+                                            const LllOptions&);
 template bool gram_cholesky_cuda<float>(const float*, int, int, double*, GramWorkspace<float>&,
-                                        void*, int);
+                                        void*, int, const LllOptions&);
 template bool gram_cholesky_cuda<double>(const double*, int, int, double*, GramWorkspace<double>&,
-                                         void*, int);
+                                         void*, int, const LllOptions&);
 
 }  // namespace mimorx::lattice::detail

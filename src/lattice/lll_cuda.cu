@@ -428,16 +428,6 @@ struct Basis {
   }
 };
 
-// Phases run by all bases of all launches since the last reset (benchmark instrumentation:
-// one atomic per basis).
-__device__ unsigned long long g_phase_total = 0;
-int g_full_every = kFullReductionEvery;  // benchmark knob, set_all_swap_full_every
-int g_lanes = 0;                         // benchmark knob: lanes per vector (0: automatic)
-bool g_groups_per_column = false;        // benchmark knob: one group per column instead of per pair
-
-bool g_generic_only = false;    // test knob: no fixed-shape kernels
-float g_t_fast_limit = 2.0e9f;  // test knob: set_int32_transform_fast_path
-
 // Lanes per vector and groups per basis of the automatic block shape (host and the fixed-shape
 // instantiations use the same rule). Lanes: 4 for n <= 16, 8 beyond (the fastest of 4..32 on
 // float32 Gaussian bases, docs/lll.md): fewer lanes per
@@ -453,16 +443,16 @@ constexpr int pow2_at_least(int x) {
 constexpr int auto_lanes(int n) {
   return n <= 8 ? std::clamp(pow2_at_least(n), 4, 32) : n <= 16 ? 4 : 8;
 }
-constexpr int shape_groups(int lanes, int m, bool per_column) {
-  int ty = std::clamp(std::max(1, per_column ? m : m / 2), 1, 512 / lanes);
+constexpr int shape_groups(int lanes, int m) {
+  int ty = std::clamp(std::max(1, m / 2), 1, 512 / lanes);
   const int per_warp = 32 / lanes;
   return (ty + per_warp - 1) / per_warp * per_warp;
 }
 
 // Square sizes with a fixed-shape kernel (the benchmark sizes and the block method's blocks).
 constexpr int kFixedSizes[] = {4, 8, 16, 32, 64};
-bool uses_fixed_kernel(int n, int m) {
-  return n == m && !g_lanes && !g_groups_per_column && !g_generic_only &&
+bool uses_fixed_kernel(int n, int m, const LllOptions& options) {
+  return n == m && !options.all_swap_generic_only &&
          std::find(std::begin(kFixedSizes), std::end(kFixedSizes), n) != std::end(kFixedSizes);
 }
 
@@ -479,8 +469,7 @@ constexpr int min_blocks() {
 template <class F, bool kT, int NC = 0, int TXC = 0, int TYC = 0>
 __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>()))
     all_swap_kernel(F* gb, long long* gt, int* gstatus, int n, int m, long long sb, long long st,
-                    F delta, long max_iter, int full_every, bool presort, float t_fast_limit,
-                    F* gkeep) {
+                    F delta, long max_iter, bool presort, float t_fast_limit, F* gkeep) {
   extern __shared__ __align__(16) unsigned char smem[];
   Basis<F, kT, NC, TXC, TYC> w;
   w.n = n;
@@ -530,10 +519,9 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
   } else {
     int quiet = 0, checks = 0;
     for (; iter < max_iter; ++iter) {
-      // Full size reduction (m block-wide barriers) only every full_every iterations
-      // (kFullReductionEvery unless a benchmark sets it); the swap phases reduce the tested pairs
-      // themselves.
-      if (iter % full_every == 0) w.size_reduce();
+      // Full size reduction (m block-wide barriers) only every kFullReductionEvery iterations;
+      // the swap phases reduce the tested pairs themselves.
+      if (iter % kFullReductionEvery == 0) w.size_reduce();
       const int big = w.ctr[1], out_of_range = w.ctr[4];
       __syncthreads();  // read before this iteration's updates can write them
       if (kT && out_of_range) {
@@ -578,10 +566,7 @@ __global__ void __launch_bounds__(NC ? TXC* TYC : 512, (min_blocks<F, kT, NC>())
     long long* gT = gt + blockIdx.x * st;
     for (int i = w.tid; i < m * m; i += w.nth) gT[i] = (long long)w.T[i];
   }
-  if (w.tid == 0) {
-    gstatus[blockIdx.x] = status;
-    atomicAdd(&g_phase_total, (unsigned long long)iter);
-  }
+  if (w.tid == 0) gstatus[blockIdx.x] = status;
 }
 
 // The kernel, with its dynamic shared memory limit raised to the device maximum (once per device:
@@ -598,16 +583,16 @@ auto with_smem_limit() {
 template <class F, bool kT>
 void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
             std::int64_t sb, std::int64_t st, double delta, long max_iter, cudaStream_t s,
-            std::size_t smem, bool presort, F* keep) {
-  const int Tx = g_lanes ? g_lanes : auto_lanes(n);
-  const int Ty = shape_groups(Tx, m, g_groups_per_column);
+            std::size_t smem, bool presort, F* keep, const LllOptions& options) {
+  const int Tx = auto_lanes(n);
+  const int Ty = shape_groups(Tx, m);
   auto kernel = with_smem_limit<all_swap_kernel<F, kT>>();
-  if (uses_fixed_kernel(n, m)) {
+  if (uses_fixed_kernel(n, m, options)) {
     switch (n) {
-#define MIMORX_LLL_FIXED(N)                                                                 \
-  case N:                                                                                   \
-    kernel = with_smem_limit<                                                               \
-        all_swap_kernel<F, kT, N, auto_lanes(N), shape_groups(auto_lanes(N), N, false)>>(); \
+#define MIMORX_LLL_FIXED(N)                                                          \
+  case N:                                                                            \
+    kernel = with_smem_limit<                                                        \
+        all_swap_kernel<F, kT, N, auto_lanes(N), shape_groups(auto_lanes(N), N)>>(); \
     break;
       MIMORX_LLL_FIXED(4)
       MIMORX_LLL_FIXED(8)
@@ -624,7 +609,7 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
     const unsigned grid = unsigned(std::min<std::int64_t>(batch - off, 2147483647LL));
     kernel<<<grid, block, smem, s>>>(
         b + off * sb, reinterpret_cast<long long*>(t ? t + off * st : nullptr), status + off, n, m,
-        sb, st, F(delta), max_iter, g_full_every, presort, g_t_fast_limit,
+        sb, st, F(delta), max_iter, presort, options.int32_transform_fast_path ? 2.0e9f : 0.0f,
         keep ? keep + off * std::int64_t(n) * m : nullptr);
     MIMORX_CUDA_CHECK_LAUNCH();
   }
@@ -632,70 +617,53 @@ void launch(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int
 
 }  // namespace
 
-void set_all_swap_full_every(int iterations) { g_full_every = std::max(1, iterations); }
-void set_all_swap_shape(int lanes, bool group_per_column) {
-  g_lanes = lanes;
-  g_groups_per_column = group_per_column;
-}
-void set_all_swap_generic_only(bool generic_only) { g_generic_only = generic_only; }
-void set_int32_transform_fast_path(bool enabled) { g_t_fast_limit = enabled ? 2.0e9f : 0.0f; }
-
-std::uint64_t all_swap_phase_total(bool reset) {
-  unsigned long long v = 0;
-  MIMORX_CUDA_CHECK(cudaMemcpyFromSymbol(&v, g_phase_total, sizeof(v)));
-  if (reset) {
-    const unsigned long long zero = 0;
-    MIMORX_CUDA_CHECK(cudaMemcpyToSymbol(g_phase_total, &zero, sizeof(zero)));
-  }
-  return v;
-}
-
-std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl) {
+std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl, const LllOptions& options) {
   // T (int64 for float64, int32 for float32), B, the work copy Q (generic) or two pivot vectors
   // (fixed shape), R, the flag / input-norm region (m values of F), the counters and, with int32
   // T, its column bounds.
   const std::size_t f = dbl ? 8 : 4;
-  const bool fixed = uses_fixed_kernel(n, m);
+  const bool fixed = uses_fixed_kernel(n, m, options);
   const std::size_t q = fixed ? 2 * std::size_t(n) : std::size_t(n) * m;
   const std::size_t r = fixed ? std::size_t(m) * (m + 3) / 2 : std::size_t(m) * m;
   return (transform ? f * m * m : 0) + f * (std::size_t(n) * m + q + r) + f * std::size_t(m) +
          4 * kCounters + (transform && !dbl ? 4 * std::size_t(m) : 0);
 }
 
-bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device) {
+bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device,
+                        const LllOptions& options) {
   int optin = 0;
   MIMORX_CUDA_CHECK(
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return all_swap_cuda_smem(n, m, transform, dbl) <= std::size_t(optin);
+  return all_swap_cuda_smem(n, m, transform, dbl, options) <= std::size_t(optin);
 }
 
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device, bool presort, F* keep) {
+                   void* stream, int device, bool presort, F* keep, const LllOptions& options) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const bool dbl = sizeof(F) == 8;
-  const std::size_t smem = all_swap_cuda_smem(n, m, t != nullptr, dbl);
-  if (!all_swap_cuda_fits(n, m, t != nullptr, dbl, device))
+  const std::size_t smem = all_swap_cuda_smem(n, m, t != nullptr, dbl, options);
+  if (!all_swap_cuda_fits(n, m, t != nullptr, dbl, device, options))
     throw Unsupported("m, n: a " + std::to_string(n) + "x" + std::to_string(m) + " basis needs " +
                       std::to_string(smem) +
                       " bytes of shared memory, more than one block can have; use method block");
   const auto s = mimorx::detail::as_stream(stream);
   if (t) {
     launch<F, true>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
-                    presort, keep);
+                    presort, keep, options);
   } else {
     launch<F, false>(b, t, status, batch, n, m, stride_b, stride_t, delta, max_iter, s, smem,
-                     presort, keep);
+                     presort, keep, options);
   }
 }
 
 template void all_swap_cuda<float>(float*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
                                    std::int64_t, std::int64_t, double, long, void*, int, bool,
-                                   float*);
+                                   float*, const LllOptions&);
 template void all_swap_cuda<double>(double*, std::int64_t*, std::int32_t*, std::int64_t, int, int,
                                     std::int64_t, std::int64_t, double, long, void*, int, bool,
-                                    double*);
+                                    double*, const LllOptions&);
 
 }  // namespace mimorx::lattice::detail

@@ -68,40 +68,23 @@ LllStats se_lll_double(int n, int m, double* b, double* t, double delta, double 
 // Throws InvalidArgument unless eta = 0.5 or 0.5 < eta < sqrt(delta).
 void check_eta(double eta, double delta);
 
-// Test knob: turn off the float32 rebuild of B' from B T (lll_plan.cpp, rebuild_cuda.cu), so that
-// a test can show its inputs need it. On by default; not thread-safe with running plans.
-void set_float32_rebuild(bool enabled);
-bool float32_rebuild();
-// Test knob: the CUDA all-swap path polishes the bases that fail the device's re-check on the
-// device first (polish_float64_cuda); off, they all go to the host. On by default.
-void set_device_polish(bool enabled);
-
 #if MIMORX_HAS_CUDA
 // CR-AS-LLL kernel launch: one thread block per basis (src/lattice/lll_cuda.cu).
 // presort: each basis is first put in presort order inside the kernel (as presort_columns) and
 // T starts as that permutation, so B' = B T holds for the basis as given. keep (optional,
 // device memory, batch x n x m packed) receives the inputs as given (the float32 lattice check).
+// options: all_swap_generic_only, int32_transform_fast_path.
 template <class F>
 void all_swap_cuda(F* b, std::int64_t* t, std::int32_t* status, std::int64_t batch, int n, int m,
                    std::int64_t stride_b, std::int64_t stride_t, double delta, long max_iter,
-                   void* stream, int device, bool presort = false, F* keep = nullptr);
-// Shared memory one basis needs, and whether the device can give it.
-std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl);
-bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device);
-// Benchmark instrumentation: the full size reduction runs every `iterations` swap phases
-// (default 8; not thread-safe, set before launching), and the swap phases run by all bases
-// since the last reset (synchronises the device).
-void set_all_swap_full_every(int iterations);
-// Benchmark knob: lanes per vector (power of two 4..32; 0 = automatic) and one group per column
-// instead of one per column pair.
-void set_all_swap_shape(int lanes, bool group_per_column);
-// Test knob: run the generic kernel even where a fixed-shape one exists (both must give the
-// same bits).
-void set_all_swap_generic_only(bool generic_only);
-// Test knob: the float32 64x64 kernel's unchecked int32 updates of T where its column bounds
-// show they fit (default), or every update checked (both must give the same bits).
-void set_int32_transform_fast_path(bool enabled);
-std::uint64_t all_swap_phase_total(bool reset);
+                   void* stream, int device, bool presort = false, F* keep = nullptr,
+                   const LllOptions& options = {});
+// Shared memory one basis needs, and whether the device can give it (the kernel that options
+// select).
+std::size_t all_swap_cuda_smem(int n, int m, bool transform, bool dbl,
+                               const LllOptions& options = {});
+bool all_swap_cuda_fits(int n, int m, bool transform, bool dbl, int device,
+                        const LllOptions& options = {});
 
 constexpr std::int32_t kStatusRecheck = 100;  // rebuild_from_transform_cuda's host handoff
 // out (count x nm, packed) <- the matrices src + idx[c] * stride, and back (idx: device memory;
@@ -124,15 +107,16 @@ void scatter_bases_cuda(const std::int64_t* in, std::int64_t* dst, std::int64_t 
 // rounded float64 product over it and check its LLL conditions again in float64 on the device;
 // one that fails that check gets status kStatusRecheck, for the host to check and polish
 // (src/lattice/rebuild_cuda.cu). `in` holds the inputs packed (n x m per basis), b and t are
-// strided; all device memory.
+// strided; all device memory. Square 8/16/32/64 bases go through the fixed-shape one-pass
+// kernels unless !options.square_check_kernel.
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,
-                                 void* stream, int device);
+                                 void* stream, int device, const LllOptions& options = {});
 // The float64 re-check of rebuild_from_transform_cuda alone, for the bases of a packed batch
 // (n x m each) whose status is kStatusRecheck: reduced where they pass.
 void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
-                          double delta, void* stream, int device);
+                          double delta, void* stream, int device, const LllOptions& options = {});
 // The device's form of polish_in_float64 (lll_plan.cpp) for float32 bases whose rebuilt B' failed
 // the re-check, packed (in, b: n x m; t: m x m; status kStatusRecheck each): B T in float64,
 // reduced further by the float64 all-swap kernel with its own T2; where that reduces and T T2
@@ -145,14 +129,10 @@ struct PolishWorkspace {
   Buffer<std::int32_t> st2;
 };
 constexpr std::int32_t kStatusHost = 101;
-bool polish_fits_cuda(int n, int m, int device);
+bool polish_fits_cuda(int n, int m, int device, const LllOptions& options = {});
 void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_t* status,
                          std::int64_t count, int n, int m, double delta, PolishWorkspace& ws,
-                         void* stream, int device);
-// Test and benchmark knob: square 8/16/32/64 bases through the fixed-shape kernels of
-// rebuild_cuda.cu (default: the one-pass check, and recheck_float64_cuda's register re-check)
-// or through the general kernels (product and rebuild, re-check).
-void set_square_check_kernel(bool enabled);
+                         void* stream, int device, const LllOptions& options = {});
 
 // buf holds at least n elements on `device` afterwards (workspaces that grow as needed).
 template <class T>
@@ -164,12 +144,14 @@ void ensure_device(Buffer<T>& buf, std::size_t n, int device) {
 // compared entry by entry with B' as rebuild_cuda's batched kernel does: where
 // max |B T - B'| > 1e-6 max |B T| the rounded B T is written over B' and the call returns true
 // (the host then checks the LLL conditions again). in, b (n x m) and t (m x m) are device
-// memory; scratch grows to n m + 2 doubles; synchronises.
+// memory; scratch grows to n m + 2 doubles; synchronises. options: split_k.
 bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, int n, int m,
-                             Buffer<double>& scratch, void* stream, int device);
+                             Buffer<double>& scratch, void* stream, int device,
+                             const LllOptions& options = {});
 
 // The block method's GramFactor on the GPU (src/lattice/gram_cholesky_cuda.cu): Gram matrix and
 // blocked Cholesky in float64; the workspace grows as needed and belongs to one CPU thread.
+// options (here and in the factorisations below): split_k, lookahead_factorisation.
 template <class F>
 struct GramWorkspace {
   Buffer<F> b;
@@ -178,7 +160,7 @@ struct GramWorkspace {
 };
 template <class F>
 bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& ws, void* stream,
-                        int device);
+                        int device, const LllOptions& options = {});
 // The same on device memory, enqueued on `stream` without a sync: R (m x m) from the device
 // basis b; diag is scratch of diag_scratch_size(m) doubles; *fail (device) is set when a pivot is
 // not positive; norm2 (m doubles, may be null) receives the squared column norms (the Gram
@@ -186,7 +168,7 @@ bool gram_cholesky_cuda(const F* b, int n, int m, double* r, GramWorkspace<F>& w
 std::size_t diag_scratch_size(int m);
 template <class F>
 void gram_cholesky_enqueue(const F* b, int n, int m, double* r, double* diag, int* fail,
-                           double* norm2, void* stream);
+                           double* norm2, void* stream, const LllOptions& options = {});
 // The same for a basis whose columns before `first` are those R was last computed from (their R
 // columns are kept, only the columns from `first` rounded down to the panel width are
 // recomputed; norm2 likewise): the block method's refactorisation of its active window.
@@ -214,12 +196,13 @@ void tail_cholesky_enqueue(const F* b, int n, int m, int first, double* r, doubl
                            double* norm2, void* stream, const double* rinv = nullptr,
                            int rinv_size = 0, double* scratch = nullptr,
                            const OrderEvent* ready = nullptr, const FactorSplit* split = nullptr,
-                           bool head_rows_kept = false);
+                           bool head_rows_kept = false, const LllOptions& options = {});
 // The Cholesky factorisation of R's columns from `first` (a multiple of 32) on, whose Gram data
 // (with the head's contribution subtracted) is in R's upper triangle, as one persistent
 // cooperative kernel (chol_lookahead_cuda.cu); scratch: lookahead_scratch_size(m) doubles.
-// Returns false, enqueuing nothing, where it does not apply (one panel, no cooperative launch,
-// set_lookahead_factorisation(false)): the caller then runs the chain of panel kernels.
+// Returns false, enqueuing nothing, where it does not apply (one panel, no cooperative launch):
+// the caller then runs the chain of panel kernels (as it does for
+// !LllOptions::lookahead_factorisation, without calling these).
 // until > 0: only the panels before column `until` (a multiple of 32, less than the last
 // panel's start), after which R's columns before `until` are final; a later call with first =
 // until and resume = true does the rest (its panel `until` was factored by the first call).
@@ -238,9 +221,10 @@ bool tail_cholesky_uses_inverse(int start, int rinv_size);
 // below the diagonal), into w (ld ld; its first f columns are overwritten, zero below the
 // diagonal); tmp: scratch of ld x ld doubles. Enqueued on `stream` (tri_inverse_cuda.cu).
 // W's leading k x k block is the inverse of R's (triangular). skip (device, may be null): where
-// it is non-zero when the kernels run, they do nothing (W is then left zero).
+// it is non-zero when the kernels run, they do nothing (W is then left zero). options: split_k
+// (here and in the products below).
 void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
-                         const int* skip = nullptr);
+                         const int* skip = nullptr, const LllOptions& options = {});
 // tri_inverse_enqueue in its two parts, after W's first f columns were set to zero: the
 // inverses of the kTriInverseBlock-wide diagonal blocks (from block block_begin on, of
 // tri_inverse_diag_blocks(f) in all; a block's inverse needs only R's block), then the doubling's
@@ -250,11 +234,12 @@ int tri_inverse_diag_blocks(int f);
 void tri_inverse_diag_enqueue(const double* r, int ld, int f, int block_begin, double* w,
                               void* stream, const int* skip = nullptr);
 void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, double* tmp,
-                                  void* stream, const int* skip = nullptr);
+                                  void* stream, const int* skip = nullptr,
+                                  const LllOptions& options = {});
 // X = W^T G for W from tri_inverse_enqueue (f x f, ld ld), G f x cols (ld ldg) and X f x cols
 // (ld ld; not overlapping G), enqueued on `stream`.
 void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
-                       double* x, void* stream);
+                       double* x, void* stream, const LllOptions& options = {});
 
 // The global size reduction of the GPU-resident block method (size_reduce_cuda.cu), enqueued on
 // `stream`: every column k of R (m x m, device, column-major) reduced against the snapshot r0
@@ -316,7 +301,7 @@ class SideStream {
 // pointers), replayed from a CUDA graph: one launch instead of its operations one by one (the
 // block method's start, ~10 operations, less host time per run). run()
 // captures the body on the second consecutive call with the same key (what the body's launches
-// bake in: pointers, sizes, knobs) and launches the graph from then on; a body whose key
+// bake in: pointers, sizes, options) and launches the graph from then on; a body whose key
 // changes runs directly (a graph's instantiation costs more than it saves once). Where capture
 // fails (a launch that cannot be captured), the body runs directly from then on.
 // order_event.cpp.
@@ -326,8 +311,10 @@ class CapturedSequence {
   CapturedSequence(const CapturedSequence&) = delete;
   CapturedSequence& operator=(const CapturedSequence&) = delete;
   ~CapturedSequence();
-  // Returns whether the graph ran (true) or the body directly (false).
-  bool run(void* stream, const std::vector<std::uint64_t>& key, const std::function<void()>& body);
+  // Returns whether the graph ran (true) or the body directly (false). enabled = false
+  // (LllOptions::captured_sequences) runs the body directly.
+  bool run(void* stream, const std::vector<std::uint64_t>& key, const std::function<void()>& body,
+           bool enabled = true);
 
  private:
   void* exec_ = nullptr;             // cudaGraphExec_t
@@ -335,8 +322,6 @@ class CapturedSequence {
   std::vector<std::uint64_t> seen_;  // the last direct run's
   bool unsupported_ = false;
 };
-// Test/benchmark knob: false runs every CapturedSequence's body directly (no graphs).
-void set_captured_sequences(bool enabled);
 // Test hook: how many times a CapturedSequence has launched its graph (all of them, so far).
 long captured_sequence_launches();
 
@@ -375,10 +360,11 @@ struct BlockLllWorkspace {
   Buffer<std::int32_t> bstatus;
   Buffer<int> flags, hflags, mcol, ident, srsync;
 };
+// options: the plan's (LllOptions: the block method's variants, split_k and the factorisation's).
 template <class F>
 bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
                       BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
-                      const StartPrologue* prologue = nullptr);
+                      const LllOptions& options, const StartPrologue* prologue = nullptr);
 // presort_columns and unsort_transform on one basis in device memory (src/lattice/presort_cuda.cu),
 // enqueued on `stream`; rank: m int32 of device memory; keys: scratch of at least m doubles.
 // sorted_copy and scratch (both or neither; n x m each): out of place, b's input goes through
@@ -387,51 +373,6 @@ template <class F>
 void presort_columns_cuda(F* b, int n, int m, std::int32_t* rank, double* keys, void* stream,
                           F* sorted_copy = nullptr, F* scratch = nullptr);
 void unsort_transform_cuda(std::int64_t* t, int m, const std::int32_t* rank, void* stream);
-// Test/benchmark knob: false makes LllPlan use the host-side CPU+GPU block method only.
-void set_block_device_enabled(bool enabled);
-bool block_device_enabled();
-// Test knob: false makes the GPU-resident block method update T in 128-bit integers only (its
-// float64 products, used where they are exact, must give the same T).
-void set_block_t_float64(bool enabled);
-// Test knob: false turns the block method's split-K products (split_k.cuh) off: one block per
-// output tile, as on GPUs without thread-block clusters.
-void set_split_k(bool enabled);
-// Benchmark knob: false makes the GPU-resident block method refactorise its window by forward
-// substitution instead of with the inverse of R's head (tri_inverse_enqueue).
-void set_head_inverse(bool enabled);
-// Test/benchmark knob: true (the default) inverts the head's diagonal blocks of R before its
-// last 128-column block beside the first factorisation's last panels (FactorSplit), inside the
-// run's start; false inverts all of them after the start.
-void set_early_head_inverse(bool enabled);
-// Test/benchmark knob: false keeps the GSC-Update of R through every block pass; true (the
-// default) refactorises the changed columns after a pass over a window of at most m / 8 columns
-// instead.
-void set_refactor_small_window(bool enabled);
-// Test/benchmark knob: true (the default) reduces the GPU-resident block method's blocks of up to
-// 32 columns with column_warp_lll_enqueue (one warp a column, R in float64); false with the
-// batched all-swap kernel on float copies of the blocks.
-void set_column_warp_blocks(bool enabled);
-// Test/benchmark knob: true (the default) enqueues the refactorisation after a small window's
-// block pass before the host reads the pass's flags; false reads them first.
-void set_early_refactorisation(bool enabled);
-// Test/benchmark knob: true (the default) takes the first size reduction's snapshots (R, B, T)
-// and its initialisation of M on a stream of their own right after the start, and copies again
-// before the reduction only the columns changed since; false does all of it before the size
-// reduction.
-void set_snapshot_ahead(bool enabled);
-// Test/benchmark knob: true (the default) refactorises a small window right after its block
-// pass from the head's block rows the pass left in R (the fresh ones times its U: R's head rows
-// get the pass's U like B) instead of recomputing them (W^T G or a forward substitution), and
-// the head inverse is left out where every window is small; false recomputes them.
-void set_kept_head_rows(bool enabled);
-// Benchmark knob: false launches the Cholesky chain (gram_cholesky_cuda.cu) without programmatic
-// dependent launch, to measure what it gains.
-void set_chained_factorisation(bool enabled);
-// Test/benchmark knob: false factorises with the chain of panel kernels instead of the
-// persistent lookahead kernel (cholesky_lookahead_enqueue); both give the same R.
-void set_lookahead_factorisation(bool enabled);
-bool lookahead_factorisation();
-bool chained_factorisation();
 #endif
 
 }  // namespace mimorx::lattice::detail

@@ -45,11 +45,9 @@ void* SideStream::get(int device) {
 }
 
 namespace {
-bool g_captured_sequences = true;  // set_captured_sequences
-std::atomic<long> g_graph_launches{0};
+std::atomic<long> g_graph_launches{0};  // a count for tests; it changes nothing
 }  // namespace
 
-void set_captured_sequences(bool enabled) { g_captured_sequences = enabled; }
 long captured_sequence_launches() { return g_graph_launches.load(); }
 
 CapturedSequence::~CapturedSequence() {
@@ -57,14 +55,14 @@ CapturedSequence::~CapturedSequence() {
 }
 
 bool CapturedSequence::run(void* stream, const std::vector<std::uint64_t>& key,
-                           const std::function<void()>& body) {
+                           const std::function<void()>& body, bool enabled) {
   const auto s = mimorx::detail::as_stream(stream);
-  if (g_captured_sequences && exec_ && key == key_) {
+  if (enabled && exec_ && key == key_) {
     MIMORX_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), s));
     ++g_graph_launches;
     return true;
   }
-  if (!g_captured_sequences || unsupported_ || key != seen_) {
+  if (!enabled || unsupported_ || key != seen_) {
     seen_ = key;
     body();
     return false;

@@ -78,13 +78,13 @@ __global__ void finish_polish_kernel(const double* bt, const std::int64_t* tn,
 }
 }  // namespace
 
-bool polish_fits_cuda(int n, int m, int device) {
-  return all_swap_cuda_fits(n, m, true, true, device);
+bool polish_fits_cuda(int n, int m, int device, const LllOptions& options) {
+  return all_swap_cuda_fits(n, m, true, true, device, options);
 }
 
 void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_t* status,
                          std::int64_t count, int n, int m, double delta, PolishWorkspace& ws,
-                         void* stream, int device) {
+                         void* stream, int device, const LllOptions& options) {
   if (count == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
@@ -97,14 +97,15 @@ void polish_float64_cuda(const float* in, float* b, std::int64_t* t, std::int32_
   times_transform_kernel<<<blocks_for(nme), kThreads, 0, s>>>(in, t, ws.bt.data(), count, n, m);
   MIMORX_CUDA_CHECK_LAUNCH();
   all_swap_cuda<double>(ws.bt.data(), ws.t2.data(), ws.st2.data(), count, n, m, std::int64_t(nm),
-                        std::int64_t(mm), delta, default_max_iter(m), stream, device, false);
+                        std::int64_t(mm), delta, default_max_iter(m), stream, device, false,
+                        nullptr, options);
   compose_transform_kernel<<<blocks_for(mme), kThreads, 0, s>>>(t, ws.t2.data(), ws.st2.data(),
                                                                 ws.tn.data(), count, m);
   MIMORX_CUDA_CHECK_LAUNCH();
   finish_polish_kernel<<<blocks_for(std::max(nme, mme)), kThreads, 0, s>>>(
       ws.bt.data(), ws.tn.data(), ws.st2.data(), t, b, status, count, n, m);
   MIMORX_CUDA_CHECK_LAUNCH();
-  recheck_float64_cuda(b, status, count, n, m, delta, stream, device);
+  recheck_float64_cuda(b, status, count, n, m, delta, stream, device, options);
 }
 
 }  // namespace mimorx::lattice::detail

@@ -324,8 +324,6 @@ bool with_square_shape(int n, Fn&& fn) {
   }
 }
 
-bool g_square_check = true;  // test and benchmark knob: set_square_check_kernel
-
 // The block method's product on the float64 tensor cores (mma_f64.cuh): one 64 x 64 tile of
 // B T per cluster of thread blocks of four warps (32 x 32 each; the cluster's blocks split the k
 // range, split_k.cuh), B and T staged through shared memory 16 deep in float64 (T exact: the plan's
@@ -521,7 +519,8 @@ __global__ void round_to_float(const double* bt, float* b, std::size_t count) {
 }  // namespace
 
 bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, int n, int m,
-                             Buffer<double>& scratch, void* stream, int device) {
+                             Buffer<double>& scratch, void* stream, int device,
+                             const LllOptions& options) {
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const std::size_t nm = std::size_t(n) * m;
   const std::size_t masks =
@@ -542,8 +541,8 @@ bool rebuild_if_drifted_cuda(const float* in, float* b, const std::int64_t* t, i
   const dim3 grid_unit(unsigned((m + kProdTile - 1) / kProdTile),
                        unsigned((n + kUnitRows - 1) / kUnitRows));
   // k split over clusters of 8: with one block a tile, a large m leaves long serial k ranges.
-  launch_split(split_for(reinterpret_cast<const void*>(product_kernel), kSplitK), product_kernel,
-               grid, dim3(kProdThreads), s, in, static_cast<const std::int64_t*>(t),
+  launch_split(split_for(reinterpret_cast<const void*>(product_kernel), kSplitK, options.split_k),
+               product_kernel, grid, dim3(kProdThreads), s, in, static_cast<const std::int64_t*>(t),
                static_cast<const float*>(b), n, m, bt, maxima, static_cast<const int*>(mask),
                static_cast<const int*>(unit));
   MIMORX_CUDA_CHECK_LAUNCH();
@@ -670,11 +669,11 @@ void with_block_size(int entries, Fn&& fn) {
 void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* t,
                                  std::int32_t* status, std::int64_t batch, int n, int m,
                                  std::int64_t stride_b, std::int64_t stride_t, double delta,
-                                 void* stream, int device) {
+                                 void* stream, int device, const LllOptions& options) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  if (n == m && g_square_check && with_square_shape(n, [&](auto nc, auto txc) {
+  if (n == m && options.square_check_kernel && with_square_shape(n, [&](auto nc, auto txc) {
         constexpr int NC = decltype(nc)::value, TXC = decltype(txc)::value;
         check_square_kernel<NC, TXC>
             <<<unsigned(batch), TXC * NC / 2, 0, s>>>(in, b, t, status, stride_b, stride_t, delta);
@@ -688,11 +687,11 @@ void rebuild_from_transform_cuda(const float* in, float* b, const std::int64_t* 
 }
 
 void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t batch, int n, int m,
-                          double delta, void* stream, int device) {
+                          double delta, void* stream, int device, const LllOptions& options) {
   if (batch == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const auto s = mimorx::detail::as_stream(stream);
-  if (n == m && g_square_check && with_square_shape(n, [&](auto nc, auto txc) {
+  if (n == m && options.square_check_kernel && with_square_shape(n, [&](auto nc, auto txc) {
         constexpr int NC = decltype(nc)::value, TXC = decltype(txc)::value;
         recheck_square_kernel<NC, TXC><<<unsigned(batch), TXC * NC / 2, 0, s>>>(b, status, delta);
         MIMORX_CUDA_CHECK_LAUNCH();
@@ -702,7 +701,5 @@ void recheck_float64_cuda(const float* b, std::int32_t* status, std::int64_t bat
     launch_recheck<decltype(threads)::value>(b, status, batch, n, m, std::int64_t(n) * m, delta, s);
   });
 }
-
-void set_square_check_kernel(bool enabled) { g_square_check = enabled; }
 
 }  // namespace mimorx::lattice::detail

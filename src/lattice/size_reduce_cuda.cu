@@ -18,7 +18,7 @@
 // so a block only ever waits for stripes handed out before its own, to blocks already running:
 // no co-residency is needed. Each entry x_i receives its updates in descending j, one fused
 // multiply-add each, and q_j is round(x_j * (1 / r0_jj)), so a host model reproduces every
-// number (tests/lattice/test_lll_gpu.cpp, SizeReductionMatchesHostModel).
+// number (tests/lattice/test_lll_gpu_factor.cpp, SizeReductionMatchesHostModel).
 #include <cuda_runtime.h>
 
 #include <algorithm>

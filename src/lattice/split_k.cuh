@@ -73,9 +73,6 @@ __device__ __forceinline__ void split_range(int k_end, int step, int& begin, int
   end = min(k_end, (int(blockIdx.z) + 1) * per * step);
 }
 
-// Off in tests that compare against unsplit products (set_split_k, lll_internal.hpp).
-bool split_k_enabled();
-
 // Clusters need sm_90 on the device and in the kernel's code: a build for an older virtual
 // architecture may run on a newer GPU through its PTX, without the cluster path.
 inline bool split_supported(const void* kernel) {
@@ -98,9 +95,10 @@ inline bool split_supported(const void* kernel) {
   return major >= 9 && version >= 90;
 }
 
-// The split to launch `kernel` with: `want` (at most kSplitK) where clusters work, else 1.
-inline int split_for(const void* kernel, int want) {
-  return split_k_enabled() && split_supported(kernel) ? std::max(1, std::min(kSplitK, want)) : 1;
+// The split to launch `kernel` with: `want` (at most kSplitK) where clusters work and `allowed`
+// (LllOptions::split_k), else 1.
+inline int split_for(const void* kernel, int want, bool allowed) {
+  return allowed && split_supported(kernel) ? std::max(1, std::min(kSplitK, want)) : 1;
 }
 
 // grid.z = split blocks per output tile, as one cluster (split 1: an ordinary launch).

@@ -309,14 +309,15 @@ __global__ void __launch_bounds__(256) tri_product_kernel(ProductArgs pa) {
 }
 
 template <int kMode>
-void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cudaStream_t s) {
+void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cudaStream_t s,
+                    const LllOptions& options) {
   const int tiles = ((M + 63) / 64) * ((N + 63) / 64);
   // About 8 slabs per block; the products of the level s = 128 (K = 128) 2 slabs a block (their
   // slab loop waits on its loads, so more blocks are faster there); the longer products are
   // slower with 2 slabs a block (the cluster's sums).
   const int per_block = K <= 128 ? 32 : 128;
   const int split = split_for(reinterpret_cast<const void*>(tri_product_kernel<kMode>),
-                              (K + per_block - 1) / per_block);
+                              (K + per_block - 1) / per_block, options.split_k);
   launch_split(split, tri_product_kernel<kMode>, dim3(unsigned(tiles), unsigned(batches)),
                dim3(256), s, pa);
   MIMORX_CUDA_CHECK_LAUNCH();
@@ -327,12 +328,12 @@ void launch_product(const ProductArgs& pa, int M, int N, int K, int batches, cud
 static_assert(kFused == kTriInverseBlock);
 
 void tri_inverse_enqueue(const double* r, int ld, int f, double* w, double* tmp, void* stream,
-                         const int* skip) {
+                         const int* skip, const LllOptions& options) {
   if (f <= 0) return;
   const auto s = mimorx::detail::as_stream(stream);
   MIMORX_CUDA_CHECK(cudaMemsetAsync(w, 0, std::size_t(f) * ld * sizeof(double), s));
   tri_inverse_diag_enqueue(r, ld, f, 0, w, stream, skip);
-  tri_inverse_products_enqueue(r, ld, f, w, tmp, stream, skip);
+  tri_inverse_products_enqueue(r, ld, f, w, tmp, stream, skip, options);
 }
 
 int tri_inverse_diag_blocks(int f) { return (f + kFused - 1) / kFused; }
@@ -348,7 +349,7 @@ void tri_inverse_diag_enqueue(const double* r, int ld, int f, int block_begin, d
 }
 
 void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, double* tmp,
-                                  void* stream, const int* skip) {
+                                  void* stream, const int* skip, const LllOptions& options) {
   if (f <= 0) return;
   const auto s = mimorx::detail::as_stream(stream);
   ProductArgs pa{};
@@ -361,13 +362,13 @@ void tri_inverse_products_enqueue(const double* r, int ld, int f, double* w, dou
   for (int sz = kFused; sz < f; sz *= 2) {
     pa.s = sz;
     const int pairs = (f - sz + 2 * sz - 1) / (2 * sz);  // pairs whose C is not empty
-    launch_product<kRC>(pa, sz, sz, sz, pairs, s);
-    launch_product<kWT>(pa, sz, sz, sz, pairs, s);
+    launch_product<kRC>(pa, sz, sz, sz, pairs, s, options);
+    launch_product<kWT>(pa, sz, sz, sz, pairs, s, options);
   }
 }
 
 void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g, long long ldg,
-                       double* x, void* stream) {
+                       double* x, void* stream, const LllOptions& options) {
   if (f <= 0 || cols <= 0) return;
   ProductArgs pa{};
   pa.w = const_cast<double*>(w);  // read only in this mode
@@ -377,7 +378,7 @@ void tri_apply_enqueue(const double* w, int ld, int f, int cols, const double* g
   pa.ldg = ldg;
   pa.f = f;
   pa.cols = cols;
-  launch_product<kApply>(pa, f, cols, f, 1, mimorx::detail::as_stream(stream));
+  launch_product<kApply>(pa, f, cols, f, 1, mimorx::detail::as_stream(stream), options);
 }
 
 }  // namespace mimorx::lattice::detail

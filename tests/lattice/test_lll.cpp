@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "lattice/column_warp_lll.hpp"
-#include "lattice/lll_inputs.hpp"
 #include "lattice/lll_internal.hpp"
-#include "lattice/lll_support.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
 #include "support/gpu.hpp"
+#include "support/lll_inputs.hpp"
+#include "support/lll_support.hpp"
 
 using namespace mimorx;
 using namespace mimorx::lattice;
@@ -276,15 +276,13 @@ TEST(LllPlanCpu, Float32RebuiltBasisIsPolishedInFloat64) {
   test::expect_reduced(n, n, in, bf, &t, 0.75, true, "all-swap float32, polished");
 }
 
-// Ill-conditioned bases in float32 with T (test::ill_conditioned_float32 in lll_support.hpp):
-// without the rebuild of B' from B T the float32 methods leave bases reported reduced off the
-// input lattice; with it (the default) none.
+// Ill-conditioned bases in float32 with T (test::ill_conditioned_float32 in
+// support/lll_support.hpp): without the rebuild of B' from B T the float32 methods leave bases
+// reported reduced off the input lattice; with it (the default) none.
 TEST(LllPlanCpu, Float32IllConditionedStaysOnTheLattice) {
   const std::uint64_t seed = test::fresh_seed();
   for (LllMethod method : {LllMethod::all_swap, LllMethod::block}) {
-    lattice::detail::set_float32_rebuild(false);
-    const auto off = test::ill_conditioned_float32(seed, method, Backend::cpu());
-    lattice::detail::set_float32_rebuild(true);
+    const auto off = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, true, false);
     const auto on = test::ill_conditioned_float32(seed, method, Backend::cpu());
     std::printf(
         "[ ill-cond ] %s: without the rebuild %d of %d reduced bases off B T, with it %d "
@@ -761,10 +759,10 @@ TEST(LllPlanCpuErrors, Float32TransformBeyondInt32IsPrecisionLoss) {
 TEST(LllPlanCpuErrors, Float32NeverReportsAnUnreducedBasisAsReduced) {
   // Banded block-Toeplitz bases grow ill-conditioned with n: float32 must either reduce them
   // (verified) or say so (status), never return an unreduced basis marked reduced.
-  // The benchmark's generator (bench/lattice/lll_inputs.hpp: 4-tap 2 x 2 blocks, A_0 invertible).
+  // The benchmark's generator (tests/support/lll_inputs.hpp: 4-tap 2 x 2 blocks, A_0 invertible).
   std::mt19937_64 g(test::fresh_seed());
   const int n = 32, batch = 40;
-  const std::vector<double> b0 = bench::lll_input("toeplitz", n, batch, g());
+  const std::vector<double> b0 = test::lll_input("toeplitz", n, batch, g());
   int flagged = 0;
   for (auto method : {LllMethod::all_swap, LllMethod::block}) {
     LllConfig cfg{n, n};

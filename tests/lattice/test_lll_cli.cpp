@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "lattice/lll_support.hpp"
 #include "mimorx/lattice/fplll_format.hpp"
 #include "mimorx/lattice/quality.hpp"
 #include "support/cli.hpp"
+#include "support/lll_support.hpp"
 
 using namespace mimorx;
 using namespace mimorx::lattice;

@@ -86,6 +86,60 @@ struct LllConfig {
   double eta = 0.5;
 };
 
+// Implementation variants of the plan's CUDA paths, for tests and benchmarks: a plan owns one
+// (LllPlan's third argument) and passes it down to the kernels' launchers. Every value gives a
+// valid reduction; the defaults are the variants measured fastest (docs/lll.md, "Implementation
+// variants"), and each other value is what a test compares them with.
+struct LllOptions {
+  // All-swap, float32 with the lattice check: bases whose rebuilt B T fails the float64 re-check
+  // are polished on the device first; false sends them all to the host (same statuses).
+  bool device_polish = true;
+  // All-swap kernel: the generic kernel even for square 4..64, which have fixed-shape kernels
+  // (the same bits).
+  bool all_swap_generic_only = false;
+  // float32 64x64 kernel with T: unchecked int32 updates of T where its column bounds show they
+  // fit; false checks every update (the same bits).
+  bool int32_transform_fast_path = true;
+  // The float32 lattice check of square 8..64 bases through the fixed-shape one-pass kernels;
+  // false through the general product, rebuild and re-check kernels (the same statuses).
+  bool square_check_kernel = true;
+  // Block method on CUDA: the whole reduction resident on the GPU where its float64 Cholesky
+  // factor is accurate; false always uses the host-side CPU+GPU block method.
+  bool block_device = true;
+  // The GPU-resident block method's start (prologue, copies, first factorisation and check)
+  // replayed from a CUDA graph from the second run on; false launches it directly (same bits).
+  bool captured_sequences = true;
+  // GPU-resident block method: T's products in float64 where every partial sum is exact; false
+  // in 128-bit integers only (the same T).
+  bool block_t_float64 = true;
+  // The block method's and the lattice check's products with their k range split over a
+  // thread-block cluster (sm_90); false: one block per output tile (valid; float64 sums may
+  // differ in their last bits).
+  bool split_k = true;
+  // Cholesky factorisations by the persistent lookahead kernel; false by the chain of panel
+  // kernels (the same R to rounding).
+  bool lookahead_factorisation = true;
+  // The head inverse's diagonal blocks before R's last 128 columns inverted beside the first
+  // factorisation; false after the start (the same bits).
+  bool early_head_inverse = true;
+  // A window of at most m / 8 columns refactorised after its block pass; false carries R
+  // through the GSC-Update on every window (valid, may take another path).
+  bool refactor_small_window = true;
+  // That refactorisation enqueued before the host reads the pass's flags; false after
+  // (valid).
+  bool early_refactorisation = true;
+  // That refactorisation keeps the head's block rows the pass left in R (times its U) and skips
+  // the head inverse where every window is small; false recomputes them (valid; rounding may
+  // differ).
+  bool kept_head_rows = true;
+  // Blocks of up to 32 columns reduced by one warp a column on R in float64; false by the
+  // all-swap kernel on float copies of the blocks (valid, may take another path).
+  bool column_warp_blocks = true;
+  // The first size reduction's snapshots taken on a stream of their own right after the start;
+  // false all before the size reduction (the same bits).
+  bool snapshot_ahead = true;
+};
+
 // A plan for batches of bases of one shape. run() reduces `basis` in place.
 //   basis:     B bases, n x m each (float -> float32 arithmetic, double -> float64)
 //   transform: B matrices m x m (int64) when config.transform, else an empty batch
@@ -95,10 +149,11 @@ struct LllConfig {
 // reductions on the GPU, GSC-Update on CPU threads, one CUDA stream each) for bases whose
 // float64 Gram-Cholesky factor is not accurate enough (docs/lll.md). The plan keeps its streams
 // and GPU workspaces between runs: reuse one plan for many runs, and do not run one plan from
-// two threads at once.
+// two threads at once. options: implementation variants (LllOptions; the defaults for any use
+// but tests and benchmarks).
 class LllPlan {
  public:
-  LllPlan(const LllConfig& config, Backend backend);
+  LllPlan(const LllConfig& config, Backend backend, const LllOptions& options = {});
   ~LllPlan();
   LllPlan(LllPlan&&) noexcept;
   LllPlan& operator=(LllPlan&&) noexcept;
@@ -107,6 +162,7 @@ class LllPlan {
   void run(MatrixBatch<float> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
            const Stream& stream = Stream{});
   const LllConfig& config() const { return cfg_; }
+  const LllOptions& options() const { return opt_; }
   LllMethod method() const { return method_; }  // the method chosen for this shape/backend
   int block() const { return block_; }          // l used by the block method
   const Backend& backend() const { return backend_; }
@@ -116,6 +172,7 @@ class LllPlan {
   void run_impl(MatrixBatch<F> basis, MatrixBatch<std::int64_t> transform, View<LllStatus> status,
                 const Stream& stream);
   LllConfig cfg_;
+  LllOptions opt_;
   Backend backend_;
   LllMethod method_;
   int block_ = 0;

@@ -81,7 +81,7 @@ inline std::vector<double> times_integer(int m, const std::vector<double>& r,
 
 // The 64x64 Gaussian basis on which the float32 all-swap reduction once reported `reduced` with
 // |mu| = 0.60: its final size reduction needed a multiplier of 4117 (> big_quotient = 4096), so R
-// was imprecise; basis 2528 of the benchmark's Gaussian 64x64 set (bench/lattice/lll_inputs.hpp,
+// was imprecise; basis 2528 of the benchmark's Gaussian 64x64 set (tests/support/lll_inputs.hpp,
 // fixed seed), drawn the same way.
 inline std::vector<double> big_final_multiplier_basis() {
   const int n = 64, index = 2528;
@@ -135,7 +135,8 @@ struct IllConditionedResult {
 inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice::LllMethod method,
                                                     Backend backend, double noise = 1e-2,
                                                     bool transform = true,
-                                                    bool lattice_check = true) {
+                                                    bool lattice_check = true,
+                                                    const lattice::LllOptions& options = {}) {
   std::mt19937_64 g(seed);
   std::normal_distribution<double> nd;
   const int n = 16, batch = 8;
@@ -146,7 +147,7 @@ inline IllConditionedResult ill_conditioned_float32(std::uint64_t seed, lattice:
   cfg.transform = transform;
   cfg.lattice_check = lattice_check;
   cfg.block = method == lattice::LllMethod::block ? 8 : 0;
-  lattice::LllPlan plan(cfg, backend);
+  lattice::LllPlan plan(cfg, backend, options);
   std::vector<float> bf;
   for (int k = 0; k < batch; ++k) {
     auto b = gaussian_basis(g, n, n);

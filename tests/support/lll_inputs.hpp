@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark bases (docs/lll.md):
+// The LLL benchmarks' bases, also test inputs (docs/lll.md):
 //   gaussian  i.i.d. N(0, 1) entries, n x n (the paper's random bases).
 //   toeplitz  banded block-lower-triangular block-Toeplitz: 2 x 2 blocks, block (i, j) = A_{i-j}
 //             for 0 <= i-j < 4 and 0 otherwise, A_0..A_3 i.i.d. N(0, 1) 2 x 2 (the real form of
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace mimorx::bench {
+namespace mimorx::test {
 
 inline std::vector<double> lll_input(const std::string& kind, int n, int count,
                                      std::uint64_t seed = 2014) {
@@ -39,4 +39,4 @@ inline std::vector<double> lll_input(const std::string& kind, int n, int count,
   return out;
 }
 
-}  // namespace mimorx::bench
+}  // namespace mimorx::test
