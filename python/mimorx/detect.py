@@ -78,11 +78,10 @@ class Detector:
         shape = (v, self.nt, self.bits_per_symbol)
         if self.soft and llrs is None:
             llrs = _arrays.empty(y, "y", shape, "float32")
-        if not self.soft:
-            if llrs is not None:
-                raise ValueError("llrs: this detector was built with soft=False")
-            if bits is None:
-                bits = _arrays.empty(y, "y", shape, "uint8")
+        if not self.soft and llrs is not None:
+            raise ValueError("llrs: this detector was built with soft=False")
+        if bits is None:  # some detectors write their decisions with the LLRs
+            bits = _arrays.empty(y, "y", shape, "uint8")
         plan.run(h, y, _arrays.noise_array(noise_var, y), bits, llrs,
                  _arrays.stream_handle(stream, y))
         return llrs if self.soft else bits
