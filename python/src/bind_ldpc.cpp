@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cctype>
 #include <span>
 
 #include "arrays.hpp"
@@ -29,7 +30,9 @@ BaseGraph base_graph(int bg) {
 CrcType crc_type(const std::string& name) {
   for (auto t : {CrcType::crc24a, CrcType::crc24b, CrcType::crc24c, CrcType::crc16, CrcType::crc11,
                  CrcType::crc6}) {
-    if (crc_name(t) == name) return t;
+    std::string lower = crc_name(t);
+    for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower == name) return t;
   }
   throw InvalidArgument("crc: '" + name +
                         "' is not one of crc24a, crc24b, crc24c, crc16, crc11, crc6");
@@ -113,10 +116,10 @@ class Decoder {
     }
   }
   void quantize(const In& llrs, const Out& out) {
-    auto l = flat<const float>(llrs, {std::int64_t(llrs.size())}, Backend::cpu(), "llrs");
-    require(llrs.ndim() == out.ndim(), "out", "must have the shape of llrs");
-    auto o = flat<std::int8_t>(out, {std::int64_t(out.size())}, Backend::cpu(), "out");
-    require(o.size == l.size, "out", "must have the shape of llrs");
+    std::vector<std::int64_t> shape;
+    for (std::size_t i = 0; i < llrs.ndim(); ++i) shape.push_back(std::int64_t(llrs.shape(i)));
+    auto l = flat<const float>(llrs, shape, Backend::cpu(), "llrs");
+    auto o = flat<std::int8_t>(out, shape, Backend::cpu(), "out");
     plan_.quantize_llrs(l, o);
   }
   int n() const { return plan_.n(); }
