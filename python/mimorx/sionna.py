@@ -258,7 +258,7 @@ class LDPC5GDecoder:
         self.rows = min(rows, 46 if encoder.bg == 1 else 42)
         self._decoder = ldpc.Decoder(encoder.bg, encoder.z, algo=algo, alpha=alpha,
                                      max_iters=int(num_iter), rows=self.rows, check_input=False)
-        self._n_mother = encoder.n_ldpc
+        self._n_mother = self._decoder.n  # (info columns + rows) Z: the columns decoded
 
     def __call__(self, llr_ch, rv=None, msg_v2c=None):
         torch = _torch()

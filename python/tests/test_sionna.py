@@ -129,13 +129,12 @@ def test_decoder_fer_not_worse_than_sionna_minsum():
     from sionna.phy.fec.ldpc import LDPC5GDecoder as SDecoder
     from sionna.phy.fec.ldpc import LDPC5GEncoder as SEncoder
 
-    from mimorx.sionna import LDPC5GDecoder
+    from mimorx.sionna import LDPC5GDecoder, LDPC5GEncoder
 
     dev = sn.config.device
     k, n, num = 500, 1000, 2000
     enc = SEncoder(k, n)
-    ours = LDPC5GDecoder(__import__("mimorx.sionna").sionna.LDPC5GEncoder(k, n),
-                         cn_update="minsum", num_iter=10)
+    ours = LDPC5GDecoder(LDPC5GEncoder(k, n), cn_update="minsum", num_iter=10)
     theirs = SDecoder(enc, cn_update="minsum", num_iter=10)
     torch.manual_seed(5)
     u = torch.randint(0, 2, (num, k), device=dev).float()
@@ -147,3 +146,22 @@ def test_decoder_fer_not_worse_than_sionna_minsum():
     fer_t = float((theirs(llr) != u).any(dim=1).float().mean())
     sd = math.sqrt(max(fer_t * (1 - fer_t), 1e-4) / num)
     assert fer_o <= fer_t + 3 * sd + 1e-3, (fer_o, fer_t)
+
+
+@pytest.mark.parametrize("k,n,m", [(100, 200, None), (3824, 7648, 4), (1000, 1500, 2),
+                                   (8448, 9000, 6), (600, 2600, None)])
+def test_encoder_gather_is_mimorx_rate_matching(rng, k, n, m):
+    """The blocks' rate matching (a gather) equals ldpc.rate_match; the decoder's rows cover it."""
+    from mimorx import ldpc
+    from mimorx.sionna import LDPC5GDecoder, LDPC5GEncoder
+
+    enc = LDPC5GEncoder(k, n, num_bits_per_symbol=m)
+    info = np.zeros((1, enc.k_ldpc), np.uint8)
+    info[0, :k] = rng.integers(0, 2, k)
+    cw = ldpc.Encoder(enc.bg, enc.z)(info)[0]
+    ncb = enc.n_ldpc - 2 * enc.z
+    for rv in range(4):
+        ref = ldpc.rate_match(cw, enc.bg, enc.z, k, ncb, n, qm=m or 1, rv=rv)
+        np.testing.assert_array_equal(cw[enc.gather(rv)], ref)
+    dec = LDPC5GDecoder(enc)
+    assert enc.gather(0).max() < dec._decoder.n
