@@ -74,8 +74,9 @@ class Detector:
         plan, backend = self._plans.for_array(y, "y")
         _arrays.require_same_backend({"h": h, "noise_var": noise_var, "bits": bits,
                                       "llrs": llrs}, backend)
-        v = y.shape[0] if len(y.shape) == 2 else -1
-        shape = (v, self.nt, self.bits_per_symbol)
+        if len(y.shape) != 2:
+            raise ValueError(f"y: must have shape (V, nr), got {tuple(y.shape)}")
+        shape = (y.shape[0], self.nt, self.bits_per_symbol)
         if self.soft and llrs is None:
             llrs = _arrays.empty(y, "y", shape, "float32")
         if not self.soft and llrs is not None:

@@ -75,6 +75,8 @@ def test_bad_arguments_raise_named_errors(rng):
         d(h, y[:, :1].copy(), n0)
     with pytest.raises(ValueError, match="^y: must be C-contiguous"):
         d(h, np.asfortranarray(np.repeat(y, 2, axis=0)[:4]), n0)
+    with pytest.raises(ValueError, match="^y: must have shape"):
+        d(h, y.reshape(-1), n0)
     with pytest.raises(ValueError, match="noise_var"):
         d(h, y, -1.0)
     with pytest.raises(ValueError, match="noise_var"):
