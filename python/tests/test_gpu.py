@@ -35,7 +35,8 @@ def test_torch_detector_writes_callers_tensor_and_equals_cpu(rng, name):
     res = det(hd, yd, n0, llrs=out)
     assert res is out and res.data_ptr() == out.data_ptr()
     torch.cuda.synchronize()
-    np.testing.assert_allclose(out.cpu().numpy(), det(h, y, n0), rtol=1e-3, atol=1e-3)
+    ref = det(h, y, n0)
+    np.testing.assert_allclose(out.cpu().numpy(), ref, rtol=1e-3, atol=1e-4 * np.abs(ref).max())
     auto = det(hd, yd, torch.full((1,), n0, device="cuda"))
     assert auto.is_cuda and auto.dtype == torch.float32
 
