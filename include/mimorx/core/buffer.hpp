@@ -27,8 +27,14 @@ void device_memset(void* p, int value, std::size_t bytes, void* stream);
 // A CUDA stream owned by this object (or the default stream when built without one).
 class Stream {
  public:
-  Stream() = default;                   // the legacy default stream
+  Stream() = default;                    // the legacy default stream
   static Stream create(int device = 0);  // a new non-blocking stream
+  // A stream created elsewhere (a cudaStream_t of PyTorch, CuPy, ...): used, never destroyed.
+  static Stream borrow(void* handle) {
+    Stream s;
+    s.handle_ = handle;
+    return s;
+  }
   Stream(Stream&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)), owned_(o.owned_) {}
   Stream& operator=(Stream&& o) noexcept;
   Stream(const Stream&) = delete;
@@ -123,11 +129,13 @@ class Buffer {
   bool empty() const { return size_ == 0; }
   // Host-only element access; device buffers must be copied first.
   std::span<T> span() {
-    require(where_ == Memory::host, "buffer", "span() needs host memory; copy the device buffer first");
+    require(where_ == Memory::host, "buffer",
+            "span() needs host memory; copy the device buffer first");
     return {data_, size_};
   }
   std::span<const T> span() const {
-    require(where_ == Memory::host, "buffer", "span() needs host memory; copy the device buffer first");
+    require(where_ == Memory::host, "buffer",
+            "span() needs host memory; copy the device buffer first");
     return {data_, size_};
   }
   T& operator[](std::size_t i) { return data_[i]; }
@@ -144,7 +152,8 @@ class Buffer {
   template <class U>
   void copy_from(const Buffer<U>& src, std::size_t n, const Stream& s) {
     static_assert(sizeof(U) == sizeof(T));
-    require(n <= src.size() && n <= size_, "buffer", "copy asks for more elements than a buffer holds");
+    require(n <= src.size() && n <= size_, "buffer",
+            "copy asks for more elements than a buffer holds");
     detail::copy_bytes(data_, where_, src.data(), src.where(), n * sizeof(T), s.handle());
   }
   void copy_from_host(const T* src, std::size_t n, const Stream& s = Stream{}) {

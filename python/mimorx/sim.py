@@ -1,0 +1,74 @@
+"""The link simulator: the CLI's `mimorx sim` as a function returning its JSON document.
+
+run(...) -> {"mimorx": {...}, "config": {...}, "points": [...]}, the fields and values of
+`mimorx sim --json` (docs/cli.md) for the same options, one point per (detector, SNR).
+"""
+
+from . import _core
+
+__all__ = ["run"]
+
+_CHANNEL = "rayleigh, one realisation per received vector"
+_SNR_DEFINITION = ("Es/N0, Es=1 per transmit antenna, N0 per receive antenna; Eb/N0 per "
+                   "information bit")
+
+
+def _snr_list(snr):
+    if isinstance(snr, str):
+        return list(_core.parse_snr_list(snr))
+    if isinstance(snr, (int, float)):
+        return [float(snr)]
+    return [float(s) for s in snr]
+
+
+def _detectors(detector):
+    names = [d.strip() for d in detector.split(",")] if isinstance(detector, str) else list(detector)
+    if any(not d for d in names):
+        raise ValueError(f"detector: empty entry in {detector!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"detector: {detector!r} names a detector twice; give each once")
+    return names
+
+
+def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, backend="auto",
+        seed=1, min_errors=0, early_stop=False, max_frames=2_500_000, batch=0, tbs=1024,
+        rate=0.5, decoder="nms", iters=10, alpha=0.75, alpha_last=0.0, beta=0.5, int8=False,
+        early_termination=True, max_blocks=1000, batch_blocks=0):
+    """Simulates BER/SER (uncoded) or BER/BLER (ldpc=True) per SNR point and detector.
+
+    Args mirror the CLI's options: mimo "<nt>x<nr>", mod, detector (a name, a comma-separated
+    list or a list; default psd uncoded, mmse with ldpc), snr ("0:2:20", a number or a list,
+    Es/N0 in dB), backend ("auto", "cpu", "cuda[:N]"), seed, min_errors (bit errors uncoded,
+    block errors coded; 0 = never stop early), early_stop, max_frames and batch (uncoded),
+    tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, early_termination, max_blocks and
+    batch_blocks (coded).
+    """
+    nt, nr = _core.parse_mimo(mimo)
+    snrs = _snr_list(snr)
+    names = _detectors(detector if detector is not None else ("mmse" if ldpc else "psd"))
+    mod_name = _core.modulation_name(mod)
+    config = {
+        "coding": "ldpc" if ldpc else "none", "mimo": mimo, "nt": nt, "nr": nr, "mod": mod_name,
+        "detectors": names, "backend": _core.backend_name(backend), "seed": seed,
+        "channel": _CHANNEL, "snr_definition": _SNR_DEFINITION, "snr_db": snrs,
+        "min_errors": min_errors,
+    }
+    points = []
+    if ldpc:
+        config.update({"max_blocks": max_blocks, "early_stop": early_stop, "tbs": tbs,
+                       "target_rate": rate, "g": None, "rate": None, "decoder": decoder,
+                       "alpha": alpha, "alpha_last": alpha_last, "beta": beta, "int8": int8,
+                       "iters": iters, "early_termination": early_termination})
+        for d in names:
+            pts, g, r = _core.run_coded(nt, nr, mod, d, seed, tbs, rate, decoder, iters, alpha,
+                                        alpha_last, beta, int8, early_termination, max_blocks,
+                                        batch_blocks, min_errors, early_stop, backend, snrs)
+            config["g"], config["rate"] = g, r
+            points += [dict(p) for p in pts]
+    else:
+        config.update({"max_frames": max_frames, "early_stop": early_stop, "batch": batch})
+        for d in names:
+            points += [dict(p) for p in _core.run_uncoded(nt, nr, mod, d, seed, max_frames, batch,
+                                                          min_errors, early_stop, backend, snrs)]
+    return {"mimorx": {"version": _core.version, "command": "mimorx.sim.run"},
+            "config": config, "points": points}
