@@ -8,7 +8,17 @@ from . import _core
 
 __all__ = ["run"]
 
-_CHANNEL = "rayleigh, one realisation per received vector"
+
+def _channel_text(corr_tx, corr_rx, vectors_per_channel, coded):
+    """The CLI's description of the channel model (config["channel"])."""
+    text = "rayleigh"
+    if corr_tx != 0.0 or corr_rx != 0.0:
+        text += f", kronecker exponential corr_tx={corr_tx:g} corr_rx={corr_rx:g}"
+    if vectors_per_channel == 1:
+        return text + ", one realisation per received vector"
+    return text + (f", one realisation per {vectors_per_channel} received vectors"
+                   + (" within a transport block" if coded else ""))
+
 _SNR_DEFINITION = ("Es/N0, Es=1 per transmit antenna, N0 per receive antenna; Eb/N0 per "
                    "information bit")
 
@@ -33,7 +43,8 @@ def _detectors(detector):
 def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, backend="auto",
         seed=1, min_errors=0, early_stop=False, max_frames=2_500_000, batch=0, tbs=1024,
         rate=0.5, decoder="nms", iters=10, alpha=0.75, alpha_last=0.0, beta=0.5, int8=False,
-        early_termination=True, max_blocks=1000, batch_blocks=0):
+        early_termination=True, max_blocks=1000, batch_blocks=0, corr_tx=0.0, corr_rx=0.0,
+        vectors_per_channel=1):
     """Simulates BER/SER (uncoded) or BER/BLER (ldpc=True) per SNR point and detector.
 
     Args mirror the CLI's options: mimo "<nt>x<nr>", mod, detector (a name, a comma-separated
@@ -41,7 +52,8 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
     Es/N0 in dB), backend ("auto", "cpu", "cuda[:N]"), seed, min_errors (bit errors uncoded,
     block errors coded; 0 = never stop early), early_stop, max_frames and batch (uncoded),
     tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, early_termination, max_blocks and
-    batch_blocks (coded).
+    batch_blocks (coded); corr_tx, corr_rx (Kronecker exponential correlation, [0, 1)) and
+    vectors_per_channel (block fading), as the CLI's --corr-tx, --corr-rx, --vectors-per-channel.
     """
     nt, nr = _core.parse_mimo(mimo)
     snrs = _snr_list(snr)
@@ -50,9 +62,11 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
     config = {
         "coding": "ldpc" if ldpc else "none", "mimo": mimo, "nt": nt, "nr": nr, "mod": mod_name,
         "detectors": names, "backend": _core.backend_name(backend), "seed": seed,
-        "channel": _CHANNEL, "snr_definition": _SNR_DEFINITION, "snr_db": snrs,
-        "min_errors": min_errors,
+        "channel": _channel_text(corr_tx, corr_rx, vectors_per_channel, ldpc),
+        "snr_definition": _SNR_DEFINITION, "snr_db": snrs, "min_errors": min_errors,
+        "corr_tx": corr_tx, "corr_rx": corr_rx, "vectors_per_channel": vectors_per_channel,
     }
+    channel = (corr_tx, corr_rx, vectors_per_channel)
     points = []
     if ldpc:
         config.update({"max_blocks": max_blocks, "early_stop": early_stop, "tbs": tbs,
@@ -62,13 +76,15 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
         for d in names:
             pts, g, r = _core.run_coded(nt, nr, mod, d, seed, tbs, rate, decoder, iters, alpha,
                                         alpha_last, beta, int8, early_termination, max_blocks,
-                                        batch_blocks, min_errors, early_stop, backend, snrs)
+                                        batch_blocks, min_errors, early_stop, backend, snrs,
+                                        *channel)
             config["g"], config["rate"] = g, r
             points += [dict(p) for p in pts]
     else:
         config.update({"max_frames": max_frames, "early_stop": early_stop, "batch": batch})
         for d in names:
             points += [dict(p) for p in _core.run_uncoded(nt, nr, mod, d, seed, max_frames, batch,
-                                                          min_errors, early_stop, backend, snrs)]
+                                                          min_errors, early_stop, backend, snrs,
+                                                          *channel)]
     return {"mimorx": {"version": _core.version, "command": "mimorx.sim.run"},
             "config": config, "points": points}

@@ -17,7 +17,8 @@ namespace {
 nb::list uncoded(int nt, int nr, const std::string& mod, const std::string& detector,
                  std::uint64_t seed, std::int64_t frames, std::int64_t batch,
                  std::int64_t min_bit_errors, bool early_stop, const std::string& backend,
-                 const std::vector<double>& snr_db) {
+                 const std::vector<double>& snr_db, double corr_tx, double corr_rx,
+                 std::int64_t vectors_per_channel) {
   sim::UncodedConfig c;
   c.shape = {nt, nr, parse_modulation(mod)};
   c.detector = detector;
@@ -26,6 +27,7 @@ nb::list uncoded(int nt, int nr, const std::string& mod, const std::string& dete
   c.batch = batch;
   c.min_bit_errors = min_bit_errors;
   c.early_stop = early_stop;
+  c.channel = {corr_tx, corr_rx, vectors_per_channel};
   const Backend b = Backend::parse(backend);
   std::vector<sim::PointResult> points;
   {
@@ -56,7 +58,8 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
                 std::uint64_t seed, int tbs, double rate, const std::string& decoder, int iters,
                 float alpha, float alpha_last, float beta, bool int8, bool early_termination,
                 std::int64_t blocks, std::int64_t batch_blocks, std::int64_t min_block_errors,
-                bool early_stop, const std::string& backend, const std::vector<double>& snr_db) {
+                bool early_stop, const std::string& backend, const std::vector<double>& snr_db,
+                double corr_tx, double corr_rx, std::int64_t vectors_per_channel) {
   sim::CodedConfig c;
   c.shape = {nt, nr, parse_modulation(mod)};
   c.detector = detector;
@@ -76,6 +79,7 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
   c.batch_blocks = batch_blocks;
   c.min_block_errors = min_block_errors;
   c.early_stop = early_stop;
+  c.channel = {corr_tx, corr_rx, vectors_per_channel};
   const Backend b = Backend::parse(backend);
   std::vector<sim::CodedPointResult> points;
   sim::CodedLink link;
@@ -108,12 +112,14 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
 void bind_sim(nb::module_& m) {
   m.def("run_uncoded", &uncoded, nb::arg("nt"), nb::arg("nr"), nb::arg("mod"), nb::arg("detector"),
         nb::arg("seed"), nb::arg("frames"), nb::arg("batch"), nb::arg("min_bit_errors"),
-        nb::arg("early_stop"), nb::arg("backend"), nb::arg("snr_db"));
+        nb::arg("early_stop"), nb::arg("backend"), nb::arg("snr_db"), nb::arg("corr_tx") = 0.0,
+        nb::arg("corr_rx") = 0.0, nb::arg("vectors_per_channel") = 1);
   m.def("run_coded", &coded, nb::arg("nt"), nb::arg("nr"), nb::arg("mod"), nb::arg("detector"),
         nb::arg("seed"), nb::arg("tbs"), nb::arg("rate"), nb::arg("decoder"), nb::arg("iters"),
         nb::arg("alpha"), nb::arg("alpha_last"), nb::arg("beta"), nb::arg("int8"),
         nb::arg("early_termination"), nb::arg("blocks"), nb::arg("batch_blocks"),
-        nb::arg("min_block_errors"), nb::arg("early_stop"), nb::arg("backend"), nb::arg("snr_db"));
+        nb::arg("min_block_errors"), nb::arg("early_stop"), nb::arg("backend"), nb::arg("snr_db"),
+        nb::arg("corr_tx") = 0.0, nb::arg("corr_rx") = 0.0, nb::arg("vectors_per_channel") = 1);
   m.def("parse_snr_list", &sim::parse_snr_list, nb::arg("text"));
   m.def(
       "parse_mimo",

@@ -46,3 +46,12 @@ def test_sim_errors():
         sim.run("2x2", "qpsk", "mmse,mmse", "0")
     with pytest.raises(ValueError):
         sim.run("2x2", "qpsk", "mmse", "0:x")
+
+
+def test_channel_options_equal_cli(cli, tmp_path):
+    ref = cli_sim(cli, tmp_path, "--mimo", "2x2", "--mod", "qpsk", "--detector", "mmse",
+                  "--snr", "0,6", "--max-frames", "2000", "--seed", "5", "--corr-tx", "0.5",
+                  "--corr-rx", "0.3", "--vectors-per-channel", "4")
+    py = sim.run("2x2", "qpsk", "mmse", [0, 6], backend="cpu", max_frames=2000, seed=5,
+                 corr_tx=0.5, corr_rx=0.3, vectors_per_channel=4)
+    same_document(py, ref)

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 
 #if __has_include("mimorx/detect/linear.hpp")
@@ -78,30 +79,48 @@ class HardAdapter final : public Detector {
 };
 
 #ifdef MIMORX_DETECT_HAS_SPHERE
-// psd with its per-vector statistics: counts the vectors the node cap stopped (host memory;
-// on CUDA the counts would need a synchronisation per call, and they are not read there).
+// psd with its per-vector statistics: counts the vectors the node cap stopped. On CUDA the
+// counts come back only where the calls are synchronous anyway (check_device_values, as for
+// `mimorx detect`); the simulator's asynchronous calls do not read them.
 class SphereAdapter final : public Detector {
  public:
-  SphereAdapter(std::string name, SpherePlan plan)
-      : Detector(std::move(name)), plan_(std::move(plan)) {}
+  SphereAdapter(std::string name, SpherePlan plan, bool count_on_device, int device)
+      : Detector(std::move(name)),
+        plan_(std::move(plan)),
+        count_on_device_(count_on_device),
+        device_(device) {}
   bool soft() const override { return false; }
   std::int64_t capped_vectors() const override { return capped_; }
 
  protected:
   void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float>,
               const Stream& stream) override {
+    const auto n = std::size_t(in.y.batch);
+    stats_.resize(n);
     if (in.y.where != Memory::host) {
-      plan_.run(in, bits, {}, {}, {}, stream);
-      return;
+      if (!count_on_device_) {
+        plan_.run(in, bits, {}, {}, {}, stream);
+        return;
+      }
+      if (device_stats_.size() < n)
+        device_stats_ = Buffer<SearchStats>(n, in.y.where, false, device_);
+      plan_.run(in, bits, {}, View<SearchStats>(device_stats_.data(), in.y.batch, in.y.where), {},
+                stream);
+      device_stats_.copy_to_host(stats_.data(), n, stream);
+      stream.synchronize();
+    } else {
+      plan_.run(in, bits, {}, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), {},
+                stream);
     }
-    stats_.resize(std::size_t(in.y.batch));
-    plan_.run(in, bits, {}, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), {}, stream);
     for (const auto& s : stats_) capped_ += s.capped;
   }
 
  private:
   SpherePlan plan_;
+  bool count_on_device_;
+  int device_;
   std::vector<SearchStats> stats_;
+  Buffer<SearchStats> device_stats_;
   std::int64_t capped_ = 0;
 };
 #endif
@@ -167,7 +186,8 @@ const std::map<std::string, Factory>& factories() {
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
       cfg.lanes = param.empty() ? 0 : parse_param(spec, param, "LANES");
       cfg.node_cap = o.psd_node_cap;
-      return std::make_unique<SphereAdapter>(spec, SpherePlan(cfg, b));
+      return std::make_unique<SphereAdapter>(spec, SpherePlan(cfg, b), o.check_device_values,
+                                             b.is_cuda() ? b.device() : 0);
     };
 #endif
 #ifdef MIMORX_DETECT_HAS_NWAY
