@@ -89,12 +89,12 @@ TIME_UNITS = {"us", "ms", "s", "us/basis", "ms/basis"}
 
 class Row:
     def __init__(self, module, record, workload, ours, unit, floor=None, fraction=None,
-                 paper=None):
+                 paper=None, peer=None):
         self.module, self.record, self.workload = module, record, workload
         self.ours, self.unit, self.floor = ours, unit, floor
-        # A paper figure the benchmark records itself ({"value", "unit", "note"}), used where the
-        # reference file has none for this row.
-        self.paper = paper
+        # A paper or peer figure the benchmark records itself ({"value", "unit", "note"}), used
+        # where the reference file has none for this row.
+        self.paper, self.peer = paper, peer
         if fraction is None and floor is not None and ours:
             fraction = floor / ours if unit in TIME_UNITS else ours / floor
         self.fraction = fraction
@@ -215,6 +215,21 @@ def rows_sim_link(r, ref):
                 r.get("fraction_of_decoder"))]
 
 
+def rows_python_sionna_link(r, ref):
+    """examples/python/sionna_link.py: each block and the link, mimorx.sionna's beside Sionna's
+    (the peer, measured in the same script)."""
+    rows = []
+    info = r["batch"] * r["k"]
+    for blk in ("encoder", "mapper", "detector", "decoder", "link"):
+        ts, tm = r["sionna_s"][blk], r["mimorx_s"][blk]
+        w = (f"{blk}, {r['nt']}x{r['nr']} {r['mod']}, LDPC k={r['k']} n={r['n']}, "
+             f"{r['batch']} codewords a call")
+        peer = {"value": info / ts / 1e9, "unit": "Gbit/s",
+                "note": f"Sionna 2.2's block in the same script, torch {r.get('torch', '?')}"}
+        rows.append(Row("python_sionna_link", r, w, info / tm / 1e9, "Gbit/s", peer=peer))
+    return rows
+
+
 # module: (title, what the floor is, {bench kind: row function})
 MODULES = OrderedDict([
     ("qr", ("Batched QR (`gpubench_qr_linalg`)",
@@ -239,6 +254,9 @@ MODULES = OrderedDict([
     ("trellis", ("Trellis detector (`gpubench_trellis_detect`)",
                  "the instruction model of the search at one instruction per lane and cycle",
                  {"trellis": rows_trellis})),
+    ("python_sionna_link", ("The Sionna link with mimorx.sionna's blocks "
+                            "(`examples/python/sionna_link.py --jsonl`)", "not stated",
+                            {"python_sionna_link": rows_python_sionna_link})),
     ("sim_link", ("Coded link on the GPU (`gpubench_link_sim`)",
                   "the standalone decoder's throughput for the same code",
                   {"sim_link": rows_sim_link})),
@@ -337,7 +355,7 @@ def write_report(out, rows, skipped, ref, header, cpu_docs):
             fig = reference_for(ref, r)
             unit = r.unit
             paper = cited(fig, "paper", notes, r.paper)
-            peer = cited(fig, "peer", notes)
+            peer = cited(fig, "peer", notes, r.peer)
             floor = f"{num(r.floor)} {unit}" if r.floor else "-"
             out.write(f"| {r.workload} | {paper} | {peer} | {num(r.ours)} {unit} | {floor} "
                       f"| {fraction_text(r.fraction)} |\n")

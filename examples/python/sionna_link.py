@@ -4,13 +4,16 @@ with max-log LLRs, 10 decoder iterations: once with Sionna's blocks, once with m
 (one import changed), timing each block and the whole link on the same GPU.
 
     python3 examples/python/sionna_link.py [--batch 1024] [--ebno 6] [--reps 20] [--device cuda]
+                                           [--jsonl out.jsonl]
 
 Needs torch, sionna (sionna-no-rt) and mimorx built with CUDA. Prints throughput in information
 Mbit/s per block and per link, the Python-call overhead of each mimorx block (a call on a batch
-of 1 codeword), and BER/BLER of both links (they must be alike).
+of 1 codeword), and BER/BLER of both links (they must be alike); with --jsonl, appends one JSON
+line of these figures (tools/bench_report.py tabulates it).
 """
 
 import argparse
+import json
 import math
 import time
 
@@ -95,6 +98,7 @@ def main():
     ap.add_argument("--ebno", type=float, default=6.0, help="Eb/N0 in dB")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--jsonl", help="append the figures as one JSON line to this file")
     a = ap.parse_args()
     esno = a.ebno + 10 * math.log10(M * K / N)
     n0 = 10 ** (-esno / 10)
@@ -116,6 +120,15 @@ def main():
     small = run_link(links["mimorx"], 1, n0, a.device, 50)[0]
     print("mimorx time per call with 1 codeword (overhead bound): " +
           ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in small.items()))
+    if a.jsonl:
+        record = {"bench": "python_sionna_link", "batch": a.batch, "ebno_db": a.ebno,
+                  "k": K, "n": N, "mod": "16qam", "nt": NT, "nr": NR,
+                  "torch": torch.__version__,
+                  "sionna_s": results["sionna"][0], "mimorx_s": results["mimorx"][0],
+                  "mimorx_one_codeword_s": small,
+                  "sionna_ber": results["sionna"][1], "mimorx_ber": results["mimorx"][1]}
+        with open(a.jsonl, "a") as f:
+            f.write(json.dumps(record) + "\n")
 
 
 if __name__ == "__main__":
