@@ -229,9 +229,10 @@ MIMORX_HD int mgs_qr(const Rows& ex, T* a, int m, int n, int es, T* r, int rs, i
     big = s > big ? s : big;
   }
   MIMORX_UNROLL
-  for (int j = 0; j < n; ++j)
+  for (int j = 0; j < n; ++j) {
     MIMORX_UNROLL
     for (int i = r0; i < n; i += dr) r[(j * n + i) * rs] = zero<T>();
+  }
   const float tol2 = fmul(fmul(tol_rel, tol_rel), big);
   int status = qr_ok;
   MIMORX_UNROLL

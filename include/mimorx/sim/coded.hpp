@@ -29,11 +29,11 @@ struct CodedConfig {
   detect::MimoShape shape{2, 2, Modulation::qam16};
   std::string detector = "mmse";  // must give LLRs: zf, mmse, ml, nway:N, kbest:K
   std::uint64_t seed = 1;
-  int tbs = 1024;                     // information bits per transport block (TS 38.214 sizes)
-  double code_rate = 0.5;             // target rate R (selects the base graph and G)
-  ldpc::DecoderSettings decoder{};    // LDPC decoder: algorithm, iterations, alpha, ...
-  std::int64_t blocks = 1000;         // transport blocks per SNR point (the most simulated)
-  std::int64_t batch_blocks = 0;      // blocks per detector call; 0 = automatic
+  int tbs = 1024;                   // information bits per transport block (TS 38.214 sizes)
+  double code_rate = 0.5;           // target rate R (selects the base graph and G)
+  ldpc::DecoderSettings decoder{};  // LDPC decoder: algorithm, iterations, alpha, ...
+  std::int64_t blocks = 1000;       // transport blocks per SNR point (the most simulated)
+  std::int64_t batch_blocks = 0;    // blocks per detector call; 0 = automatic
   // Stop a point at the block whose error makes this many block errors (0 = never). The cut is
   // exact (block by block), so the counts do not depend on the batch size.
   std::int64_t min_block_errors = 0;
@@ -78,8 +78,7 @@ ldpc::TransportConfig transport_config(const CodedConfig& config);
 // Validates everything (and builds the plans) before `ready` is called, so bad input fails
 // before any output.
 std::vector<CodedPointResult> run_coded(const CodedConfig& config, const Backend& backend,
-                                        const std::vector<double>& snr_db,
-                                        const CodedHooks& hooks);
+                                        const std::vector<double>& snr_db, const CodedHooks& hooks);
 std::vector<CodedPointResult> run_coded(const CodedConfig& config, const Backend& backend,
                                         const std::vector<double>& snr_db,
                                         const CodedProgress& progress = {},
