@@ -12,6 +12,7 @@
 #include "mimorx/core/error.hpp"
 #include "mimorx/core/hd.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
 #include "mimorx/detect/factory.hpp"

@@ -194,8 +194,8 @@ void add_awgn(const Backend& backend, View<const cf32> x, View<const float> nois
   const std::int64_t n = x.size;
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (std::int64_t s = 0; s < n; ++s) {
-    y[s] =
-        cadd_rn(x[s], noise_sample(seed, first + s, 1, 0, noise_var[noise_var.size == 1 ? 0 : s]));
+    y[s] = rounding::cadd(
+        x[s], noise_sample(seed, first + s, 1, 0, noise_var[noise_var.size == 1 ? 0 : s]));
   }
 }
 

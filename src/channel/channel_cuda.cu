@@ -51,7 +51,7 @@ __global__ void apply_kernel(const cf32* h, std::int64_t h_stride, const cf32* x
 __global__ void awgn_kernel(const cf32* x, cf32* y, std::int64_t n, const float* n0,
                             std::int64_t n0_size, std::uint64_t seed, std::int64_t first) {
   MIMORX_GRID_STRIDE(s, n) {
-    y[s] = cadd_rn(x[s], noise_sample(seed, first + s, 1, 0, n0[n0_size == 1 ? 0 : s]));
+    y[s] = rounding::cadd(x[s], noise_sample(seed, first + s, 1, 0, n0[n0_size == 1 ? 0 : s]));
   }
 }
 }  // namespace

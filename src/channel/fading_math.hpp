@@ -1,6 +1,6 @@
 #pragma once
 // Kronecker correlation of one entry, shared by the CPU reference and the CUDA kernel: the same
-// summation order and no contraction (samples.hpp *_rn), hence bit-identical results.
+// summation order and no contraction (core/rounding.hpp), hence bit-identical results.
 #include "mimorx/channel/samples.hpp"
 
 namespace mimorx::channel::detail {
@@ -15,7 +15,7 @@ MIMORX_HD cf32 kron_entry(const cf32* g, const float* a, const float* b, int nr,
     for (int k = 0; k < nr; ++k) {
       const float aik = a[k * nr + i];
       const cf32 gkl = g[l * nr + k];
-      t = cadd_rn(t, cf32{mul_rn(aik, gkl.re), mul_rn(aik, gkl.im)});
+      t = rounding::cadd(t, rounding::cscale(gkl, aik));
     }
     return t;
   };
@@ -24,7 +24,7 @@ MIMORX_HD cf32 kron_entry(const cf32* g, const float* a, const float* b, int nr,
   for (int l = 0; l < nt; ++l) {
     const cf32 t = row_a(l);
     const float blj = b[j * nt + l];
-    acc = cadd_rn(acc, cf32{mul_rn(t.re, blj), mul_rn(t.im, blj)});
+    acc = rounding::cadd(acc, rounding::cscale(t, blj));
   }
   return acc;
 }

@@ -109,14 +109,14 @@ __global__ void __launch_bounds__(BLOCK)
   }
   for (int r = tid; r < count; r += BLOCK) bw[r] = kbest::path_bits(pf + r * d, nt, axis_k);
   __syncthreads();
-  const float inv_n0 = nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
+  const float inv_n0 = rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
   for (int j = tid; j < nb; j += BLOCK) {
     float m0 = kInf, m1 = kInf;
     for (int r = 0; r < count; ++r) {
       if ((bw[r] >> j) & 1u) {
-        m1 = nway::fmin2(m1, df[r]);
+        m1 = rounding::fmin_num(m1, df[r]);
       } else {
-        m0 = nway::fmin2(m0, df[r]);
+        m0 = rounding::fmin_num(m0, df[r]);
       }
     }
     bits[v * nb + j] = nway::hard_of_minima(m0, m1);

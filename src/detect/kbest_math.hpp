@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "detect/nway_math.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::detect::kbest {
 
@@ -15,15 +16,15 @@ MIMORX_HD float parent_z(const float* e, const nway::Layout& lay, int l, int lev
                          const std::uint8_t* path) {
   float z = e[lay.yhat(l)];
   for (int c = lay.d - 1; c > l; --c) {
-    z = nway::ffma(-e[lay.r(l, c)], float(2 * int(path[c]) - (levels - 1)), z);
+    z = rounding::ffma(-e[lay.r(l, c)], float(2 * int(path[c]) - (levels - 1)), z);
   }
   return z;
 }
 // Partial distance of the child with level i at level l.
 MIMORX_HD float child_distance(const float* e, const nway::Layout& lay, int l, int levels, float z,
                                int i, float parent_d) {
-  const float err = nway::ffma(-e[lay.r(l, l)], float(2 * i - (levels - 1)), z);
-  return nway::ffma(err, err, parent_d);
+  const float err = rounding::ffma(-e[lay.r(l, l)], float(2 * i - (levels - 1)), z);
+  return rounding::ffma(err, err, parent_d);
 }
 // Bits of a full path (natural column order), bit t*m + k = b_k of stream t.
 MIMORX_HD std::uint64_t path_bits(const std::uint8_t* path, int nt, int axis_k) {
@@ -36,19 +37,7 @@ MIMORX_HD std::uint64_t path_bits(const std::uint8_t* path, int nt, int axis_k) 
   return w;
 }
 // Sort key of a distance: non-negative floats order like their bit patterns.
-MIMORX_HD std::uint32_t key_of(float d) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(d);
-#else
-  return __builtin_bit_cast(std::uint32_t, d);
-#endif
-}
-MIMORX_HD float distance_of_key(std::uint32_t k) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(k);
-#else
-  return __builtin_bit_cast(float, k);
-#endif
-}
+MIMORX_HD std::uint32_t key_of(float d) { return rounding::bits_of_float(d); }
+MIMORX_HD float distance_of_key(std::uint32_t k) { return rounding::float_of_bits(k); }
 
 }  // namespace mimorx::detect::kbest

@@ -14,6 +14,7 @@
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
 
@@ -87,14 +88,6 @@ MIMORX_HD unsigned symbol_mask(const ModParams& p, int q) {
   return mask;
 }
 
-MIMORX_HD std::uint32_t float_bits(float x) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  return __builtin_bit_cast(std::uint32_t, x);
-#endif
-}
-
 MIMORX_HD float clamp0(float x) { return x > 0.f ? x : 0.f; }
 
 // Per-thread result.
@@ -108,7 +101,7 @@ struct Acc {
   float cl[2][8];         // soft: last-column bit minima
   MIMORX_HD unsigned long long key() const {
     // clamp0 maps a -0 (not produced by the search, see run_chunk) to +0 for the integer order.
-    return (static_cast<unsigned long long>(float_bits(clamp0(best_m))) << 32) |
+    return (static_cast<unsigned long long>(rounding::bits_of_float(clamp0(best_m))) << 32) |
            static_cast<unsigned>(best_code);
   }
   MIMORX_HD void reset() {

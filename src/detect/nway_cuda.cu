@@ -14,7 +14,7 @@ namespace mimorx::detect::nway_cuda {
 
 namespace {
 
-using nway::fmin2;
+using rounding::fmin_num;
 
 constexpr float kInf = __builtin_huge_valf();
 constexpr int kBlock = 256;
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
 
   const int q_count = tv / NB > 1 ? tv / NB : 1;  // uniform over the grid
-  const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
   if (valid) {
     const float* dv = cd + vl * nm;
     const Word* wv = cw + vl * nm;
@@ -97,8 +97,8 @@ __global__ void __launch_bounds__(kBlock)
       for (int c = q; c < nm; c += q_count) {
         const float dc = dv[c];
         const bool one = (wv[c] >> j) & 1u;
-        m0 = one ? m0 : fmin2(m0, dc);
-        m1 = one ? fmin2(m1, dc) : m1;
+        m0 = one ? m0 : fmin_num(m0, dc);
+        m1 = one ? fmin_num(m1, dc) : m1;
       }
       if (q_count == 1) {
         const std::int64_t o = v * NB + j;
@@ -115,8 +115,8 @@ __global__ void __launch_bounds__(kBlock)
   if (valid && tl < NB) {
     float m0 = kInf, m1 = kInf;
     for (int q = 0; q < q_count; ++q) {
-      m0 = fmin2(m0, red[vl * 2 * tv + 2 * (q * NB + tl)]);
-      m1 = fmin2(m1, red[vl * 2 * tv + 2 * (q * NB + tl) + 1]);
+      m0 = fmin_num(m0, red[vl * 2 * tv + 2 * (q * NB + tl)]);
+      m1 = fmin_num(m1, red[vl * 2 * tv + 2 * (q * NB + tl) + 1]);
     }
     const std::int64_t o = v * NB + tl;
     bits[o] = nway::hard_of_minima(m0, m1);

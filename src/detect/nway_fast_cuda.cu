@@ -17,7 +17,7 @@ namespace mimorx::detect::nway_cuda {
 namespace {
 
 using nway::FastShape;
-using nway::fmin2;
+using rounding::fmin_num;
 
 constexpr float kInf = __builtin_huge_valf();
 
@@ -151,16 +151,16 @@ __global__ void __launch_bounds__(kSearchThreads)
     const unsigned x = w[i] ^ bw;
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
-      if (x & (1u << b)) cm[b] = fmin2(cm[b], d[i]);  // a predicate and a predicated min
+      if (x & (1u << b)) cm[b] = fmin_num(cm[b], d[i]);  // a predicate and a predicated min
     }
   }
   for (int off = tv >> 1; off > 0; off >>= 1) {
 #pragma unroll
-    for (int b = 0; b < NB; ++b) cm[b] = fmin2(cm[b], __shfl_xor_sync(0xffffffffu, cm[b], off));
+    for (int b = 0; b < NB; ++b) cm[b] = fmin_num(cm[b], __shfl_xor_sync(0xffffffffu, cm[b], off));
   }
 
   const bool valid = v < vectors;
-  const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
 #pragma unroll
   for (int j = 0; j < NB; ++j) {
     if (valid && (j & (tv - 1)) == tl) {

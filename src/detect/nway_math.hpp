@@ -1,8 +1,8 @@
 #pragma once
 // Arithmetic shared by the CPU reference and the CUDA kernels of the N-way (SSFE) and K-best
-// detectors. Every rounding is explicit (fused multiply-adds written as ffma, products that are
-// later added written as fmul, which nvcc does not contract) so that the CPU and the GPU compute
-// bit-identical QR factors, distances and candidate lists.
+// detectors. Every rounding is explicit (core/rounding.hpp: fused multiply-adds written as ffma,
+// products that are later added written as fmul, which nvcc does not contract) so that the CPU
+// and the GPU compute bit-identical QR factors, distances and candidate lists.
 //
 // Real-valued model, modified real-valued decomposition (MRVD): complex column p of the (rotated)
 // channel becomes real columns 2p (real part of x_p) and 2p+1 (imaginary part); complex row i
@@ -14,67 +14,22 @@
 // decouple once the symbols below it are fixed, and slicing each is exact for that symbol.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/modem/modulation.hpp"
 
 namespace mimorx::detect::nway {
 
-// ---- rounding-explicit float operations -------------------------------------------------
-MIMORX_HD float fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD float fsub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-MIMORX_HD float ffma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-MIMORX_HD float fdiv(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-MIMORX_HD float fsqrt(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-// IEEE minNum (fminf: a NaN operand yields the other one), one FMNMX instruction on the GPU
-// where a compare-and-select takes two. Distances are never -0, so which zero it returns
-// does not arise.
-MIMORX_HD float fmin2(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return fminf(a, b);
-#else
-  return std::fmin(a, b);
-#endif
-}
+// ---- rounding-explicit float operations (core/rounding.hpp) ----------------------------------
+using rounding::fadd;
+using rounding::fdiv;
+using rounding::ffma;
+using rounding::fmin_num;
+using rounding::fmul;
+using rounding::fsqrt;
+using rounding::fsub;
 
 // ---- workspace layout per (vector, pass) problem -----------------------------------------
 // [packed R' row by row, R' = qam_scale * R, upper triangle][Q^T y (D)][1 / (2 R'_ll) (D)],
@@ -188,12 +143,7 @@ MIMORX_HD float slice_amplitude_scaled(float z, float inv_top, int levels, int* 
   const float u = fsat(ffma(z, inv_top, 0.5f));
   const float shifted = ffma(u, top, kRound);
   const float r = fsub(shifted, kRound);
-#if defined(__CUDA_ARCH__)
-  const std::uint32_t bits = __float_as_uint(shifted);
-#else
-  std::uint32_t bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-#endif
+  const std::uint32_t bits = rounding::bits_of_float(shifted);
   *level = int(bits & std::uint32_t(levels - 1));
   return ffma(2.f, r, -top);
 }
@@ -352,15 +302,15 @@ MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < mi
 MIMORX_HD void fold_minima(std::uint64_t w, float d, int nb, float* min0, float* min1) {
   for (int j = 0; j < nb; ++j) {
     if ((w >> j) & 1u) {
-      min1[j] = fmin2(min1[j], d);
+      min1[j] = fmin_num(min1[j], d);
     } else {
-      min0[j] = fmin2(min0[j], d);
+      min0[j] = fmin_num(min0[j], d);
     }
   }
 }
 // One vector's hard bits and (llrs not null) clipped LLRs from its per-bit minima.
-MIMORX_HD void write_minima(const float* min0, const float* min1, int nb, float inv_n0,
-                            float clip, std::uint8_t* bits, float* llrs) {
+MIMORX_HD void write_minima(const float* min0, const float* min1, int nb, float inv_n0, float clip,
+                            std::uint8_t* bits, float* llrs) {
   for (int j = 0; j < nb; ++j) {
     bits[j] = hard_of_minima(min0[j], min1[j]);
     if (llrs) llrs[j] = llr_of_minima(min0[j], min1[j], inv_n0, clip);

@@ -66,7 +66,7 @@ MIMORX_HD void fixed_pass_store(const PassQr<NR, NT>& s, const cf32* y, float sc
     for (int i = 0; i <= j; ++i) {
       const cf32 r = s.r[j][i];
       store_r(lay, scale, 2 * i, 2 * j, r.re, e);
-      store_r(lay, scale, 2 * i, 2 * j + 1, linalg::hd::fsub(0.f, r.im), e);
+      store_r(lay, scale, 2 * i, 2 * j + 1, rounding::fsub(0.f, r.im), e);
       if (i < j) store_r(lay, scale, 2 * i + 1, 2 * j, r.im, e);
       store_r(lay, scale, 2 * i + 1, 2 * j + 1, r.re, e);
     }

@@ -23,17 +23,9 @@
 
 #include "detect/sphere_math.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::detect::sphere {
-
-// 1 / x rounded to nearest on both sides (the device's division would otherwise be a call).
-MIMORX_HD float se_reciprocal(float x) {
-#ifdef __CUDA_ARCH__
-  return __frcp_rn(x);
-#else
-  return 1.f / x;
-#endif
-}
 
 // The centre w of column k given the fixed columns above it, and its first span (empty, just
 // above the level nearest to the centre, so that the zig-zag starts there). N > 0: the tree
@@ -49,7 +41,7 @@ MIMORX_HD void se_enter(const float* r, St& st, int n, int L, int k) {
     for (int j = k + 1; j < n; ++j) b -= r[j * n + k] * st.amp(j);
   }
   const float rkk = r[k * n + k];
-  const float w = b * (rkk > 0.f ? se_reciprocal(rkk) : 0.f) + float(L - 1);
+  const float w = b * (rkk > 0.f ? rounding::frcp(rkk) : 0.f) + float(L - 1);
   int l = int(std::floor(w * 0.5f + 0.5f));
   l = l < 0 ? 0 : (l > L - 1 ? L - 1 : l);
   st.w(k) = w;

@@ -217,22 +217,22 @@ __device__ __forceinline__ void reduce_into_v(const S& s, int i, const float (&a
   const float d = s.rs[(i - 1) * NT + i - 1].re;
   {
     const float4 e = s.pub[0];
-    const float ei = nway::ffma(-d, b, e.z), ei2 = nway::fmul(ei, ei);
+    const float ei = rounding::ffma(-d, b, e.z), ei2 = rounding::fmul(ei, ei);
 #pragma unroll
     for (int c = 0; c < V; ++c) {
-      const float er = nway::ffma(-d, a[c], e.y);
-      best[c] = nway::fadd(e.x, nway::ffma(er, er, ei2));
+      const float er = rounding::ffma(-d, a[c], e.y);
+      best[c] = rounding::fadd(e.x, rounding::ffma(er, er, ei2));
       arg[c] = 0;
     }
   }
 #pragma unroll
   for (int k = 1; k < Q; ++k) {
     const float4 e = s.pub[k];
-    const float ei = nway::ffma(-d, b, e.z), ei2 = nway::fmul(ei, ei);
+    const float ei = rounding::ffma(-d, b, e.z), ei2 = rounding::fmul(ei, ei);
 #pragma unroll
     for (int c = 0; c < V; ++c) {
-      const float er = nway::ffma(-d, a[c], e.y);
-      const float t = nway::fadd(e.x, nway::ffma(er, er, ei2));
+      const float er = rounding::ffma(-d, a[c], e.y);
+      const float t = rounding::fadd(e.x, rounding::ffma(er, er, ei2));
       const bool better = t < best[c];
       best[c] = better ? t : best[c];
       arg[c] = better ? k : arg[c];
@@ -298,7 +298,7 @@ __device__ __forceinline__ void stages_partial(S& s, int q0, int vl, std::int64_
           int lr, li;
           const float ea = nway::slice_amplitude_scaled(e[c][r].re, inv, L, &lr);
           const float eb = nway::slice_amplitude_scaled(e[c][r].im, inv, L, &li);
-          d[c] = nway::fadd(d[c], trellis::edge_weight(e[c][r], dr, ea, eb));
+          d[c] = rounding::fadd(d[c], trellis::edge_weight(e[c][r], dr, ea, eb));
           if constexpr (V > 1 && KA <= 2) {
             w[c] = add_symbol_bits<KA>(w[c], lr, li, r * m);
           } else {
@@ -432,10 +432,10 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
   // constant, folded here.
   constexpr float kInvTop = 1.f / float(L - 1);
   if constexpr (T >= NT) {
-    if (t < NT) s.inv_top[t] = nway::fmul(trellis::inv_half(s.rs[t * NT + t].re), kInvTop);
+    if (t < NT) s.inv_top[t] = rounding::fmul(trellis::inv_half(s.rs[t * NT + t].re), kInvTop);
   } else {
     for (int idx = t; idx < NT; idx += T)
-      s.inv_top[idx] = nway::fmul(trellis::inv_half(s.rs[idx * NT + idx].re), kInvTop);
+      s.inv_top[idx] = rounding::fmul(trellis::inv_half(s.rs[idx * NT + idx].re), kInvTop);
   }
   vector_sync<T, G>(vl);
 
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
 #pragma unroll
     for (int k = 0; k < S::WARPS; ++k) keep_better(s.best_d[k], s.best_w[k], &bd, &bw);
   }
-  const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
   auto emit = [&](int j, float counter) {
     const bool one = (bw >> j) & 1u;  // the best path's bit j
     const float m0 = one ? counter : bd, m1 = one ? bd : counter;
@@ -529,10 +529,10 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
 #pragma unroll
           for (int k = 0; k < BPT; ++k) {
             const unsigned lo = unsigned(mask[k]), hi = lo << 16;
-            if (x0 & lo) cm[k] = nway::fmin2(cm[k], d.x);
-            if (x0 & hi) cm[k] = nway::fmin2(cm[k], d.y);
-            if (x1 & lo) cm[k] = nway::fmin2(cm[k], d.z);
-            if (x1 & hi) cm[k] = nway::fmin2(cm[k], d.w);
+            if (x0 & lo) cm[k] = rounding::fmin_num(cm[k], d.x);
+            if (x0 & hi) cm[k] = rounding::fmin_num(cm[k], d.y);
+            if (x1 & lo) cm[k] = rounding::fmin_num(cm[k], d.z);
+            if (x1 & hi) cm[k] = rounding::fmin_num(cm[k], d.w);
           }
         }
       };
@@ -557,9 +557,9 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
 #pragma unroll
           for (int q = 0; q < Q; ++q) {
             if ((trellis::vertex_bits<L>(q) >> k) & 1u) {
-              m1 = nway::fmin2(m1, dq[q]);
+              m1 = rounding::fmin_num(m1, dq[q]);
             } else {
-              m0 = nway::fmin2(m0, dq[q]);
+              m0 = rounding::fmin_num(m0, dq[q]);
             }
           }
           cm[k] = (bw & mask[k]) ? m0 : m1;
@@ -577,8 +577,8 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
         const uint4 e = pairs[pr];
 #pragma unroll
         for (int k = 0; k < BPT; ++k) {
-          if ((e.y ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.x));
-          if ((e.w ^ bw) & mask[k]) cm[k] = nway::fmin2(cm[k], __uint_as_float(e.z));
+          if ((e.y ^ bw) & mask[k]) cm[k] = rounding::fmin_num(cm[k], __uint_as_float(e.x));
+          if ((e.w ^ bw) & mask[k]) cm[k] = rounding::fmin_num(cm[k], __uint_as_float(e.z));
         }
       }
     }
@@ -605,22 +605,22 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
 #pragma unroll(TRIPS <= 32 ? TRIPS : 4)
       for (int tr = 0; tr < TRIPS; ++tr) {
         const uint4 e = pairs[sub + tr * SC];
-        if ((e.y ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.x));
-        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.z));
+        if ((e.y ^ bw) & mask) cm = rounding::fmin_num(cm, __uint_as_float(e.x));
+        if ((e.w ^ bw) & mask) cm = rounding::fmin_num(cm, __uint_as_float(e.z));
       }
     } else if constexpr (sizeof(Cand) == 8) {
       const uint4* pairs = reinterpret_cast<const uint4*>(s.cand);
 #pragma unroll 4
       for (int pr = sub; pr < NC / 2; pr += SC) {
         const uint4 e = pairs[pr];
-        if ((e.y ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.x));
-        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, __uint_as_float(e.z));
+        if ((e.y ^ bw) & mask) cm = rounding::fmin_num(cm, __uint_as_float(e.x));
+        if ((e.w ^ bw) & mask) cm = rounding::fmin_num(cm, __uint_as_float(e.z));
       }
     } else {
 #pragma unroll 4
       for (int c = sub; c < NC; c += SC) {
         const Cand e = s.cand[c];
-        if ((e.w ^ bw) & mask) cm = nway::fmin2(cm, e.d);
+        if ((e.w ^ bw) & mask) cm = rounding::fmin_num(cm, e.d);
       }
     }
     if constexpr (SC == 1) {
@@ -633,7 +633,7 @@ __global__ void __launch_bounds__(vectors_per_block<NT, L>() * threads_per_vecto
     vector_sync<T, G>(vl);
     if (valid && t < NB) {
       float cm = kInf;
-      for (int sub = 0; sub < SC; ++sub) cm = nway::fmin2(cm, s.red[sub * NB + t]);
+      for (int sub = 0; sub < SC; ++sub) cm = rounding::fmin_num(cm, s.red[sub * NB + t]);
       emit(t, cm);
     }
   }

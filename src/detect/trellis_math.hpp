@@ -1,6 +1,6 @@
 #pragma once
 // Arithmetic of the trellis detector shared by the CPU reference (trellis_plan.cpp) and the
-// CUDA kernel (trellis_cuda.cu). Every rounding is explicit (nway_math.hpp's ffma / fmul /
+// CUDA kernel (trellis_cuda.cu). Every rounding is explicit (core/rounding.hpp's ffma / fmul /
 // fadd: __f*_rn on the device, plain operations without contraction on the host), and both
 // backends run these functions in the same order, so their candidate lists are bit-identical.
 //
@@ -14,6 +14,7 @@
 #include "detect/nway_math.hpp"
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::detect::trellis {
 
@@ -35,17 +36,17 @@ MIMORX_HD float amp_im(int v) {
 
 // One scaled R entry: R'(i, j) = scale * R(i, j).
 MIMORX_HD cf32 scaled(cf32 r, float scale) {
-  return {nway::fmul(r.re, scale), nway::fmul(r.im, scale)};
+  return {rounding::fmul(r.re, scale), rounding::fmul(r.im, scale)};
 }
 // 1 / (2 R'_ii) for the slicer (0 for a zero column: every point of that row then has the
 // same weight and the slicer returns a fixed level).
-MIMORX_HD float inv_half(float d) { return d > 0.f ? nway::fdiv(0.5f, d) : 0.f; }
+MIMORX_HD float inv_half(float d) { return d > 0.f ? rounding::fdiv(0.5f, d) : 0.f; }
 
 // One interference term removed: u - R'(row, j) x_j for the point x_j with amplitudes (a, b),
 // r = R'(row, j).
 MIMORX_HD cf32 sub_term(cf32 u, cf32 r, float a, float b) {
-  return {nway::ffma(-r.re, a, nway::ffma(r.im, b, u.re)),
-          nway::ffma(-r.re, b, nway::ffma(-r.im, a, u.im))};
+  return {rounding::ffma(-r.re, a, rounding::ffma(r.im, b, u.re)),
+          rounding::ffma(-r.re, b, rounding::ffma(-r.im, a, u.im))};
 }
 
 // y^_row - delta for a path that has decided rows > row (eq. 11/12): the interference of the
@@ -69,9 +70,9 @@ MIMORX_HD cf32 residual(const cf32* rs, cf32 y_row, int row, Path p) {
 
 // Edge weight |u - R'_ii x|^2 (eq. 13) for the point with amplitudes (a, b).
 MIMORX_HD float edge_weight(cf32 u, float d, float a, float b) {
-  const float er = nway::ffma(-d, a, u.re);
-  const float ei = nway::ffma(-d, b, u.im);
-  return nway::ffma(er, er, nway::fmul(ei, ei));
+  const float er = rounding::ffma(-d, a, u.re);
+  const float ei = rounding::ffma(-d, b, u.im);
+  return rounding::ffma(er, er, rounding::fmul(ei, ei));
 }
 
 // Edge reduction (Algorithm 2) for vertex (a, b) of row `row`: the best of the Q incoming
@@ -83,7 +84,7 @@ MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
   float dk;
   cf32 uk;
   get(0, &dk, &uk);
-  float best = nway::fadd(dk, edge_weight(uk, d, a, b));
+  float best = rounding::fadd(dk, edge_weight(uk, d, a, b));
   int bk = 0;
 #if defined(__CUDA_ARCH__)
   // Fully unrolled up to 16-QAM by default (the index k becomes an immediate, no loop counter).
@@ -91,7 +92,7 @@ MIMORX_HD float reduce_vertex(Get get, float d, float a, float b, int* arg) {
 #endif
   for (int k = 1; k < Q; ++k) {
     get(k, &dk, &uk);
-    const float t = nway::fadd(dk, edge_weight(uk, d, a, b));
+    const float t = rounding::fadd(dk, edge_weight(uk, d, a, b));
     const bool better = t < best;
     best = better ? t : best;
     bk = better ? k : bk;
@@ -118,7 +119,7 @@ MIMORX_HD void extend(const cf32* rs, const cf32* yh, const float* inv_top, int 
       int lr, li;
       const float a = nway::slice_amplitude_scaled(u.re, inv_top[r], L, &lr);
       const float b = nway::slice_amplitude_scaled(u.im, inv_top[r], L, &li);
-      *dist = nway::fadd(*dist, edge_weight(u, rs[r * NT + r].re, a, b));
+      *dist = rounding::fadd(*dist, edge_weight(u, rs[r * NT + r].re, a, b));
       *p = with_vertex(*p, r, li * L + lr);
       if (bits) *bits |= Word(nway::symbol_bits_fast<KA>(lr, li)) << (r * m);
     }

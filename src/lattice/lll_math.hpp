@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::lattice::detail {
 
@@ -62,17 +63,9 @@ MIMORX_HD double presort_key(const F* col, int n) {
     const int end = i0 + kPresortChunk < n ? i0 + kPresortChunk : n;
     for (int i = i0; i < end; ++i) {
       const double x = double(col[i]);
-#if defined(__CUDA_ARCH__)
-      c = __dadd_rn(c, __dmul_rn(x, x));
-#else
-      c += x * x;  // the host build compiles with -ffp-contract=off
-#endif
+      c = rounding::dadd(c, rounding::dmul(x, x));
     }
-#if defined(__CUDA_ARCH__)
-    s = __dadd_rn(s, c);
-#else
-    s += c;
-#endif
+    s = rounding::dadd(s, c);
   }
   return s == s ? s : HUGE_VAL;
 }

@@ -2,9 +2,8 @@
 // Arithmetic shared by the CPU layered decoders and the CUDA kernel (MIMORX_HD): one row of one
 // layer of layered min-sum, the syndrome of one row, the channel-LLR quantiser. The CPU
 // reference and the kernel call these same functions, so the integer path is bit-exact between
-// them, and the float path is too (every float operation is a single rounded operation: the
-// device code uses __fadd_rn/__fmul_rn so that nvcc cannot contract into FMAs; the host code is
-// built with -ffp-contract=off).
+// them, and the float path is too (every float operation is a single rounded operation of
+// core/rounding.hpp, which no compiler contracts into FMAs).
 //
 // Check-to-variable (C2V) messages are kept compressed per check row (the paper's "compressed
 // messages"): the two smallest |q| already scaled by alpha (NMS) or offset by beta (OMS), the
@@ -14,6 +13,7 @@
 #include <cstdint>
 
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::ldpc::detail {
 
@@ -85,27 +85,9 @@ struct FloatRec {
   std::uint32_t signs;
 };
 
-MIMORX_HD float fadd(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD float fsub(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-MIMORX_HD float fmul(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
+using rounding::fadd;
+using rounding::fmul;
+using rounding::fsub;
 
 struct FloatArith {
   using T = float;

@@ -49,7 +49,7 @@ MIMORX_HD void channel_model_row(const ChannelModelArgs& a, std::uint64_t seed, 
     for (int k = 0; k < nr; ++k) {
       const float aik = a.sqrt_rx[k * nr + i];
       const cf32 g = rayleigh_entry(seed, c, nr, nt, k, l);
-      t = {add_rn(t.re, mul_rn(aik, g.re)), add_rn(t.im, mul_rn(aik, g.im))};
+      t = rounding::cadd(t, rounding::cscale(g, aik));
     }
     row[l] = t;
   }
@@ -60,12 +60,12 @@ MIMORX_HD void channel_model_row(const ChannelModelArgs& a, std::uint64_t seed, 
       hij = {0.f, 0.f};
       for (int l = 0; l < nt; ++l) {
         const float blj = a.sqrt_tx[j * nt + l];
-        hij = {add_rn(hij.re, mul_rn(row[l].re, blj)), add_rn(hij.im, mul_rn(row[l].im, blj))};
+        hij = rounding::cadd(hij, rounding::cscale(row[l], blj));
       }
     }
     h[j * nr + i] = hij;
-    const cf32 p = cmul_rn(hij, map_symbol(mod, bits + j * m));
-    acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+    const cf32 p = rounding::cmul(hij, map_symbol(mod, bits + j * m));
+    acc = rounding::cadd(acc, p);
   }
   y[i] = acc;
 }

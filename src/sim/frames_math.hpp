@@ -6,6 +6,7 @@
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/modem/modulation.hpp"
 
 namespace mimorx::sim::detail {
@@ -39,32 +40,11 @@ MIMORX_HD cf32 rayleigh_entry(std::uint64_t seed, std::int64_t f, int nr, int nt
 MIMORX_HD cf32 noise_entry(std::uint64_t seed, std::int64_t f, int nr, int i, float n0) {
   const std::uint64_t e = (std::uint64_t(f) * std::uint64_t(nr) + std::uint64_t(i)) * 2;
   // sqrt(n0 / 2) computed by the caller would differ between libm and CUDA; do it in double
-  // with the correctly rounded square root of rng.hpp.
-  const float s = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
+  // with the correctly rounded operations of rounding.hpp.
+  const float s = float(rounding::dsqrt(rounding::dmul(double(n0), 0.5)));
   float re, im;
   rng::gaussian_pair_at(seed, kStreamNoise, e, &re, &im);
   return {re * s, im * s};
-}
-
-// Frame f's received vector y = H x + n, written with explicit operation order so both
-// backends round identically (-ffp-contract=off on the host, __fmul_rn/__fadd_rn on the GPU).
-MIMORX_HD float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
-  return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)),
-          add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
 }
 
 // Channel and received vector of frame f for given bits (nt*m): H (nr x nt column-major) and
@@ -78,8 +58,8 @@ MIMORX_HD void make_received(std::uint64_t seed, std::int64_t f, int nt, int nr,
   for (int i = 0; i < nr; ++i) {
     cf32 acc = noise_entry(seed, f, nr, i, n0);
     for (int j = 0; j < nt; ++j) {
-      const cf32 p = cmul_rn(h[j * nr + i], map_symbol(mod, bits + j * m));
-      acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+      const cf32 p = rounding::cmul(h[j * nr + i], map_symbol(mod, bits + j * m));
+      acc = rounding::cadd(acc, p);
     }
     y[i] = acc;
   }
@@ -95,8 +75,8 @@ MIMORX_HD void make_received_row(std::uint64_t seed, std::int64_t f, int nt, int
   for (int j = 0; j < nt; ++j) {
     const cf32 hij = rayleigh_entry(seed, f, nr, nt, i, j);
     h[j * nr + i] = hij;
-    const cf32 p = cmul_rn(hij, map_symbol(mod, bits + j * m));
-    acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+    const cf32 p = rounding::cmul(hij, map_symbol(mod, bits + j * m));
+    acc = rounding::cadd(acc, p);
   }
   y[i] = acc;
 }
@@ -118,7 +98,7 @@ MIMORX_HD void make_received_row_pair(std::uint64_t seed, std::int64_t f, int nt
                                       cf32* h, cf32* y) {
   const int m = bits_per_symbol(mod);
   const float s = 0.70710678118654752f;
-  const float sn = float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
+  const float sn = float(rounding::dsqrt(rounding::dmul(double(n0), 0.5)));
   float z[4];
   gaussian_pairs_of_block(seed, kStreamNoise, (std::uint64_t(f) * std::uint64_t(nr) + i) >> 1, z);
   cf32 acc0{z[0] * sn, z[1] * sn}, acc1{z[2] * sn, z[3] * sn};
@@ -130,9 +110,9 @@ MIMORX_HD void make_received_row_pair(std::uint64_t seed, std::int64_t f, int nt
     h[j * nr + i] = h0;
     h[j * nr + i + 1] = h1;
     const cf32 x = map_symbol(mod, bits + j * m);
-    const cf32 p0 = cmul_rn(h0, x), p1 = cmul_rn(h1, x);
-    acc0 = {add_rn(acc0.re, p0.re), add_rn(acc0.im, p0.im)};
-    acc1 = {add_rn(acc1.re, p1.re), add_rn(acc1.im, p1.im)};
+    const cf32 p0 = rounding::cmul(h0, x), p1 = rounding::cmul(h1, x);
+    acc0 = rounding::cadd(acc0, p0);
+    acc1 = rounding::cadd(acc1, p1);
   }
   y[i] = acc0;
   y[i + 1] = acc1;

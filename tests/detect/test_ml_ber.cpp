@@ -81,7 +81,7 @@ Estimate simulate_awgn(Modulation mod, double ebn0_db, std::int64_t symbols, std
 #pragma omp parallel for schedule(static)
     for (std::int64_t s = 0; s < batch; ++s) {
       y[std::size_t(s)] =
-          channel::cadd_rn(x[std::size_t(s)], channel::noise_sample(seed, first + s, 1, 0, n0));
+          rounding::cadd(x[std::size_t(s)], channel::noise_sample(seed, first + s, 1, 0, n0));
     }
     demapper.run(View<const cf32>(y.data(), batch, Memory::host), {},
                  View<std::uint8_t>(hard.data(), batch * m, Memory::host), {});

@@ -163,9 +163,9 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
     for (float& x : cm) x = std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < d.size(); ++i) {
       for (int b = 0; b < S::NB; ++b)
-        if (((w[i] ^ bw) >> b) & 1u) cm[b] = nway::fmin2(cm[b], d[i]);
+        if (((w[i] ^ bw) >> b) & 1u) cm[b] = rounding::fmin_num(cm[b], d[i]);
     }
-    const float inv_n0 = nway::fdiv(1.f, p.n0[std::size_t(v)]);
+    const float inv_n0 = rounding::fdiv(1.f, p.n0[std::size_t(v)]);
     for (int j = 0; j < S::NB; ++j) {
       const int pos = S::position(j);
       const bool best_one = ((bw >> pos) & 1u) == 0;

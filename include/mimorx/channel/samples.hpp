@@ -12,47 +12,19 @@
 // A sample therefore depends only on (seed, stream, absolute index, shape), never on the batch
 // split, the thread count or the backend.
 //
-// Arithmetic that combines samples uses the *_rn helpers below, which the CUDA compiler may not
-// contract into fused multiply-adds (the host build uses -ffp-contract=off), so CPU and CUDA
-// agree to the bit.
+// Arithmetic that combines samples uses the correctly rounded operations of core/rounding.hpp,
+// which no compiler contracts into fused multiply-adds, so CPU and CUDA agree to the bit.
 #include <cstdint>
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::channel {
 
 inline constexpr std::uint64_t kFadingStream = 0x4348'0001ULL;  // "CH" 1
 inline constexpr std::uint64_t kNoiseStream = 0x4348'0002ULL;   // "CH" 2
-
-MIMORX_HD float mul_rn(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD float add_rn(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD float sqrt_rn(float a) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return __builtin_sqrtf(a);
-#endif
-}
-// a * b for complex values without contraction: (ar br - ai bi, ar bi + ai br).
-MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
-  return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)),
-          add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
-}
-MIMORX_HD cf32 cadd_rn(cf32 a, cf32 b) { return {add_rn(a.re, b.re), add_rn(a.im, b.im)}; }
 
 // Entry (i, j) of the i.i.d. CN(0, 1) matrix G of channel c.
 MIMORX_HD cf32 fading_entry(std::uint64_t seed, std::int64_t c, int nr, int nt, int i, int j) {
@@ -60,24 +32,24 @@ MIMORX_HD cf32 fading_entry(std::uint64_t seed, std::int64_t c, int nr, int nt, 
       (std::uint64_t(c) * std::uint64_t(nt) + std::uint64_t(j)) * std::uint64_t(nr) +
       std::uint64_t(i);
   constexpr float kInvSqrt2 = 0.70710678118654752f;
-  return {mul_rn(rng::gaussian_at(seed, kFadingStream, 2 * e), kInvSqrt2),
-          mul_rn(rng::gaussian_at(seed, kFadingStream, 2 * e + 1), kInvSqrt2)};
+  return {rounding::fmul(rng::gaussian_at(seed, kFadingStream, 2 * e), kInvSqrt2),
+          rounding::fmul(rng::gaussian_at(seed, kFadingStream, 2 * e + 1), kInvSqrt2)};
 }
 
 // Noise sample of antenna i of received vector v, CN(0, noise_var).
 MIMORX_HD cf32 noise_sample(std::uint64_t seed, std::int64_t v, int nr, int i, float noise_var) {
   const std::uint64_t e = std::uint64_t(v) * std::uint64_t(nr) + std::uint64_t(i);
-  const float sigma = sqrt_rn(mul_rn(noise_var, 0.5f));
-  return {mul_rn(rng::gaussian_at(seed, kNoiseStream, 2 * e), sigma),
-          mul_rn(rng::gaussian_at(seed, kNoiseStream, 2 * e + 1), sigma)};
+  const float sigma = rounding::fsqrt(rounding::fmul(noise_var, 0.5f));
+  return {rounding::fmul(rng::gaussian_at(seed, kNoiseStream, 2 * e), sigma),
+          rounding::fmul(rng::gaussian_at(seed, kNoiseStream, 2 * e + 1), sigma)};
 }
 
 // Row i of H x + n for one received vector: sum_j H(i, j) x_j accumulated in j order, then the
 // noise. `h` is the nr x nt column-major matrix.
 MIMORX_HD cf32 received_entry(const cf32* h, const cf32* x, int nr, int nt, int i, cf32 noise) {
   cf32 acc{0.f, 0.f};
-  for (int j = 0; j < nt; ++j) acc = cadd_rn(acc, cmul_rn(h[j * nr + i], x[j]));
-  return cadd_rn(acc, noise);
+  for (int j = 0; j < nt; ++j) acc = rounding::cadd(acc, rounding::cmul(h[j * nr + i], x[j]));
+  return rounding::cadd(acc, noise);
 }
 
 }  // namespace mimorx::channel

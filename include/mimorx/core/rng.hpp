@@ -11,6 +11,7 @@
 
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/core/tensor.hpp"
 
 namespace mimorx::rng {
@@ -25,71 +26,13 @@ MIMORX_HD std::uint32_t mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t*
   *hi = std::uint32_t(p >> 32);
   return std::uint32_t(p);
 }
-// Correctly rounded double operations that the compiler may not contract into FMAs.
-MIMORX_HD double dmul(double a, double b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD double dadd(double a, double b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD double dsqrt(double a) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __dsqrt_rn(a);
-#else
-  return __builtin_sqrt(a);
-#endif
-}
-// Correctly rounded float operations that the compiler may not contract into FMAs.
-MIMORX_HD float fmul(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD float fadd(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD float fdiv(float a, float b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-MIMORX_HD float fsqrt(float a) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return __builtin_sqrtf(a);
-#endif
-}
-MIMORX_HD std::uint32_t bits_of_float(float x) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return std::uint32_t(__float_as_uint(x));
-#else
-  return __builtin_bit_cast(std::uint32_t, x);
-#endif
-}
-MIMORX_HD float float_of(std::uint32_t b) {
-#if MIMORX_DEVICE_CODE && defined(__CUDA_ARCH__)
-  return __uint_as_float(b);
-#else
-  return __builtin_bit_cast(float, b);
-#endif
-}
+
+// Every float operation of the log and sin/cos series below rounds on its own (rounding.hpp).
+using rounding::bits_of_float;
+using rounding::fadd;
+using rounding::fdiv;
+using rounding::float_of_bits;
+using rounding::fmul;
 
 // Natural log of a normal float x in (0, 1]: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
 // log m = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.172; the series to s^11 leaves < 1e-10 relative,
@@ -98,7 +41,7 @@ MIMORX_HD float float_of(std::uint32_t b) {
 MIMORX_HD float log_open01(float x) {
   const std::uint32_t b = bits_of_float(x);
   int e = int((b >> 23) & 0xffu) - 127;
-  float m = float_of((b & 0x007fffffu) | 0x3f800000u);  // [1, 2)
+  float m = float_of_bits((b & 0x007fffffu) | 0x3f800000u);  // [1, 2)
   if (m > 1.41421356f) {
     m = fmul(m, 0.5f);
     e += 1;
@@ -162,14 +105,14 @@ MIMORX_HD float to_uniform(std::uint32_t x) {
 // r = sqrt(-2 log u1) and the angle 2 pi u2, whose octant is split off exactly (4 u2 and its
 // fractional part are exact in float) so the series runs on [0, pi/4].
 MIMORX_HD void box_muller(float u1, float u2, float* z0, float* z1) {
-  const float r = detail::fsqrt(detail::fmul(-2.f, detail::log_open01(u1)));
-  const float q4 = detail::fmul(u2, 4.f);        // exact
-  const int quadrant = int(q4);                  // 0..3
-  float f = detail::fadd(q4, -float(quadrant));  // [0, 1), exact
+  const float r = rounding::fsqrt(rounding::fmul(-2.f, detail::log_open01(u1)));
+  const float q4 = rounding::fmul(u2, 4.f);        // exact
+  const int quadrant = int(q4);                    // 0..3
+  float f = rounding::fadd(q4, -float(quadrant));  // [0, 1), exact
   const bool upper = f > 0.5f;
-  if (upper) f = detail::fadd(1.f, -f);  // exact (Sterbenz)
+  if (upper) f = rounding::fadd(1.f, -f);  // exact (Sterbenz)
   float s, c;
-  detail::sincos_octant(detail::fmul(f, 1.57079632679489662f), &s, &c);
+  detail::sincos_octant(rounding::fmul(f, 1.57079632679489662f), &s, &c);
   if (upper) {
     const float tmp = s;
     s = c;
@@ -186,8 +129,8 @@ MIMORX_HD void box_muller(float u1, float u2, float* z0, float* z1) {
     cs = s;
     sn = -c;
   }
-  *z0 = detail::fmul(r, cs);
-  *z1 = detail::fmul(r, sn);
+  *z0 = rounding::fmul(r, cs);
+  *z1 = rounding::fmul(r, sn);
 }
 
 // Element i of the uniform stream.

@@ -2,10 +2,10 @@
 // Per-problem QR arithmetic shared by the CPU reference and the CUDA kernels (MIMORX_HD), and
 // usable by other detectors' kernels that want one QR per thread.
 //
-// Every floating-point operation goes through the correctly rounded helpers below, which on
-// the device are the __f*_rn intrinsics: nvcc may not contract them into FMAs, so the CPU
-// (compiled with -ffp-contract=off) and the GPU compute bit-identical results. That makes the
-// SQRD column choices and the detectors' hard decisions identical across backends.
+// Every floating-point operation goes through the correctly rounded operations of
+// core/rounding.hpp, which no compiler contracts into FMAs, so the CPU and the GPU compute
+// bit-identical results. That makes the SQRD column choices and the detectors' hard decisions
+// identical across backends.
 //
 // Layouts: a problem's matrices are column-major, element (i, j) of an m x n matrix at
 // p[(j * m + i) * es], with an element stride `es` (1 on the CPU; the number of threads of a
@@ -15,6 +15,7 @@
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::linalg {
 
@@ -36,65 +37,26 @@ enum QrStatus : int {
 
 namespace hd {
 
-MIMORX_HD float fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-MIMORX_HD float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-MIMORX_HD float fsub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-MIMORX_HD float fdiv(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-MIMORX_HD float fsqrt(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return __builtin_sqrtf(a);
-#endif
-}
-MIMORX_HD bool finite(float x) {
-#if defined(__CUDA_ARCH__)
-  return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-#else
-  return (__builtin_bit_cast(std::uint32_t, x) & 0x7f800000u) != 0x7f800000u;
-#endif
-}
+// The correctly rounded operations of core/rounding.hpp, and below them the scalar operations
+// the QR templates use on float (real models) and cf32 (complex model).
+using rounding::fadd;
+using rounding::fdiv;
+using rounding::fmul;
+using rounding::fsqrt;
+using rounding::fsub;
+MIMORX_HD bool finite(float x) { return rounding::is_finite(x); }
 
-// Scalar operations on float (real models) and cf32 (complex model), without contraction.
 MIMORX_HD float add(float a, float b) { return fadd(a, b); }
-MIMORX_HD cf32 add(cf32 a, cf32 b) { return {fadd(a.re, b.re), fadd(a.im, b.im)}; }
+MIMORX_HD cf32 add(cf32 a, cf32 b) { return rounding::cadd(a, b); }
 MIMORX_HD float sub(float a, float b) { return fsub(a, b); }
-MIMORX_HD cf32 sub(cf32 a, cf32 b) { return {fsub(a.re, b.re), fsub(a.im, b.im)}; }
+MIMORX_HD cf32 sub(cf32 a, cf32 b) { return rounding::csub(a, b); }
 MIMORX_HD float mul(float a, float b) { return fmul(a, b); }
-MIMORX_HD cf32 mul(cf32 a, cf32 b) {
-  return {fsub(fmul(a.re, b.re), fmul(a.im, b.im)), fadd(fmul(a.re, b.im), fmul(a.im, b.re))};
-}
+MIMORX_HD cf32 mul(cf32 a, cf32 b) { return rounding::cmul(a, b); }
 // conj(a) * b
 MIMORX_HD float mulc(float a, float b) { return fmul(a, b); }
-MIMORX_HD cf32 mulc(cf32 a, cf32 b) {
-  return {fadd(fmul(a.re, b.re), fmul(a.im, b.im)), fsub(fmul(a.re, b.im), fmul(a.im, b.re))};
-}
+MIMORX_HD cf32 mulc(cf32 a, cf32 b) { return rounding::cmul_conj(a, b); }
 MIMORX_HD float scale(float a, float s) { return fmul(a, s); }
-MIMORX_HD cf32 scale(cf32 a, float s) { return {fmul(a.re, s), fmul(a.im, s)}; }
+MIMORX_HD cf32 scale(cf32 a, float s) { return rounding::cscale(a, s); }
 MIMORX_HD float abs2(float a) { return fmul(a, a); }
 MIMORX_HD float abs2(cf32 a) { return fadd(fmul(a.re, a.re), fmul(a.im, a.im)); }
 MIMORX_HD bool finite(cf32 a) { return finite(a.re) && finite(a.im); }

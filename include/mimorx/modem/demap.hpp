@@ -14,6 +14,7 @@
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
+#include "mimorx/core/rounding.hpp"
 #include "mimorx/modem/modulation.hpp"
 
 namespace mimorx {
@@ -23,11 +24,7 @@ namespace mimorx {
 // rounded once against the host's twice, and move a hard decision within an ulp of a boundary
 // (seen: 64-QAM, v = -0.925820172, GPU level 0, CPU level 1, ModemGpu bit-exactness test).
 MIMORX_HD float pam_level_amplitude(Modulation m, int level) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(float(2 * level - (axis_levels(m) - 1)), qam_scale(m));
-#else
-  return float(2 * level - (axis_levels(m) - 1)) * qam_scale(m);
-#endif
+  return rounding::fmul(float(2 * level - (axis_levels(m) - 1)), qam_scale(m));
 }
 
 // The k = m/2 axis bits c0 c1 ... (c0 first) of PAM level `level`, inverting
