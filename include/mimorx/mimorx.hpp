@@ -18,6 +18,7 @@
 #include "mimorx/detect/factory.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "mimorx/detect/linear.hpp"
+#include "mimorx/detect/list_plan.hpp"
 #include "mimorx/detect/lr_aided.hpp"
 #include "mimorx/detect/ml.hpp"
 #include "mimorx/detect/nway.hpp"

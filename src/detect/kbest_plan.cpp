@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "detect/common_list.hpp"
 #include "detect/kbest_cuda.hpp"
 #include "detect/kbest_math.hpp"
 #include "detect/nway_math.hpp"
@@ -22,58 +24,34 @@ int KbestPlan::max_k(const MimoShape& s) {
 }
 
 namespace {
-void validate_config(const KbestConfig& c) {
+// The config, after checking it (InvalidArgument / Unsupported naming the value).
+const KbestConfig& validated(const KbestConfig& c) {
+  detail::validate_list_config(c.shape, c.llr_clip, "the K-best detector");
   const auto& s = c.shape;
-  if (!(s.nt == 2 || s.nt == 4 || s.nt == 8)) {
-    throw Unsupported("nt: " + std::to_string(s.nt) +
-                      " transmit antennas; the K-best detector supports nt = 2, 4 or 8");
-  }
-  require(s.nr >= s.nt && s.nr <= 64, "nr",
-          std::to_string(s.nr) + " receive antennas; the QR-based tree search needs nt (" +
-              std::to_string(s.nt) + ") <= nr <= 64");
-  if (s.mod == Modulation::bpsk) {
-    throw Unsupported(
-        "mod: bpsk is not supported by the K-best detector (it is not two independent PAM "
-        "axes); use qpsk, 16qam, 64qam or 256qam");
-  }
   const int kmax = KbestPlan::max_k(s);
   require(c.k >= 1 && c.k <= kmax, "k",
           std::to_string(c.k) + "; allowed 1.." + std::to_string(kmax) + " for " +
               to_string(s.mod) + " with nt = " + std::to_string(s.nt) +
               " (k * sqrt(M) children are sorted in one GPU block's shared memory)");
-  require(std::isfinite(c.llr_clip) && c.llr_clip > 0.f, "llr_clip",
-          std::to_string(c.llr_clip) + "; must be finite and > 0");
+  return c;
 }
-}  // namespace
 
-struct KbestPlan::Impl {
+struct KbestSearch final : detail::ListSearch {
   KbestConfig cfg;
-  Backend backend;
   nway::Layout lay;
-  int levels, axis_k, m, nbits;
+  int levels, axis_k, m;
   Buffer<float> work;
   std::int64_t qr_vectors = -1;
 
-  Impl(const KbestConfig& c, Backend b)
-      : cfg(c),
-        backend(b),
+  KbestSearch(const KbestConfig& c, Backend b)
+      : ListSearch(c.shape, std::move(b), c.check_device_values, c.k),
+        cfg(c),
         lay(c.shape.nt),
         levels(axis_levels(c.shape.mod)),
         axis_k(axis_bits(c.shape.mod)),
-        m(bits_per_symbol(c.shape.mod)),
-        nbits(c.shape.nt * m) {}
+        m(bits_per_symbol(c.shape.mod)) {}
 
-  void check_outputs(std::int64_t v, View<std::uint8_t> bits, View<float> llrs) const {
-    const Memory mem = memory_of(backend);
-    require_size(bits, v * nbits, "bits");
-    require_memory(bits.where, mem, "bits");
-    require(llrs.size == 0 || llrs.size == v * nbits, "llrs",
-            "has " + std::to_string(llrs.size) + " elements, expected " +
-                std::to_string(v * nbits) + " (or 0 for hard output only)");
-    if (llrs.size) require_memory(llrs.where, mem, "llrs");
-  }
-
-  void qr(const DetectInput& in, const Stream& s) {
+  void qr(const DetectInput& in, const Stream& s) override {
     const std::int64_t nv = num_vectors(in);
     const std::size_t need = std::size_t(nv) * lay.es;
     if (work.size() < need) work = Buffer<float>::on(backend, need);
@@ -139,7 +117,7 @@ struct KbestPlan::Impl {
   }
 
   void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs, float* cand_d,
-              std::uint8_t* cand_sym, const Stream& s) {
+              std::uint8_t* cand_sym, const Stream& s) override {
     const std::int64_t nv = num_vectors(in);
     require(qr_vectors == nv, "search",
             "the workspace holds the QR of " + std::to_string(qr_vectors) +
@@ -196,41 +174,12 @@ struct KbestPlan::Impl {
   }
 };
 
-KbestPlan::KbestPlan(const KbestConfig& config, Backend backend) {
-  validate_config(config);
-  impl_ = std::make_unique<Impl>(config, backend);
-}
-KbestPlan::~KbestPlan() = default;
-KbestPlan::KbestPlan(KbestPlan&&) noexcept = default;
-KbestPlan& KbestPlan::operator=(KbestPlan&&) noexcept = default;
+}  // namespace
 
-void KbestPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                    const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, impl_->cfg.check_device_values);
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->qr(in, stream);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
+KbestPlan::KbestPlan(const KbestConfig& config, Backend backend)
+    : ListDetectorPlan(std::make_unique<KbestSearch>(validated(config), std::move(backend))) {}
+const KbestConfig& KbestPlan::config() const {
+  return static_cast<const KbestSearch&>(list_search()).cfg;
 }
-void KbestPlan::qr(const DetectInput& in, const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, false);
-  impl_->qr(in, stream);
-}
-void KbestPlan::search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                       const Stream& stream) {
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
-}
-void KbestPlan::candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
-                           const Stream& stream) {
-  const std::int64_t n = num_vectors(in) * impl_->cfg.k;
-  const Memory mem = memory_of(impl_->backend);
-  require_size(distances, n, "distances");
-  require_size(symbols, n * impl_->cfg.shape.nt, "symbols");
-  require_memory(distances.where, mem, "distances");
-  require_memory(symbols.where, mem, "symbols");
-  impl_->search(in, View<std::uint8_t>(), View<float>(), distances.data, symbols.data, stream);
-}
-const KbestConfig& KbestPlan::config() const { return impl_->cfg; }
-const Backend& KbestPlan::backend() const { return impl_->backend; }
 
 }  // namespace mimorx::detect

@@ -2,10 +2,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
-#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "detect/common_list.hpp"
 #include "detect/nway_cuda.hpp"
 #include "detect/nway_math.hpp"
 #include "detect/nway_qr_fixed.hpp"
@@ -17,70 +19,29 @@ namespace mimorx::detect {
 
 namespace {
 
-template <class F>
-void dispatch_shape(int nt, int levels, F&& f) {
-  auto with_l = [&](auto nt_c) {
-    switch (levels) {
-      case 2:
-        return f(nt_c, std::integral_constant<int, 2>{});
-      case 4:
-        return f(nt_c, std::integral_constant<int, 4>{});
-      case 8:
-        return f(nt_c, std::integral_constant<int, 8>{});
-      case 16:
-        return f(nt_c, std::integral_constant<int, 16>{});
-    }
-    throw Unsupported("levels: " + std::to_string(levels));
-  };
-  switch (nt) {
-    case 2:
-      return with_l(std::integral_constant<int, 2>{});
-    case 4:
-      return with_l(std::integral_constant<int, 4>{});
-    case 8:
-      return with_l(std::integral_constant<int, 8>{});
-  }
-  throw Unsupported("nt: " + std::to_string(nt));
+// The config, after checking it (InvalidArgument / Unsupported naming the value).
+const NwayConfig& validated(const NwayConfig& c) {
+  detail::validate_list_config(c.shape, c.llr_clip, "the N-way detector");
+  require(c.n_ways >= 1 && c.n_ways <= c.shape.nt, "n_ways",
+          std::to_string(c.n_ways) + "; allowed 1..nt = 1.." + std::to_string(c.shape.nt));
+  return c;
 }
 
-void validate_config(const NwayConfig& c) {
-  const auto& s = c.shape;
-  if (!(s.nt == 2 || s.nt == 4 || s.nt == 8)) {
-    throw Unsupported("nt: " + std::to_string(s.nt) +
-                      " transmit antennas; the N-way detector supports nt = 2, 4 or 8");
-  }
-  require(s.nr >= s.nt && s.nr <= 64, "nr",
-          std::to_string(s.nr) + " receive antennas; the QR-based tree search needs nt (" +
-              std::to_string(s.nt) + ") <= nr <= 64");
-  if (s.mod == Modulation::bpsk) {
-    throw Unsupported(
-        "mod: bpsk is not supported by the N-way detector (it is not two independent PAM axes); "
-        "use qpsk, 16qam, 64qam or 256qam");
-  }
-  require(c.n_ways >= 1 && c.n_ways <= s.nt, "n_ways",
-          std::to_string(c.n_ways) + "; allowed 1..nt = 1.." + std::to_string(s.nt));
-  require(std::isfinite(c.llr_clip) && c.llr_clip > 0.f, "llr_clip",
-          std::to_string(c.llr_clip) + "; must be finite and > 0");
-}
-
-}  // namespace
-
-struct NwayPlan::Impl {
+struct NwaySearch final : detail::ListSearch {
   NwayConfig cfg;
-  Backend backend;
   nway::Layout lay;
-  int levels, axis_k, m, nbits, cands;
+  int levels, axis_k, m, cands;
   Buffer<float> work;
   std::int64_t qr_vectors = -1;  // vectors whose QR the workspace holds (for search())
 
-  Impl(const NwayConfig& c, Backend b)
-      : cfg(c),
-        backend(b),
+  NwaySearch(const NwayConfig& c, Backend b)
+      : ListSearch(c.shape, std::move(b), c.check_device_values,
+                   std::int64_t(c.n_ways) * axis_levels(c.shape.mod) * axis_levels(c.shape.mod)),
+        cfg(c),
         lay(c.shape.nt),
         levels(axis_levels(c.shape.mod)),
         axis_k(axis_bits(c.shape.mod)),
         m(bits_per_symbol(c.shape.mod)),
-        nbits(c.shape.nt * m),
         cands(levels * levels) {}
 
   void ensure_work(std::int64_t vectors) {
@@ -88,17 +49,7 @@ struct NwayPlan::Impl {
     if (work.size() < need) work = Buffer<float>::on(backend, need);
   }
 
-  void check_outputs(std::int64_t v, View<std::uint8_t> bits, View<float> llrs) const {
-    const Memory mem = memory_of(backend);
-    require_size(bits, v * nbits, "bits");
-    require_memory(bits.where, mem, "bits");
-    require(llrs.size == 0 || llrs.size == v * nbits, "llrs",
-            "has " + std::to_string(llrs.size) + " elements, expected " +
-                std::to_string(v * nbits) + " (or 0 for hard output only)");
-    if (llrs.size) require_memory(llrs.where, mem, "llrs");
-  }
-
-  void qr(const DetectInput& in, const Stream& s) {
+  void qr(const DetectInput& in, const Stream& s) override {
     const std::int64_t nv = num_vectors(in);
     ensure_work(nv);
     const int nt = cfg.shape.nt, nr = cfg.shape.nr, nw = cfg.n_ways;
@@ -158,7 +109,7 @@ struct NwayPlan::Impl {
   }
 
   void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs, float* cand_d,
-              std::uint8_t* cand_sym, const Stream& s) {
+              std::uint8_t* cand_sym, const Stream& s) override {
     const std::int64_t nv = num_vectors(in);
     require(qr_vectors == nv, "search",
             "the workspace holds the QR of " + std::to_string(qr_vectors) +
@@ -180,7 +131,7 @@ struct NwayPlan::Impl {
       throw Unsupported("backend: this build of mimorx has no CUDA backend");
 #endif
     }
-    dispatch_shape(cfg.shape.nt, levels, [&](auto nt_c, auto l_c) {
+    detail::dispatch_nt_levels(cfg.shape.nt, levels, [&](auto nt_c, auto l_c) {
       constexpr int NT = decltype(nt_c)::value, L = decltype(l_c)::value, D = 2 * NT;
       constexpr int M = L * L, KA = nway::log2_pow2(L);
       const int nw = cfg.n_ways, es = lay.es, nb = nbits, mm = m;
@@ -218,47 +169,19 @@ struct NwayPlan::Impl {
   }
 };
 
-NwayPlan::NwayPlan(const NwayConfig& config, Backend backend) {
-  validate_config(config);
-  impl_ = std::make_unique<Impl>(config, backend);
-}
-NwayPlan::~NwayPlan() = default;
-NwayPlan::NwayPlan(NwayPlan&&) noexcept = default;
-NwayPlan& NwayPlan::operator=(NwayPlan&&) noexcept = default;
+}  // namespace
 
-void NwayPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                   const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, impl_->cfg.check_device_values);
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->qr(in, stream);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
-}
+NwayPlan::NwayPlan(const NwayConfig& config, Backend backend)
+    : ListDetectorPlan(std::make_unique<NwaySearch>(validated(config), std::move(backend))) {}
 
-void NwayPlan::qr(const DetectInput& in, const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, false);
-  impl_->qr(in, stream);
+const NwayConfig& NwayPlan::config() const {
+  return static_cast<const NwaySearch&>(list_search()).cfg;
 }
-
-void NwayPlan::search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                      const Stream& stream) {
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
+int NwayPlan::candidates_per_pass() const {
+  return static_cast<const NwaySearch&>(list_search()).cands;
 }
-
-void NwayPlan::candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
-                          const Stream& stream) {
-  const std::int64_t n = num_vectors(in) * impl_->cfg.n_ways * impl_->cands;
-  const Memory mem = memory_of(impl_->backend);
-  require_size(distances, n, "distances");
-  require_size(symbols, n * impl_->cfg.shape.nt, "symbols");
-  require_memory(distances.where, mem, "distances");
-  require_memory(symbols.where, mem, "symbols");
-  impl_->search(in, View<std::uint8_t>(), View<float>(), distances.data, symbols.data, stream);
+int NwayPlan::workspace_floats_per_problem() const {
+  return static_cast<const NwaySearch&>(list_search()).lay.es;
 }
-
-const NwayConfig& NwayPlan::config() const { return impl_->cfg; }
-const Backend& NwayPlan::backend() const { return impl_->backend; }
-int NwayPlan::candidates_per_pass() const { return impl_->cands; }
-int NwayPlan::workspace_floats_per_problem() const { return impl_->lay.es; }
 
 }  // namespace mimorx::detect

@@ -4,10 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 
+#include "detect/common_list.hpp"
 #include "detect/trellis_cuda.hpp"
 #include "detect/trellis_math.hpp"
 #include "mimorx/config.hpp"
@@ -19,48 +20,10 @@ namespace mimorx::detect {
 
 namespace {
 
-template <class F>
-void dispatch_shape(int nt, int levels, F&& f) {
-  auto with_l = [&](auto nt_c) {
-    switch (levels) {
-      case 2:
-        return f(nt_c, std::integral_constant<int, 2>{});
-      case 4:
-        return f(nt_c, std::integral_constant<int, 4>{});
-      case 8:
-        return f(nt_c, std::integral_constant<int, 8>{});
-      case 16:
-        return f(nt_c, std::integral_constant<int, 16>{});
-    }
-    throw Unsupported("levels: " + std::to_string(levels));
-  };
-  switch (nt) {
-    case 2:
-      return with_l(std::integral_constant<int, 2>{});
-    case 4:
-      return with_l(std::integral_constant<int, 4>{});
-    case 8:
-      return with_l(std::integral_constant<int, 8>{});
-  }
-  throw Unsupported("nt: " + std::to_string(nt));
-}
-
-void validate_config(const TrellisConfig& c) {
-  const auto& s = c.shape;
-  if (!(s.nt == 2 || s.nt == 4 || s.nt == 8)) {
-    throw Unsupported("nt: " + std::to_string(s.nt) +
-                      " transmit antennas; the trellis detector supports nt = 2, 4 or 8");
-  }
-  require(s.nr >= s.nt && s.nr <= 64, "nr",
-          std::to_string(s.nr) + " receive antennas; the QR-based trellis search needs nt (" +
-              std::to_string(s.nt) + ") <= nr <= 64");
-  if (s.mod == Modulation::bpsk) {
-    throw Unsupported(
-        "mod: bpsk is not supported by the trellis detector (its slicer needs two independent "
-        "PAM axes); use qpsk, 16qam, 64qam or 256qam");
-  }
-  require(std::isfinite(c.llr_clip) && c.llr_clip > 0.f, "llr_clip",
-          std::to_string(c.llr_clip) + "; must be finite and > 0");
+// The config, after checking it (InvalidArgument / Unsupported naming the value).
+const TrellisConfig& validated(const TrellisConfig& c) {
+  detail::validate_list_config(c.shape, c.llr_clip, "the trellis detector");
+  return c;
 }
 
 // The search of one vector, in the order of the kernel's operations (thread q of the kernel
@@ -115,12 +78,9 @@ void search_vector(const cf32* r, const cf32* z, float scale, Emit&& emit) {
   }
 }
 
-}  // namespace
-
-struct TrellisPlan::Impl {
+struct TrellisSearch final : detail::ListSearch {
   TrellisConfig cfg;
-  Backend backend;
-  int levels, m, nbits, q_count;
+  int levels, m, q_count;
   linalg::QrPlan qr_plan;
   Buffer<cf32> r, z;
   Buffer<int> status;
@@ -137,26 +97,16 @@ struct TrellisPlan::Impl {
     return q;
   }
 
-  Impl(const TrellisConfig& c, Backend b)
-      : cfg(c),
-        backend(b),
+  TrellisSearch(const TrellisConfig& c, Backend b)
+      : ListSearch(c.shape, std::move(b), c.check_device_values,
+                   std::int64_t(c.shape.nt) * axis_levels(c.shape.mod) * axis_levels(c.shape.mod)),
+        cfg(c),
         levels(axis_levels(c.shape.mod)),
         m(bits_per_symbol(c.shape.mod)),
-        nbits(c.shape.nt * m),
         q_count(levels * levels),
-        qr_plan(qr_config(c), b) {}
+        qr_plan(qr_config(c), backend) {}
 
-  void check_outputs(std::int64_t v, View<std::uint8_t> bits, View<float> llrs) const {
-    const Memory mem = memory_of(backend);
-    require_size(bits, v * nbits, "bits");
-    require_memory(bits.where, mem, "bits");
-    require(llrs.size == 0 || llrs.size == v * nbits, "llrs",
-            "has " + std::to_string(llrs.size) + " elements, expected " +
-                std::to_string(v * nbits) + " (or 0 for hard output only)");
-    if (llrs.size) require_memory(llrs.where, mem, "llrs");
-  }
-
-  void qr(const DetectInput& in, const Stream& s) {
+  void qr(const DetectInput& in, const Stream& s) override {
     const std::int64_t nv = num_vectors(in), nc = in.h.batch;
     const int nt = cfg.shape.nt;
     if (r.size() < std::size_t(nc) * nt * nt)
@@ -180,7 +130,7 @@ struct TrellisPlan::Impl {
   }
 
   void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs, float* cand_d,
-              std::uint8_t* cand_sym, const Stream& s) {
+              std::uint8_t* cand_sym, const Stream& s) override {
     const std::int64_t nv = num_vectors(in);
     require(qr_vectors == nv && qr_channels == in.h.batch, "search",
             "the workspace holds the QR of " + std::to_string(qr_vectors) +
@@ -199,7 +149,7 @@ struct TrellisPlan::Impl {
 #endif
     }
     const float scale = qam_scale(cfg.shape.mod);
-    dispatch_shape(nt, levels, [&](auto nt_c, auto l_c) {
+    detail::dispatch_nt_levels(nt, levels, [&](auto nt_c, auto l_c) {
       constexpr int NT = decltype(nt_c)::value, L = decltype(l_c)::value, Q = L * L;
       const int nb = nbits;
       const float clip = cfg.llr_clip;
@@ -224,7 +174,7 @@ struct TrellisPlan::Impl {
             });
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
-        const float inv_n0 = nway::fdiv(1.f, n0);
+        const float inv_n0 = rounding::fdiv(1.f, n0);
         nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
                            llrs.size ? llrs.data + v * nb : nullptr);
       }
@@ -232,46 +182,16 @@ struct TrellisPlan::Impl {
   }
 };
 
-TrellisPlan::TrellisPlan(const TrellisConfig& config, Backend backend) {
-  validate_config(config);
-  impl_ = std::make_unique<Impl>(config, backend);
-}
-TrellisPlan::~TrellisPlan() = default;
-TrellisPlan::TrellisPlan(TrellisPlan&&) noexcept = default;
-TrellisPlan& TrellisPlan::operator=(TrellisPlan&&) noexcept = default;
+}  // namespace
 
-void TrellisPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                      const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, impl_->cfg.check_device_values);
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->qr(in, stream);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
-}
+TrellisPlan::TrellisPlan(const TrellisConfig& config, Backend backend)
+    : ListDetectorPlan(std::make_unique<TrellisSearch>(validated(config), std::move(backend))) {}
 
-void TrellisPlan::qr(const DetectInput& in, const Stream& stream) {
-  validate(in, impl_->cfg.shape, impl_->backend, false);
-  impl_->qr(in, stream);
+const TrellisConfig& TrellisPlan::config() const {
+  return static_cast<const TrellisSearch&>(list_search()).cfg;
 }
-
-void TrellisPlan::search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-                         const Stream& stream) {
-  impl_->check_outputs(num_vectors(in), bits, llrs);
-  impl_->search(in, bits, llrs, nullptr, nullptr, stream);
+int TrellisPlan::vertices() const {
+  return static_cast<const TrellisSearch&>(list_search()).q_count;
 }
-
-void TrellisPlan::candidates(const DetectInput& in, View<float> distances,
-                             View<std::uint8_t> symbols, const Stream& stream) {
-  const std::int64_t n = num_vectors(in) * impl_->cfg.shape.nt * impl_->q_count;
-  const Memory mem = memory_of(impl_->backend);
-  require_size(distances, n, "distances");
-  require_size(symbols, n * impl_->cfg.shape.nt, "symbols");
-  require_memory(distances.where, mem, "distances");
-  require_memory(symbols.where, mem, "symbols");
-  impl_->search(in, View<std::uint8_t>(), View<float>(), distances.data, symbols.data, stream);
-}
-
-const TrellisConfig& TrellisPlan::config() const { return impl_->cfg; }
-const Backend& TrellisPlan::backend() const { return impl_->backend; }
-int TrellisPlan::vertices() const { return impl_->q_count; }
 
 }  // namespace mimorx::detect

@@ -10,13 +10,11 @@
 // natural column order. Supported: nt in {2, 4, 8}, nt <= nr <= 64, QPSK to 256-QAM;
 // 1 <= k with k * sqrt(M) <= 4096 and 2 * k * 2nt <= 16384 (the block's sort and path
 // storage in shared memory), on both backends so that results never depend on the backend.
-#include <cstdint>
-#include <memory>
-
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/detect/list_plan.hpp"
 
 namespace mimorx::detect {
 
@@ -28,32 +26,15 @@ struct KbestConfig {
   bool check_device_values = true;
 };
 
-class KbestPlan {
+// run / qr / search / candidates as in list_plan.hpp. bits and llrs: V * nt * m. candidates:
+// the final list of every vector, sorted by distance, k per vector (distance +inf where the
+// tree has fewer than k leaves).
+class KbestPlan : public ListDetectorPlan {
  public:
   KbestPlan(const KbestConfig& config, Backend backend);
-  ~KbestPlan();
-  KbestPlan(KbestPlan&&) noexcept;
-  KbestPlan& operator=(KbestPlan&&) noexcept;
-
-  // bits: V * nt * m; llrs: V * nt * m or empty (hard output). Layout as in detect/common.hpp.
-  void run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-           const Stream& stream = Stream{});
-  // Timing split as in NwayPlan: qr() (no NaN scan of device inputs), then search().
-  void qr(const DetectInput& in, const Stream& stream = Stream{});
-  void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-              const Stream& stream = Stream{});
-  // After qr(): the final list of every vector, sorted by distance. distances: V * k (+inf
-  // where the tree has fewer than k leaves), symbols: V * k * nt constellation indices.
-  void candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
-                  const Stream& stream = Stream{});
 
   const KbestConfig& config() const;
-  const Backend& backend() const;
   static int max_k(const MimoShape& shape);  // the largest k this shape allows
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace mimorx::detect

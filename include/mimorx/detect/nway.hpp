@@ -22,6 +22,7 @@
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/detect/list_plan.hpp"
 
 namespace mimorx::detect {
 
@@ -33,43 +34,20 @@ struct NwayConfig {
   bool check_device_values = true;
 };
 
-class NwayPlan {
+// run / qr / search / candidates as in list_plan.hpp. qr() is the MRVD + MGS QR of the N
+// rotated extended matrices [H | y] of every vector (Algorithm 1), search() the N*M greedy
+// searches and the LLR merge (Algorithms 2 and 3). candidates: N * M per vector, index
+// (v * N + n) * M + k for pass n, candidate k.
+class NwayPlan : public ListDetectorPlan {
  public:
   // Validates the config (InvalidArgument / Unsupported naming the value and what is allowed).
   NwayPlan(const NwayConfig& config, Backend backend);
-  ~NwayPlan();
-  NwayPlan(NwayPlan&&) noexcept;
-  NwayPlan& operator=(NwayPlan&&) noexcept;
-
-  // bits: V * nt * m hard decisions (0/1); llrs: V * nt * m LLRs, or empty for hard output
-  // only. Layout as in detect/common.hpp. Inputs and outputs on the plan's backend memory.
-  void run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-           const Stream& stream = Stream{});
-
-  // The same work in two steps, for timing (the benchmark): qr() runs the MRVD + MGS QR of the
-  // N rotated extended matrices [H | y] of every vector into the plan's workspace (Algorithm 1),
-  // search() the N*M greedy searches and the LLR merge (Algorithms 2 and 3) on that workspace.
-  // These check shapes and residency but do not scan device inputs for NaN/Inf (run() does).
-  void qr(const DetectInput& in, const Stream& stream = Stream{});
-  void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-              const Stream& stream = Stream{});
-  // After qr(): the candidate list, for tests. distances: V * N * M values d (the part of
-  // ||y - Hx||^2 inside the span of H), index (v * N + n) * M + k for pass n, candidate k;
-  // symbols: V * N * M * nt constellation indices (as modulation.hpp numbers them) in
-  // transmit-stream order.
-  void candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
-                  const Stream& stream = Stream{});
 
   const NwayConfig& config() const;
-  const Backend& backend() const;
   int candidates_per_pass() const;  // M
   // Floats per (vector, pass) in the QR workspace: packed R (scaled by the QAM scale), Q^T y,
   // 1 / diag(R).
   int workspace_floats_per_problem() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace mimorx::detect

@@ -31,6 +31,7 @@
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/detect/list_plan.hpp"
 
 namespace mimorx::detect {
 
@@ -42,40 +43,17 @@ struct TrellisConfig {
   bool check_device_values = true;
 };
 
-class TrellisPlan {
+// run / qr / search / candidates as in list_plan.hpp. qr() is the complex QR of every channel
+// and y^ = Q^H y of every vector. candidates: the nt lists of every vector, nt * Q per vector,
+// at index (v * nt + t) * Q + q for list L_t and its path through constellation point q of
+// stream t (Q = constellation size, points numbered as in modulation.hpp).
+class TrellisPlan : public ListDetectorPlan {
  public:
   // Validates the config (InvalidArgument / Unsupported naming the value and what is allowed).
   TrellisPlan(const TrellisConfig& config, Backend backend);
-  ~TrellisPlan();
-  TrellisPlan(TrellisPlan&&) noexcept;
-  TrellisPlan& operator=(TrellisPlan&&) noexcept;
-
-  // bits: V * nt * m hard decisions (0/1); llrs: V * nt * m LLRs, or empty for hard output
-  // only. Layout as in detect/common.hpp. Inputs and outputs on the plan's backend memory.
-  void run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-           const Stream& stream = Stream{});
-
-  // The same work in two steps, for timing: qr() runs the complex QR of every channel and
-  // y^ = Q^H y of every vector into the plan's workspace, search() the trellis search and the
-  // LLRs on it. They check shapes and residency but do not scan device inputs for NaN/Inf.
-  void qr(const DetectInput& in, const Stream& stream = Stream{});
-  void search(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
-              const Stream& stream = Stream{});
-  // After qr(): the nt lists of every vector, for tests. distances: V * nt * Q values
-  // ||y^ - R x||^2 (the part of ||y - H x||^2 inside the span of H) at index (v * nt + t) * Q + q
-  // for list L_t and its path through constellation point q of stream t (Q = constellation
-  // size, points numbered as in modulation.hpp); symbols: V * nt * Q * nt constellation
-  // indices in transmit-stream order, path (v * nt + t) * Q + q at that index times nt.
-  void candidates(const DetectInput& in, View<float> distances, View<std::uint8_t> symbols,
-                  const Stream& stream = Stream{});
 
   const TrellisConfig& config() const;
-  const Backend& backend() const;
   int vertices() const;  // Q, vertices per stage = paths per list
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace mimorx::detect
