@@ -7,29 +7,20 @@
 #include <set>
 #include <vector>
 
-#include "detect/test_nway_support.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "support/gpu.hpp"
+#include "support/list_detect.hpp"
 
 namespace mimorx::detect {
 namespace {
 
 using test::make_problem;
+using test::Out;
 using test::Problem;
-
-struct Out {
-  std::vector<std::uint8_t> bits;
-  std::vector<float> llrs;
-};
 
 Out run_cpu(const Problem& p, int k, float clip = 8.f) {
   KbestPlan plan(KbestConfig{p.shape, k, clip}, Backend::cpu());
-  Out o;
-  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
-  o.llrs.assign(o.bits.size(), std::nanf(""));
-  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
-           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
-  return o;
+  return test::run_plan(plan, p);
 }
 
 double true_distance(const Problem& p, std::int64_t v, const std::uint8_t* sym) {
@@ -144,16 +135,8 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
         ++cases;
         KbestPlan cpu(KbestConfig{s, k, 7.f}, Backend::cpu());
         KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
-        Buffer<cf32> h = Buffer<cf32>::device(p.h.size()), y = Buffer<cf32>::device(p.y.size());
-        Buffer<float> n0 = Buffer<float>::device(p.n0.size());
-        h.copy_from_host(p.h.data(), p.h.size());
-        y.copy_from_host(p.y.data(), p.y.size());
-        n0.copy_from_host(p.n0.data(), p.n0.size());
-        DetectInput in;
-        in.h = ConstMatrixBatch<cf32>(h.data(), V / 2, s.nr, nt, Memory::device);
-        in.y = ConstMatrixBatch<cf32>(y.data(), V, s.nr, 1, Memory::device);
-        in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
-        in.vectors_per_channel = 2;
+        const test::DeviceProblem dev(p);
+        const DetectInput& in = dev.in;
         const std::string what =
             "nt " + std::to_string(nt) + " " + to_string(mod) + " k " + std::to_string(k);
         std::vector<float> cd(std::size_t(V) * k);
@@ -165,10 +148,8 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
         Buffer<std::uint8_t> gs = Buffer<std::uint8_t>::device(cs.size());
         gpu.qr(in);
         gpu.candidates(in, View<float>(gd), View<std::uint8_t>(gs));
-        std::vector<float> hd(cd.size());
-        std::vector<std::uint8_t> hs(cs.size());
-        gd.copy_to_host(hd.data(), hd.size());
-        gs.copy_to_host(hs.data(), hs.size());
+        const std::vector<float> hd = test::to_host(gd);
+        const std::vector<std::uint8_t> hs = test::to_host(gs);
         ASSERT_EQ(hs, cs) << what;
         for (std::size_t i = 0; i < cd.size(); ++i) {
           if (std::isinf(cd[i])) {
@@ -182,10 +163,8 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
         Buffer<float> gl = Buffer<float>::device(o.llrs.size());
         gl.fill_bytes(0xFF);
         gpu.run(in, View<std::uint8_t>(gb), View<float>(gl));
-        std::vector<std::uint8_t> hb(o.bits.size());
-        std::vector<float> hl(o.llrs.size());
-        gb.copy_to_host(hb.data(), hb.size());
-        gl.copy_to_host(hl.data(), hl.size());
+        const std::vector<std::uint8_t> hb = test::to_host(gb);
+        const std::vector<float> hl = test::to_host(gl);
         ASSERT_EQ(hb, o.bits) << what;
         for (std::size_t i = 0; i < hl.size(); ++i) {
           ASSERT_NEAR(hl[i], o.llrs[i], 1e-4f * std::max(1.f, std::abs(o.llrs[i]))) << what;

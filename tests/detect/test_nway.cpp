@@ -8,29 +8,22 @@
 #include <vector>
 
 #include "detect/nway_math.hpp"
-#include "detect/test_nway_support.hpp"
 #include "mimorx/detect/nway.hpp"
 #include "support/gpu.hpp"
+#include "support/list_detect.hpp"
 
 namespace mimorx::detect {
 namespace {
 
+using test::DeviceProblem;
 using test::make_problem;
+using test::Out;
 using test::Problem;
-
-struct Out {
-  std::vector<std::uint8_t> bits;
-  std::vector<float> llrs;
-};
+using test::to_host;
 
 Out run_cpu(const Problem& p, int n_ways, float clip = 8.f) {
   NwayPlan plan(NwayConfig{p.shape, n_ways, clip}, Backend::cpu());
-  Out o;
-  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
-  o.llrs.assign(o.bits.size(), std::nanf(""));
-  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
-           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
-  return o;
+  return test::run_plan(plan, p);
 }
 
 TEST(NwayMath, LevelBitsInvertTheStandardMapping) {
@@ -299,32 +292,6 @@ TEST(Nway, RejectsBadConfigurationsAndInputs) {
 }
 
 // ---- CPU == CUDA ------------------------------------------------------------------------
-struct DeviceProblem {
-  Buffer<cf32> h, y;
-  Buffer<float> n0;
-  DetectInput in;
-  explicit DeviceProblem(const Problem& p) {
-    h = Buffer<cf32>::device(p.h.size());
-    y = Buffer<cf32>::device(p.y.size());
-    n0 = Buffer<float>::device(p.n0.size());
-    h.copy_from_host(p.h.data(), p.h.size());
-    y.copy_from_host(p.y.data(), p.y.size());
-    n0.copy_from_host(p.n0.data(), p.n0.size());
-    in.h =
-        ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
-    in.y = ConstMatrixBatch<cf32>(y.data(), p.vectors, p.shape.nr, 1, Memory::device);
-    in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
-    in.vectors_per_channel = p.vpc;
-  }
-};
-
-template <class T>
-std::vector<T> to_host(const Buffer<T>& b) {
-  std::vector<T> v(b.size());
-  b.copy_to_host(v.data(), v.size());
-  return v;
-}
-
 TEST(NwayGpu, CandidateListsAndLlrsMatchCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();

@@ -15,9 +15,9 @@
 #include "detect/nway_fast_math.hpp"
 #include "detect/nway_math.hpp"
 #include "detect/nway_qr_fixed.hpp"
-#include "detect/test_nway_support.hpp"
 #include "mimorx/detect/nway.hpp"
 #include "support/gpu.hpp"
+#include "support/list_detect.hpp"
 
 namespace mimorx::detect {
 namespace {

@@ -11,36 +11,25 @@
 #include <vector>
 
 #include "detect/nway_math.hpp"
-#include "detect/test_nway_support.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "mimorx/detect/ml.hpp"
 #include "mimorx/detect/nway.hpp"
 #include "mimorx/detect/trellis.hpp"
 #include "support/gpu.hpp"
+#include "support/list_detect.hpp"
 
 namespace mimorx::detect {
 namespace {
 
+using test::DeviceProblem;
 using test::make_problem;
+using test::Out;
 using test::Problem;
+using test::run_plan;
+using test::to_host;
 
 constexpr Modulation kMods[] = {Modulation::qpsk, Modulation::qam16, Modulation::qam64,
                                 Modulation::qam256};
-
-struct Out {
-  std::vector<std::uint8_t> bits;
-  std::vector<float> llrs;
-};
-
-template <class Plan>
-Out run_plan(Plan& plan, const Problem& p) {
-  Out o;
-  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
-  o.llrs.assign(o.bits.size(), std::nanf(""));
-  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
-           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
-  return o;
-}
 
 Out run_cpu(const Problem& p, float clip = 8.f) {
   TrellisPlan plan(TrellisConfig{p.shape, clip}, Backend::cpu());
@@ -262,11 +251,12 @@ TEST(Trellis, BestPathMergeEqualsTwoMinimaScan) {
             bw = word(c);
           }
         }
-        const float inv_n0 = nway::fdiv(1.f, p.n0[0]);
+        const float inv_n0 = rounding::fdiv(1.f, p.n0[0]);
         for (int j = 0; j < nb; ++j) {
           float cm = std::numeric_limits<float>::infinity();
           for (int c = 0; c < nc; ++c)
-            if (((word(c) ^ bw) >> j) & 1u) cm = nway::fmin2(cm, l.d[std::size_t(v) * nc + c]);
+            if (((word(c) ^ bw) >> j) & 1u)
+              cm = rounding::fmin_num(cm, l.d[std::size_t(v) * nc + c]);
           const bool one = (bw >> j) & 1u;
           const float m0 = one ? cm : bd, m1 = one ? bd : cm;
           const std::size_t o_idx = std::size_t(v) * nb + j;
@@ -375,32 +365,6 @@ TEST(Trellis, RejectsBadConfigurationsAndInputs) {
 }
 
 // ---- CPU == CUDA ------------------------------------------------------------------------
-struct DeviceProblem {
-  Buffer<cf32> h, y;
-  Buffer<float> n0;
-  DetectInput in;
-  explicit DeviceProblem(const Problem& p) {
-    h = Buffer<cf32>::device(p.h.size());
-    y = Buffer<cf32>::device(p.y.size());
-    n0 = Buffer<float>::device(p.n0.size());
-    h.copy_from_host(p.h.data(), p.h.size());
-    y.copy_from_host(p.y.data(), p.y.size());
-    n0.copy_from_host(p.n0.data(), p.n0.size());
-    in.h =
-        ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
-    in.y = ConstMatrixBatch<cf32>(y.data(), p.vectors, p.shape.nr, 1, Memory::device);
-    in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
-    in.vectors_per_channel = p.vpc;
-  }
-};
-
-template <class T>
-std::vector<T> to_host(const Buffer<T>& b) {
-  std::vector<T> v(b.size());
-  b.copy_to_host(v.data(), v.size());
-  return v;
-}
-
 TEST(TrellisGpu, CandidateListsAndLlrsMatchCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();

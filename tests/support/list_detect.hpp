@@ -1,5 +1,6 @@
 #pragma once
-// Test inputs and independent max-log oracles for the N-way and K-best detectors.
+// Test inputs, their device copies and independent max-log oracles for the list detectors
+// (N-way, K-best, trellis: mimorx/detect/list_plan.hpp).
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
@@ -70,6 +72,51 @@ inline Problem make_problem(detect::MimoShape s, std::int64_t vectors, int vpc, 
     }
   }
   return p;
+}
+
+// Hard bits and LLRs of one run.
+struct Out {
+  std::vector<std::uint8_t> bits;
+  std::vector<float> llrs;
+};
+
+// plan.run on the host copy of p; the outputs start as 0xEE / NaN so that a value the plan
+// does not write shows.
+template <class Plan>
+Out run_plan(Plan& plan, const Problem& p) {
+  Out o;
+  o.bits.assign(std::size_t(p.vectors) * p.nbits(), 0xEE);
+  o.llrs.assign(o.bits.size(), std::nanf(""));
+  plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
+           View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
+  return o;
+}
+
+// A device copy of a problem and its DetectInput.
+struct DeviceProblem {
+  Buffer<cf32> h, y;
+  Buffer<float> n0;
+  detect::DetectInput in;
+  explicit DeviceProblem(const Problem& p) {
+    h = Buffer<cf32>::device(p.h.size());
+    y = Buffer<cf32>::device(p.y.size());
+    n0 = Buffer<float>::device(p.n0.size());
+    h.copy_from_host(p.h.data(), p.h.size());
+    y.copy_from_host(p.y.data(), p.y.size());
+    n0.copy_from_host(p.n0.data(), p.n0.size());
+    in.h =
+        ConstMatrixBatch<cf32>(h.data(), p.vectors / p.vpc, p.shape.nr, p.shape.nt, Memory::device);
+    in.y = ConstMatrixBatch<cf32>(y.data(), p.vectors, p.shape.nr, 1, Memory::device);
+    in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
+    in.vectors_per_channel = p.vpc;
+  }
+};
+
+template <class T>
+std::vector<T> to_host(const Buffer<T>& b) {
+  std::vector<T> v(b.size());
+  b.copy_to_host(v.data(), v.size());
+  return v;
 }
 
 // Exact max-log by exhaustive enumeration of all M^nt vectors in double.
