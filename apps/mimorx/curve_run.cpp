@@ -13,6 +13,7 @@
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/sweep.hpp"
+#include "sim/point_json.hpp"
 #include "sim_sweep.hpp"
 
 namespace mimorx::cli {
@@ -103,23 +104,8 @@ ojson curve_config(const std::string& coding, int nt, int nr, const std::string&
           {"early_stop", early_stop}};
 }
 
-ojson coded_point(const std::string& detector, const sim::CodedPointResult& r, bool has_crc) {
-  return {{"detector", detector},
-          {"snr_db", r.snr_db},
-          {"ebn0_db", r.ebn0_db},
-          {"ber", r.ber()},
-          {"bler", r.bler()},
-          {"bit_errors", r.bit_errors},
-          {"bits", r.bits},
-          {"block_errors", r.block_errors},
-          {"blocks", r.blocks},
-          {"crc_failures", has_crc ? ojson(r.crc_failures) : ojson(nullptr)},
-          {"undetected_errors", has_crc ? ojson(r.undetected_errors) : ojson(nullptr)},
-          {"seconds", r.seconds}};
-}
-
 std::vector<std::string> coded_fields() {
-  const ojson point = coded_point("", {}, true);
+  const ojson point = sim::coded_point_json("", {}, true);
   std::vector<std::string> out;
   for (const auto& [k, v] : point.items()) out.push_back(k);
   return out;

@@ -73,9 +73,8 @@ ojson curve_config(const std::string& coding, int nt, int nr, const std::string&
                    const std::string& units_key, std::int64_t max_units, bool early_stop);
 extern const char* const kSnrDefinition;
 
-// A coded point (sim --ldpc, ldpc ber). Without a CRC (ldpc ber's single code block),
-// crc_failures and undetected_errors are null.
-ojson coded_point(const std::string& detector, const sim::CodedPointResult& r, bool has_crc);
+// A coded point (sim --ldpc, ldpc ber) is sim::coded_point_json (src/sim/point_json.hpp); without
+// a CRC (ldpc ber's single code block) crc_failures and undetected_errors are null.
 const std::vector<Column>& coded_table();
 // The field names of a coded point, in order.
 std::vector<std::string> coded_fields();

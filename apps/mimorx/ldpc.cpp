@@ -38,6 +38,7 @@
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
 #include "mimorx/sim/coded.hpp"
+#include "sim/point_json.hpp"
 #include "snr_range.hpp"
 
 namespace {
@@ -387,7 +388,7 @@ void run_ber(const Options& o) {
           ber_point(o, c, *plan, backend, mod, esn0, [&](const sim::CodedPointResult& p) {
             hooks.batch({p.blocks, p.block_errors, p.bits});
           });
-      hooks.point(mimorx::cli::coded_point(detector, r, false));
+      hooks.point(mimorx::sim::coded_point_json(detector, r, false));
       if (o.early_stop && r.block_errors == 0) break;
     }
   };

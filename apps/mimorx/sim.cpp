@@ -18,6 +18,7 @@
 #include "mimorx/sim/detector.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/sweep.hpp"
+#include "sim/point_json.hpp"
 #include "snr_range.hpp"
 
 namespace {
@@ -115,17 +116,6 @@ ojson common_config(const SimOptions& o, const mimorx::detect::MimoShape& shape,
 const std::vector<std::string> kCommonIdentity = {
     "coding", "nt", "nr", "mod", "seed", "channel", "snr_definition"};
 
-ojson uncoded_point(const std::string& detector, const mimorx::sim::PointResult& r) {
-  ojson p = {{"detector", detector}, {"snr_db", r.snr_db},
-             {"ebn0_db", r.ebn0_db}, {"ber", r.ber()},
-             {"ser", r.ser()},       {"bit_errors", r.bit_errors},
-             {"bits", r.bits},       {"symbol_errors", r.symbol_errors},
-             {"symbols", r.symbols}, {"frames", r.frames},
-             {"seconds", r.seconds}};
-  if (r.capped_vectors) p["capped_vectors"] = r.capped_vectors;  // only then: not a CSV column
-  return p;
-}
-
 // psd's node budget stopped some searches of the point `p`: one warning line on stderr.
 void warn_if_capped(const ojson& p) {
   const auto it = p.find("capped_vectors");
@@ -168,7 +158,7 @@ CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   m.config = common_config(o, c.shape, backend, snrs);
   m.config["batch"] = c.batch;
   m.identity = kCommonIdentity;
-  m.fields = keys_of(uncoded_point("", {}));
+  m.fields = keys_of(mimorx::sim::uncoded_point_json("", {}));
   m.after_point = warn_if_capped;
   m.table = {{"snr_db", 'f', 8},  {"ebn0_db", 'f', 8},     {"ber", 'e', 12},
              {"ser", 'e', 12},    {"bit_errors", 'd', 12}, {"bits", 'd', 12},
@@ -192,7 +182,7 @@ CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
       hooks.batch({r.frames, r.bit_errors, r.bits});
     };
     h.point_done = [&](const mimorx::sim::PointResult& r) {
-      hooks.point(uncoded_point(detector, r));
+      hooks.point(mimorx::sim::uncoded_point_json(detector, r));
     };
     mimorx::sim::run_uncoded(v, backend, points, h);
   };
@@ -287,7 +277,7 @@ CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
       hooks.batch({r.blocks, r.block_errors, r.bits});
     };
     h.point_done = [&](const mimorx::sim::CodedPointResult& r) {
-      hooks.point(mimorx::cli::coded_point(detector, r, true));
+      hooks.point(mimorx::sim::coded_point_json(detector, r, true));
     };
     mimorx::sim::run_coded(v, backend, points, h);
   };

@@ -7,12 +7,33 @@
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/sweep.hpp"
+#include "sim/point_json.hpp"
 
 namespace mimorx::python {
 
 namespace nb = nanobind;
 
 namespace {
+
+// A point's JSON object (sim/point_json.hpp: strings, numbers, null) as a dict, keys in order.
+nb::dict to_dict(const nlohmann::ordered_json& point) {
+  nb::dict d;
+  for (const auto& [key, v] : point.items()) {
+    const char* k = key.c_str();
+    if (v.is_string()) {
+      d[k] = v.get<std::string>();
+    } else if (v.is_number_unsigned()) {
+      d[k] = v.get<std::uint64_t>();
+    } else if (v.is_number_integer()) {
+      d[k] = v.get<std::int64_t>();
+    } else if (v.is_number_float()) {
+      d[k] = v.get<double>();
+    } else {
+      d[k] = nb::none();
+    }
+  }
+  return d;
+}
 
 nb::list uncoded(int nt, int nr, const std::string& mod, const std::string& detector,
                  std::uint64_t seed, std::int64_t frames, std::int64_t batch,
@@ -35,22 +56,7 @@ nb::list uncoded(int nt, int nr, const std::string& mod, const std::string& dete
     points = sim::run_uncoded(c, b, snr_db);
   }
   nb::list out;
-  for (const auto& r : points) {
-    nb::dict p;
-    p["detector"] = detector;
-    p["snr_db"] = r.snr_db;
-    p["ebn0_db"] = r.ebn0_db;
-    p["ber"] = r.ber();
-    p["ser"] = r.ser();
-    p["bit_errors"] = r.bit_errors;
-    p["bits"] = r.bits;
-    p["symbol_errors"] = r.symbol_errors;
-    p["symbols"] = r.symbols;
-    p["frames"] = r.frames;
-    p["seconds"] = r.seconds;
-    if (r.capped_vectors) p["capped_vectors"] = r.capped_vectors;
-    out.append(p);
-  }
+  for (const auto& r : points) out.append(to_dict(sim::uncoded_point_json(detector, r)));
   return out;
 }
 
@@ -88,22 +94,7 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
     points = sim::run_coded(c, b, snr_db, {}, [&](const sim::CodedLink& l) { link = l; });
   }
   nb::list out;
-  for (const auto& r : points) {
-    nb::dict p;
-    p["detector"] = detector;
-    p["snr_db"] = r.snr_db;
-    p["ebn0_db"] = r.ebn0_db;
-    p["ber"] = r.ber();
-    p["bler"] = r.bler();
-    p["bit_errors"] = r.bit_errors;
-    p["bits"] = r.bits;
-    p["block_errors"] = r.block_errors;
-    p["blocks"] = r.blocks;
-    p["crc_failures"] = r.crc_failures;
-    p["undetected_errors"] = r.undetected_errors;
-    p["seconds"] = r.seconds;
-    out.append(p);
-  }
+  for (const auto& r : points) out.append(to_dict(sim::coded_point_json(detector, r, true)));
   return nb::make_tuple(out, link.g, link.rate);
 }
 
