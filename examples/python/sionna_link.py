@@ -20,7 +20,6 @@ import time
 import torch
 
 import mimorx.sionna as mx
-from mimorx import modem
 
 K, N, NT, NR, M = 3824, 7648, 4, 4, 4  # info bits, code bits, antennas, bits per symbol
 VECS = N // (NT * M)                    # 4x4 vectors per codeword
@@ -58,11 +57,9 @@ def make_links(device):
         "decoder": LDPC5GDecoder(senc, num_iter=10),
     }
     menc = mx.LDPC5GEncoder(K, N, num_bits_per_symbol=M)
-    mapper = modem.Mapper("16qam")
     mimorx_blocks = {
         "encoder": menc,
-        # mimorx's mapper on flat bits (38.211 mapping, as Sionna's QAM).
-        "mapper": lambda c: mapper(c.to(torch.uint8).reshape(-1)).reshape(c.shape[0], -1),
+        "mapper": mx.Mapper("qam", M),
         "detector": mx.LinearDetector("lmmse", "bit", "maxlog", "qam", M),
         "decoder": mx.LDPC5GDecoder(menc, num_iter=10),
     }

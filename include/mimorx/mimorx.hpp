@@ -22,6 +22,7 @@
 #include "mimorx/detect/nway.hpp"
 #include "mimorx/detect/sphere.hpp"
 #include "mimorx/detect/trellis.hpp"
+#include "mimorx/interop/layout.hpp"
 #include "mimorx/lattice/fplll_format.hpp"
 #include "mimorx/lattice/lll.hpp"
 #include "mimorx/lattice/quality.hpp"
