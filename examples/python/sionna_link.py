@@ -117,12 +117,14 @@ def main():
     small = run_link(links["mimorx"], 1, n0, a.device, 50)[0]
     print("mimorx time per call with 1 codeword (overhead bound): " +
           ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in small.items()))
+    share = small["link"] / results["mimorx"][0]["link"]
+    print(f"overhead bound / link time per call at {a.batch} codewords: {share:.2f}")
     if a.jsonl:
         record = {"bench": "python_sionna_link", "batch": a.batch, "ebno_db": a.ebno,
                   "k": K, "n": N, "mod": "16qam", "nt": NT, "nr": NR,
                   "torch": torch.__version__,
                   "sionna_s": results["sionna"][0], "mimorx_s": results["mimorx"][0],
-                  "mimorx_one_codeword_s": small,
+                  "mimorx_one_codeword_s": small, "overhead_share": share,
                   "sionna_ber": results["sionna"][1], "mimorx_ber": results["mimorx"][1]}
         with open(a.jsonl, "a") as f:
             f.write(json.dumps(record) + "\n")
