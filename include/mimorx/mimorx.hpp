@@ -5,6 +5,7 @@
 #include "mimorx/channel/fading.hpp"
 #include "mimorx/channel/samples.hpp"
 #include "mimorx/channel/snr.hpp"
+#include "mimorx/channel/tdl.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
