@@ -590,8 +590,8 @@ TEST(LllGpuSlow, ColumnWarpBlocksMatchTheHostModelOverManySeeds) {
     bad.push_back(base + std::uint64_t(i));
     for (const std::string& line : lines) ADD_FAILURE() << line;
   }
-  std::string list;
-  for (const std::uint64_t s : bad) list += " " + std::to_string(s);
+  ::testing::Message list;
+  for (const std::uint64_t s : bad) list << ' ' << s;
   EXPECT_TRUE(bad.empty()) << bad.size() << " of " << seeds << " seeds differ:" << list;
 }
 
