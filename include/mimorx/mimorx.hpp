@@ -38,6 +38,8 @@
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modem.hpp"
 #include "mimorx/modem/modulation.hpp"
+#include "mimorx/nr/mcs.hpp"
+#include "mimorx/nr/tbs.hpp"
 #include "mimorx/sim/channel_model.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
