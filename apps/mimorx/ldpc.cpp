@@ -254,7 +254,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
   require(!(o.int8 && dc.algo == DecoderAlgo::bp), "int8",
-          "bp has no integer form; use --algo nms or oms with --int8");
+          "bp has no integer form; use --decoder nms or oms with --int8");
   dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
   dc.alpha = o.alpha;
@@ -437,7 +437,8 @@ void add_decoder_options(CLI::App* cmd, Options* o) {
                 "Run all --iters iterations on every code block (by default a block stops at a "
                 "zero syndrome)")
       ->capture_default_str();
-  cmd->add_option("--algo", o->algo, "bp, nms or oms")->capture_default_str();
+  // --decoder as in `sim --ldpc`; --algo is the same option.
+  cmd->add_option("--decoder,--algo", o->algo, "bp, nms or oms")->capture_default_str();
   cmd->add_option("--layer-order", o->layer_order, "Layered decoders: extension-first or natural")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "nms: normalisation factor in (0, 1]")

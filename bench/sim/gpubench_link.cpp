@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "mimorx/config.hpp"
 #include "mimorx/core/backend.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/rng.hpp"
@@ -68,7 +69,12 @@ double decoder_gbps(const sim::CodedConfig& c, int words) {
 
 // Where a batch's time goes: each stage of the chain alone, timed with CUDA events on the
 // legacy stream (median of 5 after a warm-up), for one batch of the automatic size.
+// The stages call the CUDA kernels directly, so a build without CUDA has none to time.
 nlohmann::json stage_profile(const sim::CodedConfig& c) {
+#if !MIMORX_HAS_CUDA
+  (void)c;
+  return {};
+#else
   const ldpc::TransportConfig tc = sim::transport_config(c);
   const std::int64_t vpb = tc.g / c.shape.bits_per_vector();
   const int blocks = int((std::int64_t(1) << 21) / vpb);
@@ -133,6 +139,7 @@ nlohmann::json stage_profile(const sim::CodedConfig& c) {
   std::printf("; sum %.3f ms = %.0f Mbit/s; channel floor %.3f ms\n", total,
               double(j["stage_mbps"]), double(j["channel_floor_ms"]));
   return j;
+#endif
 }
 
 }  // namespace

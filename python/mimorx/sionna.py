@@ -12,11 +12,11 @@ the negative of mimorx's. docs/python.md, "mimorx.sionna", lists what differs fr
 
 import numpy as np
 
-from . import _core, detect, ldpc
+from . import _arrays, _core, detect, ldpc, modem
 
 __all__ = [
     "LinearDetector", "KBestDetector", "MaximumLikelihoodDetector", "LDPC5GEncoder",
-    "LDPC5GDecoder",
+    "LDPC5GDecoder", "Mapper",
 ]
 
 _MODS = {1: "bpsk", 2: "qpsk", 4: "16qam", 6: "64qam", 8: "256qam"}
@@ -75,18 +75,30 @@ class _Detector:
         if self._num_streams is not None and nt != self._num_streams:
             raise ValueError(f"h: has {nt} streams, the block was built for {self._num_streams}")
         yv = y.detach().reshape(-1, nr).to(torch.complex64).contiguous()
-        # Sionna's h is row-major [..., M, S]; mimorx reads column-major matrices (one copy on
-        # the tensor's device).
-        hv = h.detach().reshape(-1, nr, nt).to(torch.complex64).transpose(1, 2).contiguous() \
-            .transpose(1, 2)
+        hv = h.detach().reshape(-1, nr, nt).to(torch.complex64).contiguous()
         if hv.shape[0] != yv.shape[0]:
             raise ValueError("h: needs one channel matrix per received vector (shape [..., M, S] "
                              "with the batch dimensions of y)")
-        n0 = _noise_from_s(s.detach(), nr)
-        out = self._plan(nt, nr)(hv, yv, n0)
         if self._hard_out:
+            # Sionna's h is row-major [..., M, S]; mimorx reads column-major matrices.
+            hc = hv.transpose(1, 2).contiguous().transpose(1, 2)
+            out = self._plan(nt, nr)(hc, yv, _noise_from_s(s.detach(), nr))
             return out.to(torch.float32).reshape(*batch, nt, self._m)
-        return (-out).reshape(*batch, nt, self._m)
+        # One library call: channel transposition, N0 from the covariance's diagonal, detection
+        # and the sign flip to log P(1)/P(0).
+        sv = s.detach().to(torch.complex64)
+        sv = sv.reshape(-1, nr, nr) if sv.dim() > 2 else sv.reshape(1, nr, nr)
+        if sv.shape[0] not in (1, yv.shape[0]):
+            raise ValueError("s: needs one covariance matrix per received vector (shape "
+                             "[..., M, M] with the batch dimensions of y)")
+        v, dev = yv.shape[0], yv.device
+        plan = self._plan(nt, nr)._plans.for_array(yv, "y")[0]
+        llrs = torch.empty((v, nt, self._m), dtype=torch.float32, device=dev)
+        plan.run_sionna(hv, yv, sv, torch.empty((v, nr, nt), dtype=torch.complex64, device=dev),
+                        torch.empty((v,), dtype=torch.float32, device=dev),
+                        torch.empty((v, nt, self._m), dtype=torch.uint8, device=dev), llrs, -1.0,
+                        _arrays.stream_handle(None, yv))
+        return llrs.reshape(*batch, nt, self._m)
 
 
 class LinearDetector(_Detector):
@@ -137,6 +149,32 @@ class KBestDetector(_Detector):
                  precision=None, device=None, **kwargs):
         super().__init__(f"kbest:{int(k)}", output, num_streams, num_bits_per_symbol,
                          constellation_type, constellation, hard_out)
+
+
+class Mapper:
+    """sionna.phy.mapping.Mapper for QAM: bits [..., n] (float, 0/1) -> symbols [..., n/m]
+    complex64, TS 38.211's mapping and unit average energy (Sionna's QAM). return_indices and
+    Constellation objects are refused (NotImplementedError)."""
+
+    def __init__(self, constellation_type=None, num_bits_per_symbol=None, constellation=None,
+                 return_indices=False, precision=None, device=None, **kwargs):
+        if return_indices:
+            raise NotImplementedError("return_indices: mimorx's mapper returns symbols only")
+        self._m = num_bits_per_symbol
+        self._mapper = modem.Mapper(_qam(constellation_type, num_bits_per_symbol, constellation))
+
+    def __call__(self, bits):
+        torch = _torch()
+        shape = tuple(bits.shape)
+        if shape[-1] % self._m:
+            raise ValueError(f"bits: last dimension {shape[-1]} is not a multiple of "
+                             f"num_bits_per_symbol {self._m}")
+        b = bits.detach().reshape(-1).to(torch.float32).contiguous()
+        plan = self._mapper._plans.for_array(b, "bits")[0]
+        out = torch.empty((b.shape[0] // self._m,), dtype=torch.complex64, device=b.device)
+        plan.run_float(b, torch.empty(b.shape, dtype=torch.uint8, device=b.device), out,
+                       _arrays.stream_handle(None, b))
+        return out.reshape(*shape[:-1], shape[-1] // self._m)
 
 
 def _lifting(k, bg):
@@ -196,12 +234,15 @@ class LDPC5GEncoder:
             self._gathers[rv] = idx
         return self._gathers[rv]
 
-    def _index(self, rv, device):
+    def _index(self, rvs, device):
+        """The gather positions of the redundancy versions `rvs` (a tuple), concatenated, as an
+        int32 array on `device` (cached)."""
         torch = _torch()
-        key = (rv, str(device))
+        key = (rvs, str(device))
         cache = self.__dict__.setdefault("_index_cache", {})
         if key not in cache:
-            cache[key] = torch.as_tensor(self.gather(rv), device=device)
+            idx = np.concatenate([self.gather(r) for r in rvs]).astype(np.int32)
+            cache[key] = torch.as_tensor(idx, device=device)
         return cache[key]
 
     def __call__(self, bits, rv=None):
@@ -209,14 +250,19 @@ class LDPC5GEncoder:
         shape = tuple(bits.shape)
         if shape[-1] != self.k:
             raise ValueError(f"bits: last dimension is {shape[-1]}, expected k = {self.k}")
-        u = bits.detach().reshape(-1, self.k)
-        if self._check_input and bool(((u != 0) & (u != 1)).any()):
+        u = bits.detach().reshape(-1, self.k).to(torch.float32).contiguous()
+        rvs = (0,) if rv is None else tuple(int(r) for r in rv)
+        num, dev = u.shape[0], u.device
+        plan = self._encoder._plans.for_array(u, "bits")[0]
+        out = torch.empty((num, len(rvs) * self.n), dtype=torch.float32, device=dev)
+        invalid = torch.empty((1,), dtype=torch.int32, device=dev) if self._check_input else None
+        # One library call: float bits to the padded info block, encoding, and the rate-matching
+        # gather of every redundancy version, back to floats.
+        plan.encode_float(u, torch.empty((num, self.k_ldpc), dtype=torch.uint8, device=dev),
+                          torch.empty((num, self.n_ldpc), dtype=torch.uint8, device=dev),
+                          self._index(rvs, dev), out, invalid, _arrays.stream_handle(None, u))
+        if invalid is not None and int(invalid.item()):
             raise ValueError("bits: must hold 0 and 1 only")
-        info = torch.zeros((u.shape[0], self.k_ldpc), dtype=torch.uint8, device=u.device)
-        info[:, :self.k] = u.to(torch.uint8)
-        cw = self._encoder(info)
-        rvs = [0] if rv is None else list(rv)
-        out = torch.stack([cw[:, self._index(r, cw.device)] for r in rvs], dim=1)
         out = out.to(bits.dtype)
         if rv is None:
             return out.reshape(*shape[:-1], self.n)
@@ -259,6 +305,31 @@ class LDPC5GDecoder:
         self._decoder = ldpc.Decoder(encoder.bg, encoder.z, algo=algo, alpha=alpha,
                                      max_iters=int(num_iter), rows=self.rows, check_input=False)
         self._n_mother = self._decoder.n  # (info columns + rows) Z: the columns decoded
+        self._table_cache = {}
+
+    def _tables(self, device):
+        """The gathers that build the mother codeword's LLRs from the n received ones (a round
+        per repetition of a position), its base values (0, or the filler LLR on filler bits),
+        and the output positions, on `device` (cached)."""
+        torch = _torch()
+        key = str(device)
+        if key not in self._table_cache:
+            enc, n = self.encoder, self._n_mother
+            gather = enc.gather(0)
+            sources = [[] for _ in range(n)]
+            for j, p in enumerate(gather):
+                sources[p].append(j)
+            depth = max(1, max(len(x) for x in sources))
+            rounds = np.full((depth, n), -1, dtype=np.int32)
+            for p, js in enumerate(sources):
+                rounds[:len(js), p] = js
+            base = np.zeros(n, dtype=np.float32)
+            base[enc.k:enc.k_ldpc] = ldpc.FILLER_LLR
+            out_index = (np.arange(enc.k) if self._return_infobits else gather).astype(np.int32)
+            self._table_cache[key] = (
+                [torch.as_tensor(r, device=device) for r in rounds],
+                torch.as_tensor(base, device=device), torch.as_tensor(out_index, device=device))
+        return self._table_cache[key]
 
     def __call__(self, llr_ch, rv=None, msg_v2c=None):
         torch = _torch()
@@ -268,15 +339,17 @@ class LDPC5GDecoder:
         enc = self.encoder
         if shape[-1] != enc.n:
             raise ValueError(f"llr_ch: last dimension is {shape[-1]}, expected n = {enc.n}")
-        llr = llr_ch.detach().reshape(-1, enc.n).to(torch.float32)
-        num = llr.shape[0]
-        mother = torch.zeros((num, self._n_mother), dtype=torch.float32, device=llr.device)
-        # Sionna's sign is log P(1)/P(0); mimorx's decoder reads log P(0)/P(1).
-        mother.index_add_(1, enc._index(0, llr.device), -llr)
-        mother[:, enc.k:enc.k_ldpc] = ldpc.FILLER_LLR
-        if self._return_infobits:
-            out = self._decoder(mother)[:, :enc.k]
-            return out.to(llr_ch.dtype).reshape(*shape[:-1], enc.k)
-        bits, _ = self._decoder.decode_codeword(mother)
-        out = bits[:, enc._index(0, llr.device)]
-        return out.to(llr_ch.dtype).reshape(*shape[:-1], enc.n)
+        llr = llr_ch.detach().reshape(-1, enc.n).to(torch.float32).contiguous()
+        num, dev = llr.shape[0], llr.device
+        rounds, base, out_index = self._tables(dev)
+        plan = self._decoder._plans.for_array(llr, "llr_ch")[0]
+        bits_cols = self._decoder.k if self._return_infobits else self._n_mother
+        out = torch.empty((num, out_index.shape[0]), dtype=torch.float32, device=dev)
+        # One library call: the mother codeword's LLRs (Sionna's sign log P(1)/P(0) flipped to
+        # mimorx's), decoding, and the decided bits back to floats.
+        plan.decode_float(llr, rounds, base, -1.0,
+                          torch.empty((num, self._n_mother), dtype=torch.float32, device=dev),
+                          torch.empty((num, bits_cols), dtype=torch.uint8, device=dev),
+                          out_index, out, not self._return_infobits,
+                          _arrays.stream_handle(None, llr))
+        return out.to(llr_ch.dtype).reshape(*shape[:-1], out_index.shape[0])

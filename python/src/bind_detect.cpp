@@ -7,6 +7,7 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "mimorx/interop/layout.hpp"
 #include "mimorx/sim/detector.hpp"
 
 namespace mimorx::python {
@@ -16,7 +17,10 @@ class Detector {
  public:
   Detector(const std::string& spec, int nt, int nr, const std::string& mod,
            const std::string& backend, bool soft, std::int64_t psd_node_cap, bool check_values)
-      : shape_{nt, nr, parse_modulation(mod)}, backend_(Backend::parse(backend)), soft_(soft) {
+      : shape_{nt, nr, parse_modulation(mod)},
+        backend_(Backend::parse(backend)),
+        soft_(soft),
+        convert_(backend_) {
     sim::DetectorOptions o;
     o.soft = soft;
     o.psd_node_cap = psd_node_cap;
@@ -65,6 +69,54 @@ class Detector {
     det_->run(in, b, l, s);
   }
 
+  // Sionna's conventions in one call (mimorx.sionna's detectors): h (V, nr, nt) row-major per
+  // matrix, y (V, nr), s (B, nr, nr) noise covariances (any strides; B = V, or 1 for one matrix
+  // for all), whose diagonals' mean is N0 per vector. The workspaces h_cm (V, nr, nt) complex64,
+  // n0 (V,) float32 and bits (V, nt, m) uint8 receive the column-major channels, N0 and the
+  // decisions; llrs (V, nt, m) float32 the LLRs times llr_scale (-1: Sionna's log P(1)/P(0)).
+  void run_sionna(const In& h, const In& y, const In& s, const Out& h_cm, const Out& n0,
+                  const Out& bits, const Out& llrs, float llr_scale, std::uintptr_t stream) {
+    const int m = bits_per_symbol(shape_.mod), nr = shape_.nr, nt = shape_.nt;
+    if (y.ndim() != 2) throw nb::value_error("y: must have shape (V, nr)");
+    const std::int64_t v = std::int64_t(y.shape(0));
+    auto hv = flat<const cf32>(h, {v, nr, nt}, backend_, "h");
+    auto yv = flat<const cf32>(y, {v, nr}, backend_, "y");
+    require_dtype_shape(s, dtype_for<cf32>(), {-1, nr, nr}, "s");
+    const std::int64_t sb = std::int64_t(s.shape(0));
+    if (sb != v && sb != 1) {
+      throw nb::value_error(("s: holds " + std::to_string(sb) +
+                             " matrices; give 1 or one per "
+                             "received vector (" +
+                             std::to_string(v) + ")")
+                                .c_str());
+    }
+    if (s.stride(0) < 0 || s.stride(1) < 0 || s.stride(2) < 0) {
+      throw nb::value_error("s: negative strides are not supported");
+    }
+    const Place sp = place_of(s.device_type(), s.device_id(), "s");
+    require_place(sp, backend_, "s");
+    const std::int64_t batch_stride = sb == 1 ? 0 : std::int64_t(s.stride(0));
+    const std::int64_t diag_stride = std::int64_t(s.stride(1)) + std::int64_t(s.stride(2));
+    const std::int64_t extent = (sb - 1) * std::int64_t(s.stride(0)) + (nr - 1) * diag_stride + 1;
+    const View<const cf32> sv(static_cast<const cf32*>(s.data()), extent, sp.where);
+    auto hc = flat<cf32>(h_cm, {v, nr, nt}, backend_, "h_cm");
+    auto nv = flat<float>(n0, {v}, backend_, "n0");
+    auto b = flat<std::uint8_t>(bits, {v, nt, m}, backend_, "bits");
+    if (!soft_) throw nb::value_error("llrs: this detector was built with soft=False");
+    auto l = flat<float>(llrs, {v, nt, m}, backend_, "llrs");
+    const Stream st = stream_of(stream);
+    nb::gil_scoped_release unlocked;
+    convert_.row_to_column_major(hv, v, nr, nt, hc, st);
+    convert_.noise_from_covariance(sv, v, nr, batch_stride, diag_stride, nv, st);
+    detect::DetectInput in;
+    in.h = ConstMatrixBatch<cf32>(hc.data, v, nr, nt, hc.where);
+    in.y = ConstMatrixBatch<cf32>(yv.data, v, nr, 1, yv.where);
+    in.noise_var = nv;
+    in.vectors_per_channel = 1;
+    det_->run(in, b, l, st);
+    if (llr_scale != 1.0f) convert_.scale(l, llr_scale, l, st);
+  }
+
   int nt() const { return shape_.nt; }
   int nr() const { return shape_.nr; }
   int bits_per_symbol_() const { return bits_per_symbol(shape_.mod); }
@@ -79,6 +131,7 @@ class Detector {
   Backend backend_;
   bool soft_;
   std::unique_ptr<sim::Detector> det_;
+  interop::LayoutConverter convert_;
 };
 
 }  // namespace
@@ -92,6 +145,9 @@ void bind_detect(nb::module_& m) {
            nb::arg("soft"), nb::arg("psd_node_cap"), nb::arg("check_values"))
       .def("run", &Detector::run, nb::arg("h"), nb::arg("y"), nb::arg("noise_var"),
            nb::arg("bits").none(), nb::arg("llrs").none(), nb::arg("stream"))
+      .def("run_sionna", &Detector::run_sionna, nb::arg("h"), nb::arg("y"), nb::arg("s"),
+           nb::arg("h_cm"), nb::arg("n0"), nb::arg("bits"), nb::arg("llrs"), nb::arg("llr_scale"),
+           nb::arg("stream"))
       .def_prop_ro("nt", &Detector::nt)
       .def_prop_ro("nr", &Detector::nr)
       .def_prop_ro("bits_per_symbol", &Detector::bits_per_symbol_)

@@ -8,6 +8,7 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "mimorx/interop/layout.hpp"
 #include "mimorx/ldpc/base_graph.hpp"
 #include "mimorx/ldpc/crc.hpp"
 #include "mimorx/ldpc/decoder.hpp"
@@ -53,7 +54,30 @@ std::span<T> host_span_out(const Out& a, std::int64_t n, const std::string& name
 class Encoder {
  public:
   Encoder(int bg, int z, const std::string& backend)
-      : backend_(Backend::parse(backend)), plan_(base_graph(bg), z, backend_) {}
+      : backend_(Backend::parse(backend)), plan_(base_graph(bg), z, backend_), convert_(backend_) {}
+  // Bits as floats in, bits as floats out, in one call (mimorx.sionna's encoder): u (num, k_in)
+  // float32 0/1 with k_in <= k, padded with zeros into the workspace info (num, k) uint8,
+  // encoded into the workspace codewords (num, n) uint8, and out[r, j] = codewords[r, index[j]]
+  // as float32 (num, len(index)). invalid: None or (1,) int32, set to 1 when u holds other
+  // values than 0 and 1 (on CUDA, after the stream's work).
+  void encode_float(const In& u, const Out& info, const Out& codewords, const In& index,
+                    const Out& out, const Out& invalid, std::uintptr_t stream) {
+    if (u.ndim() != 2) throw nb::value_error("u: must have shape (num, k)");
+    const std::int64_t num = std::int64_t(u.shape(0));
+    const int k_in = int(u.shape(1));
+    auto uv = flat<const float>(u, {num, k_in}, backend_, "u");
+    auto i = flat<std::uint8_t>(info, {num, plan_.k()}, backend_, "info");
+    auto c = flat<std::uint8_t>(codewords, {num, plan_.n()}, backend_, "codewords");
+    auto idx = flat<const int>(index, {-1}, backend_, "index");
+    auto o = flat<float>(out, {num, idx.size}, backend_, "out");
+    View<int> bad;
+    if (invalid.is_valid()) bad = flat<int>(invalid, {1}, backend_, "invalid");
+    const Stream st = stream_of(stream);
+    nb::gil_scoped_release unlocked;
+    convert_.bits_from_float(uv, num, k_in, i, plan_.k(), bad, st);
+    plan_.encode(i, int(num), c, st);
+    convert_.gather_bits_to_float(c, num, plan_.n(), idx, o, st);
+  }
   void encode(const In& info, const Out& codewords, std::uintptr_t stream) {
     if (info.ndim() != 2) throw nb::value_error("info: must have shape (num, k)");
     const std::int64_t num = std::int64_t(info.shape(0));
@@ -71,6 +95,7 @@ class Encoder {
  private:
   Backend backend_;
   EncoderPlan plan_;
+  interop::LayoutConverter convert_;
 };
 
 class Decoder {
@@ -81,7 +106,42 @@ class Decoder {
       : backend_(Backend::parse(backend)),
         plan_(config(bg, z, algo, max_iters, alpha, alpha_last, beta, early_termination, quantized,
                      rows, order, check_input),
-              backend_) {}
+              backend_),
+        convert_(backend_) {}
+  // Rate-matched float LLRs in, decided bits as floats out, in one call (mimorx.sionna's
+  // decoder): the workspace mother (num, n) float32 is built by gathers, the first with
+  // rounds[0] over base (n,), the others accumulating (mother[r, j] = base[j] +
+  // sum over rounds of scale * llr[r, round[j]], entries < 0 adding nothing); it is decoded
+  // into the workspace bits (num, k) uint8, or (num, n) with codeword; then
+  // out[r, j] = bits[r, out_index[j]] as float32.
+  void decode_float(const In& llr, const std::vector<In>& rounds, const In& base, float scale,
+                    const Out& mother, const Out& bits, const In& out_index, const Out& out,
+                    bool codeword, std::uintptr_t stream) {
+    if (llr.ndim() != 2) throw nb::value_error("llr: must have shape (num, e)");
+    if (rounds.empty()) throw nb::value_error("rounds: give at least one gather index");
+    const std::int64_t num = std::int64_t(llr.shape(0));
+    const int e = int(llr.shape(1)), n = plan_.n();
+    auto l = flat<const float>(llr, {num, e}, backend_, "llr");
+    std::vector<View<const int>> idx;
+    for (const auto& r : rounds) idx.push_back(flat<const int>(r, {n}, backend_, "rounds"));
+    auto b = flat<const float>(base, {n}, backend_, "base");
+    auto m = flat<float>(mother, {num, n}, backend_, "mother");
+    const int bits_cols = codeword ? n : plan_.k();
+    auto d = flat<std::uint8_t>(bits, {num, bits_cols}, backend_, "bits");
+    auto oi = flat<const int>(out_index, {-1}, backend_, "out_index");
+    auto o = flat<float>(out, {num, oi.size}, backend_, "out");
+    const Stream st = stream_of(stream);
+    nb::gil_scoped_release unlocked;
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+      convert_.gather_scaled(l, num, e, idx[i], scale, b, i > 0, m, st);
+    }
+    if (codeword) {
+      plan_.decode_codeword(m, int(num), d, {}, {}, st);
+    } else {
+      plan_.decode(m, int(num), d, {}, st);
+    }
+    convert_.gather_bits_to_float(d, num, bits_cols, oi, o, st);
+  }
   // llrs: (num, n) float32 or int8 (integer decoder); out: (num, k) info bits or, with
   // codeword, (num, n) bits. iterations (num,) int32 and syndrome_ok (num,) uint8 optional.
   void decode(const In& llrs, const Out& out, const Out& iterations, const Out& syndrome_ok,
@@ -146,6 +206,7 @@ class Decoder {
   }
   Backend backend_;
   DecoderPlan plan_;
+  interop::LayoutConverter convert_;
 };
 
 TransportConfig transport_config(int tbs, double rate, const std::string& mod, int layers, int rv,
@@ -307,6 +368,9 @@ void bind_ldpc(nb::module_& m) {
       .def(nb::init<int, int, const std::string&>(), nb::arg("bg"), nb::arg("z"),
            nb::arg("backend"))
       .def("encode", &Encoder::encode, nb::arg("info"), nb::arg("codewords"), nb::arg("stream"))
+      .def("encode_float", &Encoder::encode_float, nb::arg("u"), nb::arg("info"),
+           nb::arg("codewords"), nb::arg("index"), nb::arg("out"), nb::arg("invalid").none(),
+           nb::arg("stream"))
       .def_prop_ro("k", &Encoder::k)
       .def_prop_ro("n", &Encoder::n)
       .def_prop_ro("z", &Encoder::z)
@@ -322,6 +386,9 @@ void bind_ldpc(nb::module_& m) {
            nb::arg("iterations").none(), nb::arg("syndrome_ok").none(), nb::arg("codeword"),
            nb::arg("stream"))
       .def("quantize", &Decoder::quantize, nb::arg("llrs"), nb::arg("out"))
+      .def("decode_float", &Decoder::decode_float, nb::arg("llr"), nb::arg("rounds"),
+           nb::arg("base"), nb::arg("scale"), nb::arg("mother"), nb::arg("bits"),
+           nb::arg("out_index"), nb::arg("out"), nb::arg("codeword"), nb::arg("stream"))
       .def_prop_ro("n", &Decoder::n)
       .def_prop_ro("k", &Decoder::k)
       .def_prop_ro("rows", &Decoder::rows)

@@ -7,6 +7,7 @@
 #include "mimorx/channel/awgn.hpp"
 #include "mimorx/channel/fading.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/interop/layout.hpp"
 #include "mimorx/modem/modem.hpp"
 
 namespace mimorx::python {
@@ -15,7 +16,23 @@ namespace {
 class Mapper {
  public:
   Mapper(const std::string& mod, const std::string& backend)
-      : plan_(parse_modulation(mod), Backend::parse(backend)), backend_(Backend::parse(backend)) {}
+      : plan_(parse_modulation(mod), Backend::parse(backend)),
+        backend_(Backend::parse(backend)),
+        convert_(backend_) {}
+  // Bits held as float32 0/1 (mimorx.sionna's mapper): converted into the workspace bits_u8
+  // (n*m,) uint8 (values other than 1 count as 0), then mapped, in one call.
+  void run_float(const In& bits, const Out& bits_u8, const Out& symbols, std::uintptr_t stream) {
+    const int m = bits_per_symbol(plan_.modulation());
+    if (symbols.ndim() != 1) throw nb::value_error("symbols: must be one-dimensional");
+    const std::int64_t n = std::int64_t(symbols.shape(0));
+    auto f = flat<const float>(bits, {n * m}, backend_, "bits");
+    auto b = flat<std::uint8_t>(bits_u8, {n * m}, backend_, "bits_u8");
+    auto s = flat<cf32>(symbols, {n}, backend_, "symbols");
+    const Stream st = stream_of(stream);
+    nb::gil_scoped_release unlocked;
+    convert_.bits_from_float(f, 1, int(n * m), b, int(n * m), {}, st);
+    plan_.run(b, s, st);
+  }
   void run(const In& bits, const Out& symbols, std::uintptr_t stream) {
     const int m = bits_per_symbol(plan_.modulation());
     if (symbols.ndim() != 1) throw nb::value_error("symbols: must be one-dimensional");
@@ -30,6 +47,7 @@ class Mapper {
  private:
   modem::Mapper plan_;
   Backend backend_;
+  interop::LayoutConverter convert_;
 };
 
 class Demapper {
@@ -130,7 +148,9 @@ void fill(bool gaussian, const std::string& backend_name, std::uint64_t seed,
 void bind_signal(nb::module_& m) {
   nb::class_<Mapper>(m, "Mapper")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("mod"), nb::arg("backend"))
-      .def("run", &Mapper::run, nb::arg("bits"), nb::arg("symbols"), nb::arg("stream"));
+      .def("run", &Mapper::run, nb::arg("bits"), nb::arg("symbols"), nb::arg("stream"))
+      .def("run_float", &Mapper::run_float, nb::arg("bits"), nb::arg("bits_u8"),
+           nb::arg("symbols"), nb::arg("stream"));
   nb::class_<Demapper>(m, "Demapper")
       .def(nb::init<const std::string&, bool, const std::string&>(), nb::arg("mod"),
            nb::arg("soft"), nb::arg("backend"))

@@ -15,7 +15,7 @@ from mimorx import channel
 def test_imports_without_sionna_or_torch():
     mod = importlib.import_module("mimorx.sionna")
     for name in ("LinearDetector", "KBestDetector", "MaximumLikelihoodDetector",
-                 "LDPC5GEncoder", "LDPC5GDecoder"):
+                 "LDPC5GEncoder", "LDPC5GDecoder", "Mapper"):
         assert hasattr(mod, name)
 
 
@@ -43,6 +43,24 @@ def test_ldpc_blocks_round_trip_and_shapes():
         full = LDPC5GDecoder(enc, return_infobits=False)(llr)
         assert torch.equal(full, c)
         assert enc(u, rv=[0, 2]).shape == (3, 5, 2, n)
+
+
+def test_mapper_block_and_encoder_input_check():
+    torch = _torch()
+    from mimorx import modem
+    from mimorx.sionna import LDPC5GEncoder, Mapper
+
+    dev = _device(torch)
+    bits = torch.randint(0, 2, (3, 2, 24), device=dev).float()
+    x = Mapper("qam", 4)(bits)
+    assert x.shape == (3, 2, 6) and x.dtype == torch.complex64
+    ref = modem.Mapper("16qam")(bits.to(torch.uint8).reshape(-1))
+    assert torch.equal(x.reshape(-1), ref)
+    enc = LDPC5GEncoder(100, 200)
+    u = torch.zeros((2, 100), device=dev)
+    u[1, 3] = 0.5
+    with pytest.raises(ValueError, match="0 and 1"):
+        enc(u)
 
 
 def test_detector_blocks_shapes_and_sign():

@@ -82,9 +82,9 @@ bool gs_update(int n, int m, const F* b, Eigen::MatrixXd& R, const GramFactor<F>
     ok = gram(b, n, m, R.data()) && R.allFinite() && accurate();
   } else {
     // R from the Cholesky factor of the Gram matrix: one GEMM (multi-threaded in Eigen) and an
-    // m^3/3 factorisation, 4-5x faster than Householder QR at m = 512 on the build machine. Its
-    // error grows with cond(B)^2, harmless for the bases LLL produces (cond ~ 1e2..1e4 here);
-    // when the factorisation fails or loses accuracy, Householder QR takes over.
+    // m^3/3 factorisation, which use the cores better than Householder QR's column-by-column
+    // reflections. Its error grows with cond(B)^2, harmless for the bases LLL produces (cond ~
+    // 1e2..1e4 here); when the factorisation fails or loses accuracy, Householder QR takes over.
     const Eigen::MatrixXd B = basis();
     Eigen::MatrixXd G(m, m);
     G.noalias() = B.transpose() * B;

@@ -11,12 +11,17 @@
 //     grown the entries by 2^16): R's columns in tiles (size_reduce_cuda.cu), recording the
 //     multipliers in a matrix M; then B -= B0 M and T -= T0 M as tiled products (T's in float64
 //     where that is exact);
-//   the window's diagonal blocks of R (offset 0 or l/2, as the host version) as float/double
-//     bases, reduced by the all-swap kernel with their transforms U_c;
+//   the window's diagonal blocks of R (offset 0 or l/2, as the host version), reduced with their
+//     transforms U_c by the column-warp kernel on R (blocks of up to 32 columns) or as
+//     float/double bases by the all-swap kernel;
 //   B, T and R's block columns multiplied by U_c in place (one thread per row), then the rows of
 //     each block by Q_c^T (Householder QR of the new diagonal block): the GSC-Update
 //     R <- Q^T R U (blocks whose U_c is the identity skipped); the blocks that swapped counted,
 //     one sync.
+// The host side is BlockRun, one call's state, and its stages in the order of
+// block_lll_device's loop: set_up and start; per pass begin_pass, refactorise, read_check,
+// settle_factorisation, converged (with size_reduce), choose_window, reduce_blocks
+// (reduce_group, apply_group), end_block_pass; then finish, or fall_back to the host version.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -674,61 +679,88 @@ __global__ void inverse_gate_kernel(const int* flags, int m, int l, int from, in
   skip[1] = use && lo > early ? 0 : 1;
 }
 
-}  // namespace
+// The head inverse pays from this window start on (below it the forward substitution is short).
+constexpr int kInverseFrom = 512;
+// R is recomputed from B at least every kFullEvery passes (the GSC-Update's drift).
+constexpr long kFullEvery = 8;
+// The first size reduction's snapshots are taken ahead from this m on.
+constexpr int kSnapshotFrom = 256;
 
+// What one pass does, decided at its start from the run's state.
+struct PassPlan {
+  bool confirming;    // a fresh R confirms a check that passed on the updated R
+  bool fresh;         // R is computed from B in this pass
+  bool reduce_first;  // a size reduction precedes the check (the entries may have grown by 2^16)
+  // The final size reduction and its check are enqueued behind a confirming factorisation's
+  // check, gated on the device by its verdict, and all of them read at once.
+  bool speculate;
+};
+
+// The block pass over the active window [lo, m).
+struct WindowPass {
+  bool update_r;   // R carried through the pass by the GSC-Update (else refactorised after it)
+  bool keep_rows;  // R's head rows of the window's columns take the blocks' U (head_rows_kept)
+};
+
+// How a stage leaves the pass: on to the pass's next stage, on to the next pass, or the end of
+// the run (finish with `status`, or hand the restored input back to the caller: fall_back).
+enum class Next { stage, pass, finish, fall_back };
+struct Verdict {
+  Next next = Next::stage;
+  LllStatus status = LllStatus::reduced;
+};
+Verdict finish_with(LllStatus status) { return {Next::finish, status}; }
+
+// One call of block_lll_device: its arguments, the device buffers it works on and the state its
+// stages share. The stages below run in the order of block_lll_device's loop; each enqueues on
+// `stream` (and the side and snapshot streams) and reads the device flags only where it says so.
 template <class F>
-bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
-                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
-                      const LllOptions& options, const StartPrologue* prologue) {
-  MIMORX_CUDA_CHECK(cudaSetDevice(device));
-  const auto s = mimorx::detail::as_stream(stream);
-  const std::size_t nm = std::size_t(n) * m, mm = std::size_t(m) * m;
-  ensure_device(ws.b_in, nm, device);
-  ensure_device(ws.b0, nm, device);
-  ensure_device(ws.blocks, std::size_t(m) * kMaxBlock, device);
-  ensure_device(ws.r, mm, device);
-  ensure_device(ws.r0, mm, device);
-  ensure_device(ws.mult, mm, device);
-  ensure_device(ws.mcol, std::size_t(m), device);
-  ensure_device(ws.srsync, size_reduce_sync_size(m), device);
-  ensure_device(ws.diag, diag_scratch_size(m), device);
-  ensure_device(ws.norm2, std::size_t(m), device);
-  ensure_device(ws.u, std::size_t(m) * kMaxBlock, device);
-  ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
-  ensure_device(ws.bstatus, std::size_t(m), device);
-  ensure_device(ws.ident, std::size_t(m), device);
-  ensure_device(ws.flags, 3 * kFlags, device);
-  if (t) {
-    ensure_device(ws.t0, mm, device);
-    ensure_device(ws.colsum, std::size_t(m), device);
-    ensure_device(ws.tbound, 1, device);
-  }
-  unsigned long long* tbound = t ? ws.tbound.data() : nullptr;
-  // Two banks, then the flags of a block pass settled late (`pending` below): all three read.
-  if (ws.hflags.size() < 3 * kFlags) ws.hflags = Buffer<int>::pinned(3 * kFlags);
-  int* flags = ws.flags.data();
-  int* hf = ws.hflags.data();
-  auto read_flags = [&] {
-    MIMORX_CUDA_CHECK(
-        cudaMemcpyAsync(hf, flags, 3 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
-    MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
-  };
+struct BlockRun {
+  // The call's arguments.
+  int n, m;
+  F* b;
+  std::int64_t* t;
+  double delta;
+  int l;
+  BlockLllWorkspace<F>& ws;
+  void* stream;
+  cudaStream_t s;
+  int device;
+  const LllOptions& options;
+  const StartPrologue* prologue;
+  LllStats* stats;  // receives st at the finish
+  std::size_t nm, mm;
+
+  // Set by set_up.
+  unsigned long long* tbound = nullptr;  // T's running bound (null without T)
+  int* flags = nullptr;                  // device: two banks and the stash (Flag)
+  int* hf = nullptr;                     // pinned: the flags as last read
   // float32 blocks see R rounded to float: the final float64 check allows that rounding (as
   // the host version).
-  const double delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
-  LllStats st;
+  double delta_check = 0;
+  bool head_inverse = false;
+  // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
+  // inside the start, on the side stream beside the factorisation's panels after them (the
+  // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free), so
+  // that W is ready when the window's refactorisation needs it. The last block, where the window
+  // starts after it, and the doubling's products follow the start, gated by its check.
+  int early_cols = 0;
+  void* side = nullptr;
+  cudaStream_t ss = nullptr;
+  FactorSplit split{};
+  // With the small window's head rows kept, W serves wider windows only.
+  bool small_needs_no_inverse = false;
+
+  LllStats st{};
   // The active window (docs/lll.md, "CR-MB-LLL"): the blocks cover [lo, m) only. Columns
   // before lo satisfy Lovasz with their neighbours, and nothing in [lo, m) changes their
-  // Gram-Schmidt data: they keep them to the end (on i.i.d. Gaussian 1024 x 1024 bases all
-  // swaps fall in the last ~128 columns). Every check covers all pairs, so lo moves down where
-  // the window's reduction made its first pair (lo - 1, lo) violate Lovasz.
+  // Gram-Schmidt data: they keep them to the end. Every check covers all pairs, so lo moves
+  // down where the window's reduction made its first pair (lo - 1, lo) violate Lovasz.
   // The global size reduction is not needed by the blocks (they reduce within themselves, and
   // the check reduces each pair's r_{k-1,k} as the size reduction would): it runs before the
   // final check, and between when the blocks' transforms may have grown the entries by more
   // than 2^16 since the last one.
   int lo = 0;
-  // The head inverse pays from this window start on (below it the forward substitution is short).
-  constexpr int kInverseFrom = 512;
   int dirty = 0;      // columns from here on may differ from those R was last computed from
   int sr_from = 0;    // columns from here on may not be size-reduced
   double growth = 0;  // log2 of the entries' possible growth since the last size reduction
@@ -738,7 +770,6 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // against a loop of confirmations that keep failing.
   bool confirm_check = false;
   long last_full = 0;
-  constexpr long kFullEvery = 8;
   // W = R^{-1} of the first factorisation (tri_inverse_cuda.cu), computed on the side stream
   // from the moment R is there (enqueued before the host reads the first check, behind a copy
   // of R), gated on the device by that check: it runs where the first window starts at
@@ -748,50 +779,102 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
   // for every refactorisation from a column up to inv_size.
   int inv_size = 0;
   bool side_launched = false;
-  // The size reduction's snapshots taken ahead (snapshot_ahead below): pending while not yet
-  // waited for on `stream`.
+  // The size reduction's snapshots (R0, B0 and T0 of the columns [snap_lo, snap_upto)) and its
+  // initialisation of M taken ahead on a stream of their own (snapshot_ahead), off the critical
+  // path between the refactorisation and the size reduction: pending while not yet waited for
+  // on `stream`.
   bool snap_pending = false, snap_valid = false;
   int snap_lo = 0, snap_upto = 0;
-  auto join_snapshot = [&] {
+  // A size reduction's first changed column is found by the check that follows it.
+  bool changed_pending = false;
+  // R's rows before kept_from of the columns from it hold the head's block rows of the current
+  // B (the fresh ones times the last block pass's U; -1: no such rows).
+  int kept_from = -1;
+  // The check of the R a block pass left, read with that pass's flags: the next pass's check
+  // where nothing comes between (one host round trip fewer a pass). Its verdict stays in hf's
+  // second bank until then.
+  bool have_next_check = false;
+  // A small window's pass whose flags were not read before the refactorisation that follows it
+  // was enqueued (their copy is at hf + kStash).
+  bool pending = false;
+  bool flags_cleared = false;  // the next pass's banks are already zero (stash_flags_kernel)
+
+  // Set-up: the workspace holds every buffer this n, m (and T, and the head inverse) needs, and
+  // the side stream exists where the head inverse runs. Enqueues nothing.
+  void set_up() {
+    MIMORX_CUDA_CHECK(cudaSetDevice(device));
+    ensure_device(ws.b_in, nm, device);
+    ensure_device(ws.b0, nm, device);
+    ensure_device(ws.blocks, std::size_t(m) * kMaxBlock, device);
+    ensure_device(ws.r, mm, device);
+    ensure_device(ws.r0, mm, device);
+    ensure_device(ws.mult, mm, device);
+    ensure_device(ws.mcol, std::size_t(m), device);
+    ensure_device(ws.srsync, size_reduce_sync_size(m), device);
+    ensure_device(ws.diag, diag_scratch_size(m), device);
+    ensure_device(ws.norm2, std::size_t(m), device);
+    ensure_device(ws.u, std::size_t(m) * kMaxBlock, device);
+    ensure_device(ws.refl, std::size_t(m / 2 + 1) * kReflStride, device);
+    ensure_device(ws.bstatus, std::size_t(m), device);
+    ensure_device(ws.ident, std::size_t(m), device);
+    ensure_device(ws.flags, 3 * kFlags, device);
+    if (t) {
+      ensure_device(ws.t0, mm, device);
+      ensure_device(ws.colsum, std::size_t(m), device);
+      ensure_device(ws.tbound, 1, device);
+    }
+    tbound = t ? ws.tbound.data() : nullptr;
+    // Two banks, then the flags of a block pass settled late (`pending`): all three read.
+    if (ws.hflags.size() < 3 * kFlags) ws.hflags = Buffer<int>::pinned(3 * kFlags);
+    flags = ws.flags.data();
+    hf = ws.hflags.data();
+    delta_check = sizeof(F) == 4 ? delta * (1 - 1e-5) : delta * (1 - 1e-12);
+    head_inverse = m >= kInverseFrom;
+    early_cols = head_inverse && options.early_head_inverse
+                     ? (m - 1) / kTriInverseBlock * kTriInverseBlock
+                     : 0;
+    side = head_inverse ? ws.side.get(device) : nullptr;
+    ss = mimorx::detail::as_stream(side);
+    if (head_inverse) {
+      ensure_device(ws.rcopy, mm, device);
+      ensure_device(ws.rinv, mm, device);
+      ensure_device(ws.rinv_tmp, mm, device);
+      ensure_device(ws.inv_skip, 2, device);
+    }
+    split.col = early_cols;
+    split.reserve = tri_inverse_diag_blocks(early_cols);
+    split.at = [this] {
+      ws.head_factored.record(stream);
+      ws.head_factored.wait(side);
+      MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(),
+                                        std::size_t(early_cols) * m * sizeof(double),
+                                        cudaMemcpyDeviceToDevice, ss));
+      MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.rinv.data(), 0, mm * sizeof(double), ss));
+      tri_inverse_diag_enqueue(ws.rcopy.data(), m, early_cols, 0, ws.rinv.data(), side);
+    };
+    small_needs_no_inverse = options.kept_head_rows && options.refactor_small_window;
+  }
+
+  // hf holds the device flags (all three banks) as they are after the work enqueued so far.
+  void read_flags() {
+    MIMORX_CUDA_CHECK(
+        cudaMemcpyAsync(hf, flags, 3 * kFlags * sizeof(int), cudaMemcpyDeviceToHost, s));
+    MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  // Later work on `stream` waits for the snapshots taken ahead.
+  void join_snapshot() {
     if (snap_pending) ws.snapped.wait(stream);
     snap_pending = false;
-  };
-  auto join_side = [&] {  // later work on `stream` (this call's or the next) waits for it
+  }
+  // Later work on `stream` (this call's or the next) waits for the side and snapshot streams.
+  void join_side() {
     if (side_launched) ws.done.wait(stream);
     join_snapshot();
-  };
-  const bool head_inverse = m >= kInverseFrom;
-  // The diagonal blocks of W before R's last 128-column block (early_cols columns) are inverted
-  // inside the start, on the side stream beside the factorisation's panels after them (the
-  // factorisation stops at early_cols, FactorSplit, and resumes leaving their blocks free), so
-  // that W is ready when the window's refactorisation needs it. The last block, where the window
-  // starts after it, and the doubling's products follow the start, gated by its check.
-  const int early_cols = head_inverse && options.early_head_inverse
-                             ? (m - 1) / kTriInverseBlock * kTriInverseBlock
-                             : 0;
-  void* side = head_inverse ? ws.side.get(device) : nullptr;
-  const auto ss = mimorx::detail::as_stream(side);
-  if (head_inverse) {
-    ensure_device(ws.rcopy, mm, device);
-    ensure_device(ws.rinv, mm, device);
-    ensure_device(ws.rinv_tmp, mm, device);
-    ensure_device(ws.inv_skip, 2, device);
   }
-  FactorSplit split;
-  split.col = early_cols;
-  split.reserve = tri_inverse_diag_blocks(early_cols);
-  split.at = [&] {
-    ws.head_factored.record(stream);
-    ws.head_factored.wait(side);
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(ws.rcopy.data(), ws.r.data(),
-                                      std::size_t(early_cols) * m * sizeof(double),
-                                      cudaMemcpyDeviceToDevice, ss));
-    MIMORX_CUDA_CHECK(cudaMemsetAsync(ws.rinv.data(), 0, mm * sizeof(double), ss));
-    tri_inverse_diag_enqueue(ws.rcopy.data(), m, early_cols, 0, ws.rinv.data(), side);
-  };
-  // With the small window's head rows kept, W serves wider windows only.
-  const bool small_needs_no_inverse = options.kept_head_rows && options.refactor_small_window;
-  auto launch_inverse = [&] {
+
+  // The head inverse's rest on the side stream, behind the start's check and gated on the
+  // device by it (inverse_gate_kernel makes the host's later choice of inv_size).
+  void launch_inverse() {
     ws.factored.record(stream);
     ws.factored.wait(side);
     const std::size_t from = std::size_t(early_cols) * m;  // rcopy's columns copied in the start
@@ -812,34 +895,45 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     }
     ws.done.record(side);
     side_launched = true;
-  };
-  auto finish = [&](LllStatus status) {
+  }
+
+  // Finish: the run ends with `status` (B and T as the passes left them); later work on
+  // `stream` is ordered behind the side streams.
+  bool finish(LllStatus status) {
     join_side();
     st.status = status;
     *stats = st;
     return true;
-  };
-  // The size reduction's snapshots (R0, B0 and T0 of the columns [snap_lo, snap_upto)) and its
-  // initialisation of M taken ahead on a stream of their own (snapshot_ahead), off the critical
-  // path between the refactorisation and the size reduction, and with their API calls off the
-  // host's launches there.
-  // Columns from `col` on are about to change on `stream`: the snapshot ends before them (and
-  // the copies of those columns, if still running, are waited for first).
-  auto limit_snapshot = [&](int col) {
+  }
+
+  // Fall back: b holds the input again, all streams joined; the caller runs the host version.
+  bool fall_back() {
+    MIMORX_CUDA_CHECK(
+        cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
+    join_side();
+    MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
+    return false;
+  }
+
+  // Columns from `col` on are about to change on `stream`: the snapshot ahead ends before them
+  // (and the copies of those columns, if still running, are waited for first).
+  void limit_snapshot(int col) {
     if (!snap_valid || col >= snap_upto) return;
     join_snapshot();
     snap_upto = std::max(col, snap_lo);
-  };
+  }
   // The snapshots R0, B0 and T0 of the columns [c0, c1), one launch on stream `cs`.
-  auto copy_columns = [&](std::size_t c0, std::size_t c1, cudaStream_t cs) {
+  void copy_columns(std::size_t c0, std::size_t c1, cudaStream_t cs) {
     CopyRange cr{ws.r0.data() + c0 * m, ws.r.data() + c0 * m, (c1 - c0) * m * sizeof(double)};
     CopyRange cb{ws.b0.data() + c0 * n, b + c0 * n, (c1 - c0) * n * sizeof(F)};
     CopyRange ct;
     if (t) ct = {ws.t0.data() + c0 * m, t + c0 * m, (c1 - c0) * m * sizeof(std::int64_t)};
     copy_ranges_kernel<<<264, 512, 0, cs>>>(cr, cb, ct);
     MIMORX_CUDA_CHECK_LAUNCH();
-  };
-  auto snapshot_ahead = [&](int upto) {
+  }
+  // The snapshots of the columns [sr_from, upto) and M's initialisation, on the snapshot stream
+  // behind the work enqueued on `stream` so far.
+  void snapshot_ahead(int upto) {
     join_snapshot();
     void* ps = ws.snap.get(device);
     const auto pss = mimorx::detail::as_stream(ps);
@@ -852,16 +946,13 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     snap_pending = snap_valid = true;
     snap_lo = sr_from;
     snap_upto = upto;
-  };
-  // A size reduction's first changed column is found by the check that follows it.
-  bool changed_pending = false;
-  // R's rows before kept_from of the columns from it hold the head's block rows of the current
-  // B (the fresh ones times the last block pass's U; -1: no such rows).
-  int kept_from = -1;
-  // gate: null, or the flags whose kGateCount first ints must be zero for it to run.
-  auto size_reduce = [&](const int* gate) {
-    // Against a snapshot of the columns from sr_from on (those before have not changed since
-    // the snapshots were last taken).
+  }
+
+  // The size-reduction pass: R's columns from sr_from on size-reduced against a snapshot (those
+  // before have not changed since the snapshots were last taken), then B -= B0 M and
+  // T -= T0 M. gate: null, or the flags whose kGateCount first ints must be zero for it to run.
+  // The check that follows it finds its first changed column.
+  void size_reduce(const int* gate) {
     // The columns the snapshot ahead did not take (all of them without one); the pivots are
     // R0's diagonal.
     join_snapshot();
@@ -894,24 +985,31 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                    static_cast<const double*>(ws.colsum.data()), tbound);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
-    changed_pending = true;  // the check that follows finds the first changed column
-  };
-  auto enqueue_check = [&](int* bank) {
+    changed_pending = true;
+  }
+  // After a size reduction (flags read): it changed columns from kFirstChanged on.
+  void after_size_reduction() {
+    if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
+    sr_from = m;
+    growth = 0;
+  }
+  // The Lovasz check of R into `bank`, with a size reduction's first changed column.
+  void enqueue_check(int* bank) {
     lovasz_kernel<<<std::max(1, std::min(64, (m + 255) / 256)), 256, 0, s>>>(
         ws.r.data(), m, delta_check, bank, changed_pending ? ws.mcol.data() : nullptr, flags);
     MIMORX_CUDA_CHECK_LAUNCH();
     changed_pending = false;
-  };
-
-  auto check = [&] {
+  }
+  void check() {
     enqueue_check(flags);
     read_flags();
-  };
-  // The start: the caller's prologue, the input's copy, T = I, R of B and its check (pass 0's
-  // fresh factorisation and check, which the pass below then only reads), as one sequence: from
-  // the second run on the same pointers a CUDA graph (CapturedSequence), launched with one call
-  // instead of ~10 (less host time per run).
-  {
+  }
+
+  // The start (upload): the caller's prologue, the input's copy in b_in, T = I, R of B and its
+  // check (pass 0's fresh factorisation and check, which pass 0 then only reads), as one
+  // sequence: from the second run on the same pointers a CUDA graph (CapturedSequence), one
+  // launch instead of ~10. Then the first size reduction's snapshots taken ahead.
+  void start() {
     const auto u64 = [](const void* p) {
       return std::uint64_t(reinterpret_cast<std::uintptr_t>(p));
     };
@@ -936,7 +1034,7 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
                                       u64(ws.rcopy.data()),
                                       u64(ws.rinv.data())};
     if (prologue) key.insert(key.end(), prologue->key.begin(), prologue->key.end());
-    const auto start = [&] {
+    const auto body = [this] {
       if (prologue) {  // it leaves the input's copy in b_in (b0: its scratch, free until then)
         prologue->enqueue(stream, ws.b_in.data(), ws.b0.data());
       } else {
@@ -961,21 +1059,17 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
         ws.head_inverted.wait(stream);
       }
     };
-    ws.start.run(stream, key, start, options.captured_sequences);
+    ws.start.run(stream, key, body, options.captured_sequences);
+    // The first size reduction's snapshots and its initialisation of M, on their own stream
+    // right behind the start, while the host waits for the start's check: the passes before
+    // that reduction change only the columns from their windows on, and only those are copied
+    // again before it (limit_snapshot, size_reduce).
+    if (options.snapshot_ahead && m >= kSnapshotFrom) snapshot_ahead(m);
   }
-  // The first size reduction's snapshots and its initialisation of M, on their own stream right
-  // behind the start, while the host waits for the start's check: the passes before that
-  // reduction change only the columns from their windows on (on Gaussian 1024 x 1024 bases the
-  // last 128), and only those are copied again before it (limit_snapshot, size_reduce).
-  constexpr int kSnapshotFrom = 256;
-  if (options.snapshot_ahead && m >= kSnapshotFrom) snapshot_ahead(m);
-  // The check of the R a block pass left, read with that pass's flags: the next pass's check
-  // where nothing comes between (one host round trip fewer a pass).
-  // Its verdict stays in hf's second bank until then.
-  bool have_next_check = false;
+
   // A block pass's flags (pf: as read): its blocks' statuses, overflow, swaps, growth, quiet
   // passes. Returns a status to finish with, or -1.
-  auto settle_pass = [&](const int* pf) {
+  int settle_pass(const int* pf) {
     if (pf[kBlockStatus]) return pf[kBlockStatus] - 1;
     if (pf[kOverflow]) return int(LllStatus::precision_loss);
     st.swaps += pf[kSwapped];
@@ -993,74 +1087,71 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       quiet = 0;
     }
     return -1;
-  };
-  // A small window's pass whose flags were not read before the refactorisation that follows it
-  // was enqueued (their copy is at hf + kStash).
-  bool pending = false;
-  bool flags_cleared = false;  // the next pass's banks are already zero (stash_flags_kernel)
-  // After a size reduction (flags read): it changed columns from kFirstChanged on.
-  auto after_size_reduction = [&] {
-    if (hf[kFirstChanged]) dirty = std::min(dirty, m - hf[kFirstChanged]);
-    sr_from = m;
-    growth = 0;
-  };
-  for (long pass = 0;; ++pass) {
-    if (pass >= max_passes) return finish(LllStatus::not_converged);
+  }
+
+  // A pass's plan from the run's state; flags' banks 0 and 1 zero on the device.
+  PassPlan begin_pass(long pass) {
     st.iterations = pass + 1;
     if (pass > 0 && !flags_cleared)
       MIMORX_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * kFlags * sizeof(int), s));
     flags_cleared = false;
-    // R from B at the start (pass 0: enqueued by the start above), every kFullEvery passes against
-    // drift and to confirm a check that passed on the updated R (as the host version); otherwise R
-    // follows the block reductions by the GSC-Update below. A fresh R after a check that passed on
-    // the updated R, or after a block pass that left R as it was (a small window, refactorised
-    // instead): expected to pass.
-    const bool confirming = refresh && pass > 0;
-    const bool fresh = refresh || pass - last_full >= kFullEvery;
-    const bool reduce_first = m > 1 && sr_from < m && growth > 16;
-    // A confirming factorisation is expected to pass: the final size reduction and its check
-    // are enqueued behind its check, gated on the device by its verdict and the
-    // factorisation's flags, and all of them read at once.
-    const bool speculate = confirming && !reduce_first && m > 1 && sr_from < m;
-    if (fresh && pass > 0) {
-      // After the first pass only the columns from `dirty` on can have changed: their R is
-      // recomputed against the kept R of the columns before (on Gaussian 1024 x 1024 bases the
-      // last ~128 columns instead of all 1024).
+    // R from B at the start (pass 0: enqueued by the start), every kFullEvery passes against
+    // drift and to confirm a check that passed on the updated R (as the host version);
+    // otherwise R follows the block reductions by the GSC-Update. A fresh R after a check that
+    // passed on the updated R, or after a block pass that left R as it was (a small window,
+    // refactorised instead): expected to pass.
+    PassPlan p;
+    p.confirming = refresh && pass > 0;
+    p.fresh = refresh || pass - last_full >= kFullEvery;
+    p.reduce_first = m > 1 && sr_from < m && growth > 16;
+    p.speculate = p.confirming && !p.reduce_first && m > 1 && sr_from < m;
+    return p;
+  }
+
+  // The refactorisation: on a fresh pass after the first, R of the columns from `dirty` on
+  // recomputed from B against the kept R of the columns before, and its checks enqueued (with
+  // the pass's check where it speculates); R is then R of B.
+  void refactorise(long pass, const PassPlan& p) {
+    if (p.fresh && pass > 0) {
       const int first = std::min(dirty, m - 1);
       // R's columns from its start change: a snapshot ahead ends before them.
       limit_snapshot(tail_cholesky_start(first));
-      // The condition under which the factorisation uses W (lll_internal.hpp): only then it has
-      // to wait for the side stream.
       // The head's block rows kept from the block pass just before (keep_rows), or recomputed.
       const bool kept = kept_from >= 0 && tail_cholesky_start(first) == kept_from;
       kept_from = -1;
+      // Only where the factorisation uses W (lll_internal.hpp) does it wait for the side
+      // stream, and then only after the Gram columns.
       const bool use_inverse =
           !kept && tail_cholesky_uses_inverse(tail_cholesky_start(first), inv_size);
-      // It waits for the side stream's W only where it needs it (after the Gram columns).
       tail_cholesky_enqueue<F>(b, n, m, first, ws.r.data(), ws.diag.data(), flags + kCholFail,
                                ws.norm2.data(), stream, use_inverse ? ws.rinv.data() : nullptr,
                                inv_size, ws.rinv_tmp.data(), use_inverse ? &ws.done : nullptr,
                                nullptr, kept, options);
-      // With the pass's check where the speculative size reduction follows (below).
       check_factor_kernel<F><<<1, 1024, 0, s>>>(ws.norm2.data(), m, ws.r.data(), flags, delta_check,
-                                                speculate ? 1 : 0);
+                                                p.speculate ? 1 : 0);
       MIMORX_CUDA_CHECK_LAUNCH();
     }
-    if (fresh) {
+    if (p.fresh) {
       last_full = pass;
       dirty = m;
     }
+  }
+
+  // The pass's check: hf holds the Lovasz check of the current R (bank 0) and, on a fresh pass,
+  // the factorisation's flags; where a size reduction comes first, its check follows it
+  // (converged). One host round trip at most.
+  void read_check(long pass, const PassPlan& p) {
     // The factorisation's flags are read with the check's (one sync fewer), unless a size
     // reduction, which changes B, would come between.
-    if (fresh && reduce_first) read_flags();
-    if (speculate) {  // the check ran with the factor's (fresh: speculate implies it)
+    if (p.fresh && p.reduce_first) read_flags();
+    if (p.speculate) {  // the check ran with the factor's (fresh: speculate implies it)
       size_reduce(flags);
       enqueue_check(flags + kBank);
       read_flags();
-    } else if (!reduce_first && !fresh && have_next_check) {
+    } else if (!p.reduce_first && !p.fresh && have_next_check) {
       // No flags were read since the block pass's: its bank-1 check is this pass's check.
       const int violations = hf[kBank + kViolations], first = hf[kBank + kFirstViolation];
-      std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset above
+      std::fill(hf, hf + 2 * kFlags, 0);  // as a check() after the memset of begin_pass
       hf[kViolations] = violations;
       hf[kFirstViolation] = first;
     } else if (pass == 0 && head_inverse) {
@@ -1069,54 +1160,66 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       ws.copied.wait(stream);  // R and the flags are read before this stream changes them
     } else if (pass == 0) {
       read_flags();  // the start's check
-    } else if (!reduce_first) {
+    } else if (!p.reduce_first) {
       check();
     }
     have_next_check = false;
+  }
+
+  // The factorisation's verdict: a late block pass's flags settled, then a failed or inaccurate
+  // factorisation hands the basis back (fall_back) and a singular column ends the run.
+  Verdict settle_factorisation(const PassPlan& p) {
     if (pending) {
       // Before the factorisation's verdict: a block that failed may have left B unusable.
       pending = false;
-      if (const int f = settle_pass(hf + kStash); f >= 0) return finish(LllStatus(f));
+      if (const int f = settle_pass(hf + kStash); f >= 0) return finish_with(LllStatus(f));
     }
-    if (fresh) {
-      if (hf[kCholFail] || hf[kInaccurate]) {
-        // Not for this path: restore the input; the caller runs the host version.
-        MIMORX_CUDA_CHECK(
-            cudaMemcpyAsync(b, ws.b_in.data(), nm * sizeof(F), cudaMemcpyDeviceToDevice, s));
-        join_side();
-        MIMORX_CUDA_CHECK(cudaStreamSynchronize(s));
-        return false;
-      }
-      if (hf[kSingular]) return finish(LllStatus::singular);
+    if (p.fresh) {
+      if (hf[kCholFail] || hf[kInaccurate]) return {Next::fall_back};
+      if (hf[kSingular]) return finish_with(LllStatus::singular);
     }
-    if (speculate && hf[kViolations] == 0) {
+    return {};
+  }
+
+  // The convergence check: the size reductions due before the check counts (speculated, or
+  // growth), then reduced where a fresh, size-reduced R passes Lovasz; a check that passed on
+  // the updated R is confirmed on a fresh R in the next pass.
+  Verdict converged(const PassPlan& p) {
+    if (p.speculate && hf[kViolations] == 0) {
       // The gate was open: the size reduction ran, and its check is the one that counts.
       after_size_reduction();
       hf[kViolations] = hf[kBank + kViolations];
       hf[kFirstViolation] = hf[kBank + kFirstViolation];
     }
-    if (reduce_first) {
+    if (p.reduce_first) {
       size_reduce(nullptr);
       check();
       after_size_reduction();
     }
-    if (hf[kOverflow]) return finish(LllStatus::precision_loss);
-    if (hf[kViolations] == 0 && !fresh) {
+    if (hf[kOverflow]) return finish_with(LllStatus::precision_loss);
+    if (hf[kViolations] == 0 && !p.fresh) {
       refresh = true;  // confirm on a fresh R
       confirm_check = true;
-      continue;
+      return {Next::pass};
     }
     if (hf[kViolations] == 0 && m > 1 && sr_from < m) {
       // The final check: size-reduce, then Lovasz again on the size-reduced R.
       size_reduce(nullptr);
       check();
       after_size_reduction();
-      if (hf[kOverflow]) return finish(LllStatus::precision_loss);
+      if (hf[kOverflow]) return finish_with(LllStatus::precision_loss);
     }
-    if (hf[kViolations] == 0) return finish(LllStatus::reduced);  // fresh and size-reduced
-    if (confirming && confirm_check && ++checks > 16) return finish(LllStatus::precision_loss);
+    if (hf[kViolations] == 0) return finish_with(LllStatus::reduced);  // fresh and size-reduced
+    if (p.confirming && confirm_check && ++checks > 16)
+      return finish_with(LllStatus::precision_loss);
     refresh = false;
     confirm_check = false;
+    return {};
+  }
+
+  // The window [lo, m) from the check's first violation (lo only moves down), and how its block
+  // pass treats R; the snapshot ahead ends before lo.
+  WindowPass choose_window(long pass) {
     const int want = window_start(m, hf[kFirstViolation], l);
     lo = pass == 0 ? want : std::min(lo, want);
     // The side stream's gate made the same choice.
@@ -1127,66 +1230,94 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
     // and its application); the changed columns are refactorised instead, which the last pass
     // needs anyway to confirm. On a wider window the refactorisation grows with it and the
     // GSC-Update stays.
-    const bool update_r = !(options.refactor_small_window && small_window(m, lo));
+    WindowPass w;
+    w.update_r = !(options.refactor_small_window && small_window(m, lo));
     // The blocks change B's and T's columns (and R's, with update_r) from lo on.
     limit_snapshot(lo);
     // A small window's pass on a fresh R: its head rows are kept for the refactorisation.
-    const bool keep_rows = options.kept_head_rows && !update_r && pass == last_full;
-    kept_from = keep_rows ? lo : -1;
+    w.keep_rows = options.kept_head_rows && !w.update_r && pass == last_full;
+    kept_from = w.keep_rows ? lo : -1;
+    return w;
+  }
+
+  // The per-block local reduction of one group of diagonal blocks: U_c with R_cc U_c reduced
+  // into ws.u, the statuses into ws.bstatus, and the blocks that swapped counted (ws.ident[c]:
+  // U_c = I).
+  void reduce_group(const BlockGroup& g) {
+    const int sz = g.size;
+    const std::int64_t bs = std::int64_t(sz) * sz;
+    if (options.column_warp_blocks && sz <= kColumnWarpMaxBlock) {
+      // Blocks of up to 32 columns: a warp a column on R in float64, shaped for latency (the
+      // batched all-swap kernel is shaped for thousands of bases, not a few blocks).
+      column_warp_lll_enqueue(ws.r.data(), m, g.start, g.stride, sz, g.count, delta,
+                              default_max_iter(sz), ws.u.data(), ws.bstatus.data(), stream);
+    } else {
+      extract_blocks_kernel<F>
+          <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
+      MIMORX_CUDA_CHECK_LAUNCH();
+      all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
+                       delta, default_max_iter(sz), stream, device, false, nullptr, options);
+    }
+    count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags,
+                                               ws.ident.data());
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+
+  // The group's U_c applied: B and T times U_c (and R's kept head rows), and with update_r the
+  // GSC-Update R <- Q_c^T R U_c, so that R stays R of B.
+  void apply_group(const BlockGroup& g, const WindowPass& w) {
+    const int sz = g.size;
+    int* ident = ws.ident.data();
+    apply_u<F>(b, n, n, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags, nullptr, s);
+    if (t)
+      apply_u<std::int64_t>(t, m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
+                            tbound, s);
+    // R's head rows of the window's columns (X = R_hh^{-T} G_ht, fresh in this pass) take the
+    // blocks' U like B: X U is the head's block rows of B U, exactly but for rounding, and the
+    // refactorisation that follows keeps them (head_rows_kept).
+    if (w.keep_rows && lo > 0)
+      apply_u<double>(ws.r.data(), m, lo, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
+                      nullptr, s);
+    if (!w.update_r) return;
+    // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
+    // rows by Q_c^T.
+    apply_u<double>(ws.r.data(), m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
+                    nullptr, s);
+    gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident,
+                                          ws.refl.data());
+    MIMORX_CUDA_CHECK_LAUNCH();
+    const dim3 agrid(g.count, unsigned(std::max(1, (m - g.start - sz + 127) / 128)));
+    if (sz <= 32) {
+      gsc_apply_kernel<32>
+          <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
+    } else {
+      gsc_apply_kernel<kMaxBlock>
+          <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
+    }
+    MIMORX_CUDA_CHECK_LAUNCH();
+  }
+
+  // The block pass: the window's diagonal blocks (offset 0 or l/2 by the pass's parity), each
+  // group reduced and applied in turn.
+  void reduce_blocks(long pass, const WindowPass& w) {
     for (BlockGroup g : block_groups(m - lo, l, pass)) {
       if (g.count == 0) continue;
       g.start += lo;
-      const int sz = g.size;
-      const std::int64_t bs = std::int64_t(sz) * sz;
-      if (options.column_warp_blocks && sz <= kColumnWarpMaxBlock) {
-        // Blocks of up to 32 columns: a warp a column on R in float64, shaped for latency (the
-        // batched all-swap kernel is shaped for thousands of bases, not a few blocks).
-        column_warp_lll_enqueue(ws.r.data(), m, g.start, g.stride, sz, g.count, delta,
-                                default_max_iter(sz), ws.u.data(), ws.bstatus.data(), stream);
-      } else {
-        extract_blocks_kernel<F>
-            <<<g.count, 256, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ws.blocks.data());
-        MIMORX_CUDA_CHECK_LAUNCH();
-        all_swap_cuda<F>(ws.blocks.data(), ws.u.data(), ws.bstatus.data(), g.count, sz, sz, bs, bs,
-                         delta, default_max_iter(sz), stream, device, false, nullptr, options);
-      }
-      int* ident = ws.ident.data();
-      count_swaps_kernel<<<g.count, 256, 0, s>>>(ws.u.data(), ws.bstatus.data(), sz, flags, ident);
-      MIMORX_CUDA_CHECK_LAUNCH();
-      apply_u<F>(b, n, n, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags, nullptr, s);
-      if (t)
-        apply_u<std::int64_t>(t, m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
-                              tbound, s);
-      // R's head rows of the window's columns (X = R_hh^{-T} G_ht, fresh in this pass) take the
-      // blocks' U like B: X U is the head's block rows of B U, exactly but for rounding, and the
-      // refactorisation that follows keeps them (head_rows_kept).
-      if (keep_rows && lo > 0)
-        apply_u<double>(ws.r.data(), m, lo, g.start, g.stride, sz, g.count, ws.u.data(), ident,
-                        flags, nullptr, s);
-      if (!update_r) continue;
-      // GSC-Update: R's columns times U_c (rows below a block are zero and stay zero), then the
-      // rows by Q_c^T.
-      apply_u<double>(ws.r.data(), m, m, g.start, g.stride, sz, g.count, ws.u.data(), ident, flags,
-                      nullptr, s);
-      gsc_qr_kernel<<<g.count, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident,
-                                            ws.refl.data());
-      MIMORX_CUDA_CHECK_LAUNCH();
-      const dim3 agrid(g.count, unsigned(std::max(1, (m - g.start - sz + 127) / 128)));
-      if (sz <= 32) {
-        gsc_apply_kernel<32>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
-      } else {
-        gsc_apply_kernel<kMaxBlock>
-            <<<agrid, 128, 0, s>>>(ws.r.data(), m, g.start, g.stride, sz, ident, ws.refl.data());
-      }
-      MIMORX_CUDA_CHECK_LAUNCH();
+      reduce_group(g);
+      apply_group(g, w);
     }
-    if (update_r) {
+  }
+
+  // The block pass's end: with update_r the next pass's check enqueued into bank 1 and read with
+  // the pass's flags; without it (early_refactorisation) the flags stashed for the next read and
+  // the next pass told to refactorise; else the flags read and settled.
+  Verdict end_block_pass(const WindowPass& w) {
+    if (w.update_r) {
       MIMORX_CUDA_CHECK(cudaMemsetAsync(flags + kBank + kViolations, 0, 2 * sizeof(int),
                                         s));  // the bank's check
       enqueue_check(flags + kBank);
     }
-    if (!update_r && options.early_refactorisation) {
+    if (!w.update_r && options.early_refactorisation) {
       // R not updated: the next pass refactorises the window as if the pass changed it (it
       // does unless no block swapped; refactorising unchanged columns gives the same R), without
       // waiting for the pass's flags: they are copied aside and settled with the next read (one
@@ -1200,14 +1331,55 @@ bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, 
       dirty = std::min(dirty, lo);
       sr_from = std::min(sr_from, lo);
       refresh = true;
-      continue;
+      return {Next::pass};
     }
     read_flags();
-    have_next_check = update_r;
-    if (const int f = settle_pass(hf); f >= 0) return finish(LllStatus(f));
+    have_next_check = w.update_r;
+    if (const int f = settle_pass(hf); f >= 0) return finish_with(LllStatus(f));
     // R not updated: the next pass refactorises the changed columns (without a change it is
     // still R of B, and the next pass checks it again with the other block offset).
-    if (!update_r && hf[kChanged]) refresh = true;
+    if (!w.update_r && hf[kChanged]) refresh = true;
+    return {Next::pass};
+  }
+};
+
+}  // namespace
+
+template <class F>
+bool block_lll_device(int n, int m, F* b, std::int64_t* t, double delta, int l, long max_passes,
+                      BlockLllWorkspace<F>& ws, void* stream, int device, LllStats* stats,
+                      const LllOptions& options, const StartPrologue* prologue) {
+  BlockRun<F> run{n,
+                  m,
+                  b,
+                  t,
+                  delta,
+                  l,
+                  ws,
+                  stream,
+                  mimorx::detail::as_stream(stream),
+                  device,
+                  options,
+                  prologue,
+                  stats,
+                  std::size_t(n) * m,
+                  std::size_t(m) * m};
+  run.set_up();
+  run.start();
+  for (long pass = 0;; ++pass) {
+    if (pass >= max_passes) return run.finish(LllStatus::not_converged);
+    const PassPlan p = run.begin_pass(pass);
+    run.refactorise(pass, p);
+    run.read_check(pass, p);
+    Verdict v = run.settle_factorisation(p);
+    if (v.next == Next::stage) v = run.converged(p);
+    if (v.next == Next::stage) {
+      const WindowPass w = run.choose_window(pass);
+      run.reduce_blocks(pass, w);
+      v = run.end_block_pass(w);
+    }
+    if (v.next == Next::fall_back) return run.fall_back();
+    if (v.next == Next::finish) return run.finish(v.status);
   }
 }
 

@@ -2,7 +2,7 @@
 // float64 matrix products on the tensor cores (sm_80 and later): mma.m8n8k4.f64 does 256
 // multiply-adds per warp instruction, twice the FMA pipe's float64 rate, and needs 8
 // shared-memory loads per 16 of them where a register-tiled FMA loop needs about one per two
-// (the kernels that used FMA loops were bound by those loads). Used by the Gram matrix
+// (an FMA loop is bound by those loads). Used by the Gram matrix
 // (gram_cholesky_cuda.cu), the lattice check's product B T (rebuild_cuda.cu) and the block
 // method's products with the size-reduction multipliers (block_lll_cuda.cu). Each product term
 // is rounded once and the sums in an order fixed by the code, so results are deterministic; the

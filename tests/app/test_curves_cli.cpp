@@ -175,8 +175,8 @@ TEST(CurvesCli, HelpShowsTheDefaults) {
                         "INT=2500000", "INT=1000", "--detector TEXT=psd"})
     EXPECT_NE(sim.find(d), std::string::npos) << d;
   const auto ber = test::run_cli("ldpc ber --help").out;
-  for (const char* d : {"--mod TEXT=bpsk", "INT=1000", "--min-errors INT=100", "--algo TEXT=nms",
-                        "--alpha FLOAT=0.75", "no bit interleaving"})
+  for (const char* d : {"--mod TEXT=bpsk", "INT=1000", "--min-errors INT=100",
+                        "--decoder,--algo TEXT=nms", "--alpha FLOAT=0.75", "no bit interleaving"})
     EXPECT_NE(ber.find(d), std::string::npos) << d;
 }
 

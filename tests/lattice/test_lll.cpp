@@ -55,7 +55,7 @@ TEST(LllQuality, ExactDeterminant) {
 }
 
 TEST(LllReference, RandomGaussianBases) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {2, 3, 4, 8, 16, 32, 48}) {
     for (int rep = 0; rep < 4; ++rep) {
       const int m = rep == 3 ? std::max(1, n - 1) : n;
@@ -70,7 +70,7 @@ TEST(LllReference, RandomGaussianBases) {
 }
 
 TEST(LllReference, IntegerBasesStayIntegerAndDelta099) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {4, 10, 20}) {
     for (double delta : {0.25, 0.75, 0.99}) {
       auto b0 = test::integer_basis(g, n, n, 50);
@@ -84,7 +84,7 @@ TEST(LllReference, IntegerBasesStayIntegerAndDelta099) {
 }
 
 TEST(LllReference, KnapsackAndHugeDynamicRange) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   {
     const int m = 20;
     auto b0 = test::knapsack_basis(g, m, 1e9);
@@ -137,7 +137,7 @@ TEST(LllReference, DegenerateInputsAreClearErrors) {
 // bases of the input lattice, some multipliers stay in (1/2, eta] (the rule is active), the plan
 // gives the reference's basis bit for bit, and eta is validated.
 TEST(LllReference, LazySizeReductionWithEta) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   int above_half = 0;
   for (int n : {8, 16, 24}) {
     for (int rep = 0; rep < 4; ++rep) {
@@ -173,7 +173,7 @@ TEST(LllReference, LazySizeReductionWithEta) {
 }
 
 TEST(LllReference, ComplexLll) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::normal_distribution<double> d;
   for (int n : {2, 4, 8, 16}) {
     for (int rep = 0; rep < 3; ++rep) {
@@ -196,7 +196,7 @@ TEST(LllReference, ComplexLll) {
 class LllPlanCpu : public ::testing::TestWithParam<LllMethod> {};
 
 TEST_P(LllPlanCpu, BatchesReduceInBothPrecisions) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const LllMethod method = GetParam();
   for (int n : {4, 8, 16, 32, 64}) {
     const int batch = n <= 16 ? 16 : 4;
@@ -281,6 +281,7 @@ TEST(LllPlanCpu, Float32RebuiltBasisIsPolishedInFloat64) {
 // reported reduced off the input lattice; with it (the default) none.
 TEST(LllPlanCpu, Float32IllConditionedStaysOnTheLattice) {
   const std::uint64_t seed = test::fresh_seed();
+  MIMORX_TRACE_SEED(seed);
   for (LllMethod method : {LllMethod::all_swap, LllMethod::block}) {
     const auto off = test::ill_conditioned_float32(seed, method, Backend::cpu(), 1e-2, true, false);
     const auto on = test::ill_conditioned_float32(seed, method, Backend::cpu());
@@ -301,7 +302,7 @@ TEST(LllPlanCpu, Float32IllConditionedStaysOnTheLattice) {
 }
 
 TEST(LllPlanCpuLarge, BlockMethodOn128) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 128;
   LllConfig cfg;
   cfg.n = cfg.m = n;
@@ -344,7 +345,7 @@ TEST(LllPlanCpuErrors, StatusOrException) {
                  InvalidArgument);
   }
   // A sweep limit that cannot suffice is reported, never hidden.
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   LllConfig cfg{24, 24};
   cfg.method = LllMethod::all_swap;
   cfg.max_sweeps = 1;
@@ -358,6 +359,7 @@ TEST(LllPlanCpuErrors, StatusOrException) {
 // (rebuild_without_transform in lll_plan.cpp).
 TEST(LllPlanCpu, Float32WithoutTransformStaysOnTheLattice) {
   const std::uint64_t seed = test::fresh_seed();
+  MIMORX_TRACE_SEED(seed);
   for (LllMethod method : {LllMethod::all_swap, LllMethod::block}) {
     // Off through the public switch (LllConfig::lattice_check).
     const auto off =
@@ -380,7 +382,7 @@ TEST(LllPlanCpu, Float32WithoutTransformStaysOnTheLattice) {
 // lll_reduce's presort switch: false is the textbook reference on the basis as given (B' and T
 // bit for bit); true is the reference on the length-sorted basis, T taken back to the input.
 TEST(LllPresort, ConvenienceEntryHasTheSwitch) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 12, m = 10;
   const auto b = test::gaussian_basis(g, n, m);
   auto ref = b;
@@ -468,7 +470,7 @@ void presort_case(std::mt19937_64& g, LllMethod method, int n, int m) {
 }
 
 TEST(LllPresort, SameAsReducingTheSortedBasis) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (LllMethod method : {LllMethod::sequential, LllMethod::all_swap, LllMethod::block}) {
     presort_case<double>(g, method, 24, 24);
     presort_case<float>(g, method, 24, 24);
@@ -479,7 +481,7 @@ TEST(LllPresort, SameAsReducingTheSortedBasis) {
 // Why it is on by default: Gaussian 32x32 bases come out with a several times smaller
 // orthogonality defect (geometric mean over the bases; measured 0.26 over 100 bases).
 TEST(LllPresort, ShorterBasesOnGaussianInputs) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 32, batch = 12;
   double log_ratio = 0;
   for (int k = 0; k < batch; ++k) {
@@ -551,7 +553,7 @@ std::vector<TextBasis> run_fplll(const std::string& exe, const std::vector<TextB
 TEST(LllVsFplll, OrthogonalityDefectWithinTenPercentForSmallBases) {
   const std::string exe = fplll_binary();
   if (exe.empty()) GTEST_SKIP() << "fplll binary not installed (Debian package fplll-tools)";
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   // 48 bases per size: with the presort our reduction starts from another order than fplll's
   // and the two take unrelated paths, so single ratios spread more than in input order (12 bases
   // gave geometric means 0.85..1.09 over 30 runs, median 1.000).
@@ -605,7 +607,7 @@ TEST(LllVsFplll, OrthogonalityDefectWithinTenPercentForSmallBases) {
 TEST(LllVsFplll, PresortEqualOrBetterDefectAt16And32) {
   const std::string exe = fplll_binary();
   if (exe.empty()) GTEST_SKIP() << "fplll binary not installed (Debian package fplll-tools)";
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (auto [n, count] : {std::pair{16, 100}, std::pair{32, 10}}) {
     std::vector<TextBasis> in(count);
     for (auto& b : in) {
@@ -669,7 +671,7 @@ std::unique_ptr<LllPlan> reduce_one_on_cpu(std::mt19937_64& g, int n, LllMethod 
 
 TEST(LllPlanCpuLarge, AllSwapWithThreadsInsideOneBasis) {
   // m >= 96 puts the OpenMP threads inside the basis (Algorithm 1's inner level).
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::vector<double> b;
   std::vector<std::int64_t> t;
   reduce_one_on_cpu(g, 112, LllMethod::all_swap, 2, b, t, "all-swap, 2 threads in one basis");
@@ -678,7 +680,7 @@ TEST(LllPlanCpuLarge, AllSwapWithThreadsInsideOneBasis) {
 // cpu_threads bounds the calling thread's OpenMP team (Eigen's products included) for the run
 // only: the caller's setting is back afterwards, also after a run that throws.
 TEST(LllPlanCpu, CpuThreadsScopeTheTeamOfTheRun) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 96, before = omp_get_max_threads();
   omp_set_num_threads(3);
   std::vector<double> b;
@@ -694,7 +696,7 @@ TEST(LllPlanCpu, CpuThreadsScopeTheTeamOfTheRun) {
 }
 
 TEST(LllPlanCpuErrors, HugeDynamicRangeAllMethods) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::uniform_real_distribution<double> u(-6, 6);
   const int n = 12;
   for (auto method : {LllMethod::sequential, LllMethod::all_swap, LllMethod::block}) {
@@ -760,7 +762,7 @@ TEST(LllPlanCpuErrors, Float32NeverReportsAnUnreducedBasisAsReduced) {
   // Banded block-Toeplitz bases grow ill-conditioned with n: float32 must either reduce them
   // (verified) or say so (status), never return an unreduced basis marked reduced.
   // The benchmark's generator (tests/support/lll_inputs.hpp: 4-tap 2 x 2 blocks, A_0 invertible).
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 32, batch = 40;
   const std::vector<double> b0 = test::lll_input("toeplitz", n, batch, g());
   int flagged = 0;
@@ -812,7 +814,7 @@ TEST(LllPlanCpuErrors, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
 // out LLL-reduced as R U, with U integer and unimodular (independent checks: long-double
 // Gram-Schmidt, exact det U).
 TEST(LllColumnWarp, HostModelReducesTriangularBlocks) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int sz : {2, 3, 5, 8, 16, 31, 32}) {
     for (int kind = 0; kind < 2; ++kind) {
       const auto b = kind == 0 ? test::gaussian_basis(g, sz, sz) : test::knapsack_basis(g, sz, 1e4);
@@ -837,7 +839,7 @@ TEST(LllColumnWarp, HostModelReducesTriangularBlocks) {
 }
 
 TEST(LllColumnWarp, HostModelLimitsAndErrors) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int sz = 16;
   const auto r = test::upper_factor(sz, sz, test::knapsack_basis(g, sz, 1e4));
   std::vector<std::int64_t> u(std::size_t(sz) * sz);

@@ -55,7 +55,7 @@ std::string stdout_of(const std::string& cmd) {
 }  // namespace
 
 TEST(LllCli, ReducesABatchAndChecks) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::vector<TextBasis> in;
   for (int n : {3, 5, 8, 8, 12}) {
     TextBasis b;
@@ -100,7 +100,7 @@ TEST(LllCli, TransformPrintsUWithUBEqualsReduced) {
 }
 
 TEST(LllCli, FloatPrecisionAndMethods) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   TextBasis b;
   b.n = b.m = 16;
   b.b = test::integer_basis(g, 16, 16, 100);
@@ -117,7 +117,7 @@ TEST(LllCli, FloatPrecisionAndMethods) {
 // a basis listed longest first the two give different bases, both reduced, of the same lattice;
 // --keep-order is the default spelled out and excludes --presort.
 TEST(LllCli, PresortIsAnOptionAndKeepOrderTheDefault) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   TextBasis b;
   b.n = b.m = 24;
   b.b = test::integer_basis(g, 24, 24, 1 << 12);
@@ -139,7 +139,7 @@ TEST(LllCli, PresortIsAnOptionAndKeepOrderTheDefault) {
 // -e sets eta: a bound below 1/2 or at or beyond sqrt(delta) is refused; the outputs of 0.5
 // and 0.51 are reduced for their eta (the exact --check) and may differ (the lazy rule).
 TEST(LllCli, EtaIsValidatedAndChecked) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   TextBasis b;
   b.n = b.m = 16;
   b.b = test::integer_basis(g, 16, 16, 1 << 20);
@@ -162,7 +162,7 @@ TEST(LllCli, EtaIsValidatedAndChecked) {
 // basis on a well-conditioned input (the check against B T is what it skips; the plan tests
 // show what that costs on ill-conditioned ones).
 TEST(LllCli, NoLatticeCheckStillReduces) {
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   TextBasis b;
   b.n = b.m = 12;
   b.b = test::integer_basis(g, 12, 12, 1 << 10);
@@ -209,7 +209,7 @@ TEST(LllCli, ClearErrors) {
 
 TEST(LllCli, SameQualityAsFplll) {
   if (access("/usr/bin/fplll", X_OK) != 0) GTEST_SKIP() << "fplll (fplll-tools) not installed";
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {4, 8, 16, 24}) {
     std::vector<TextBasis> in;
     for (int k = 0; k < 8; ++k) {

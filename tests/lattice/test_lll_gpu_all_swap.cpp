@@ -30,7 +30,7 @@ using namespace mimorx::lattice;
 
 TEST(LllGpu, AllSwapBatchedSizesBothPrecisions) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {4, 8, 16, 32, 48, 64}) {
     const int batch = n <= 16 ? 64 : 12;
     test::gpu_case<float>(g, n, n, batch, LllMethod::all_swap, true);
@@ -95,7 +95,7 @@ void fixed_vs_generic(std::mt19937_64& g, int n, int batch, bool transform, bool
 
 TEST(LllGpu, FixedShapeKernelsMatchGenericBitForBit) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {4, 8, 16, 32, 64}) {
     const int batch = n <= 16 ? 300 : 60;
     for (bool presort : {false, true}) {
@@ -167,7 +167,7 @@ TEST(LllGpu, Float32TransformBeyondInt32IsPrecisionLoss) {
 // bounds' limit (some end in precision_loss).
 TEST(LllGpu, Int32TransformFastPathChangesNothing) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::normal_distribution<double> nd;
   for (const auto& [n, m] : std::vector<std::pair<int, int>>{{64, 64}}) {
     const int batch = 512;
@@ -227,14 +227,14 @@ TEST(LllGpu, Int32TransformFastPathChangesNothing) {
 
 TEST(LllGpu, AllSwapNonSquare) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   test::gpu_case<double>(g, 12, 8, 50, LllMethod::all_swap, true);
   test::gpu_case<float>(g, 40, 20, 20, LllMethod::all_swap, true);
 }
 
 TEST(LllGpu, CpuAndGpuBothReduceTheSameInput) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 24, batch = 32;
   std::vector<double> b0;
   for (int k = 0; k < batch; ++k) {

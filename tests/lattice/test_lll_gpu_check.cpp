@@ -35,6 +35,7 @@ using namespace mimorx::lattice;
 TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = test::fresh_seed();
+  MIMORX_TRACE_SEED(seed);
   int off_total = 0;
   for (int rep = 0; rep < 4; ++rep) {
     const auto off = test::ill_conditioned_float32(seed + rep, LllMethod::all_swap, Backend::cuda(),
@@ -72,6 +73,7 @@ TEST(LllGpu, AllSwapFloat32IllConditionedStaysOnTheLattice) {
 TEST(LllGpu, Float32WithoutTransformStaysOnTheLattice) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = test::fresh_seed();
+  MIMORX_TRACE_SEED(seed);
   struct Path {
     LllMethod method;
     bool device_resident;
@@ -115,6 +117,7 @@ TEST(LllGpu, Float32WithoutTransformStaysOnTheLattice) {
 TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = test::fresh_seed();
+  MIMORX_TRACE_SEED(seed);
   for (bool device_path : {true, false}) {
     LllOptions options;
     options.block_device = device_path;
@@ -145,7 +148,7 @@ TEST(LllGpu, BlockFloat32IllConditionedStaysOnTheLattice) {
 // several warps' rows and columns, and the same with its two last columns swapped).
 TEST(LllGpu, DeviceRecheckOfRebuiltBases) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   // Every case through the fixed-shape kernels of square 8..64 bases and through the general
   // kernels (LllOptions::square_check_kernel; other shapes take the general kernels either way), in
   // the check and in the re-check alone.
@@ -296,7 +299,7 @@ void check_swap_batch(SwapBatch& r, const LllOptions& options = {}) {
 // and go to the host).
 TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int n : {8, 16, 32, 64}) {
     const int batch = n <= 16 ? 256 : 64;
     auto sb = all_swap_with_t(g, n, batch, false);
@@ -343,7 +346,7 @@ TEST(LllGpu, SquareCheckKernelMatchesTheGeneralKernels) {
 // is B T for its new T (unimodular), and the ones it leaves for the host are untouched.
 TEST(LllGpu, DevicePolishOfBasesThatFailTheRecheck) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   int polished = 0, failures = 0;
   for (int round = 0; round < 8 && polished < 3; ++round) {
     for (int n : {16, 32, 64}) {
@@ -429,7 +432,7 @@ TEST(LllGpu, DevicePolishOfBasesThatFailTheRecheck) {
 // the check takes the unit columns' tiles without the product (unit_tile_kernel).
 TEST(LllGpu, TransformDriftCheck) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   struct Case {
     int n, m;
     bool window;
@@ -519,7 +522,7 @@ TEST(LllGpu, TransformDriftCheck) {
 // precision failure).
 TEST(LllGpu, Float32SingularBasesAreJudgedInABatch) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   const int n = 16, batch = 7;
   const std::int64_t stride = std::int64_t(n) * n + 7;
   std::vector<float> h(std::size_t(stride) * batch, 0.0f);

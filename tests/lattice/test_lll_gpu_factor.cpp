@@ -148,7 +148,7 @@ void size_reduce_case(std::mt19937_64& g, int m, int first_col = 0, bool gated =
 
 TEST(LllGpu, SizeReductionMatchesHostModel) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   // Around the tile (8 columns), chunk (32 rows) and stripe (128 rows) edges, up to 2600 (the
   // kernel takes up to 4096); then only the columns from a tile on, as the block method's
   // window asks.
@@ -174,7 +174,7 @@ TEST(LllGpu, SizeReductionMatchesHostModel) {
 
 TEST(LllGpu, GramCholeskyMatchesEigen) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int m : {1, 2, 31, 32, 33, 64, 65, 100, 300}) {
     gram_case<float>(g, m + 7, m);
     gram_case<double>(g, m, m);
@@ -249,7 +249,7 @@ FactorDiff diff_against_full(Refactorisation& f, int first, int norm_from) {
 // substitution.
 TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (int mode = 0; mode < 3; ++mode)  // split head solve, unsplit, split with the head inverse
     for (auto [m, first] : std::vector<std::pair<int, int>>{{40, 32},
                                                             {100, 33},
@@ -303,7 +303,7 @@ TEST(LllGpu, TailCholeskyMatchesFullFactorisation) {
 // agree: errors up to 1e-3 at 600 x 600).
 TEST(LllGpu, TailCholeskyWithKeptHeadRows) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   std::uniform_int_distribution<int> coef(-2, 2);
   for (auto [m, first] :
        std::vector<std::pair<int, int>>{{300, 256}, {600, 320}, {1024, 896}, {1030, 992}}) {
@@ -350,7 +350,7 @@ TEST(LllGpu, TailCholeskyWithKeptHeadRows) {
 // panel). A zero column must be reported by all.
 TEST(LllGpu, LookaheadCholeskyMatchesChain) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (auto [m, first] : std::vector<std::pair<int, int>>{{33, 0},
                                                           {64, 0},
                                                           {65, 0},
@@ -427,7 +427,7 @@ TEST(LllGpu, LookaheadCholeskyMatchesChain) {
 // the 128-column diagonal blocks (and their 32-column steps) or of the doubling's powers of two.
 TEST(LllGpu, TriangularInverseOfTheHead) {
   MIMORX_REQUIRE_GPU();
-  std::mt19937_64 g(test::fresh_seed());
+  MIMORX_SEEDED_GENERATOR(g);
   for (auto [m, f] : std::vector<std::pair<int, int>>{{40, 32},
                                                       {40, 33},
                                                       {100, 100},
