@@ -19,14 +19,15 @@
 //
 // Phases are kept in turns. f t is formed in double from the integer time in units of
 // Tc = 1 / (480 kHz * 4096) (TS 38.211 §4.1), reduced modulo 1 exactly (x - trunc(x) is exact
-// in double), rounded to float and turned into sin/cos by rng::detail::sincos_octant after an
-// exact octant split: the same bits on both backends.
+// in double), rounded to float and turned into sin/cos by rng::detail::sincos_turns (an exact
+// octant split and the series of the Box-Muller transform): the same bits on both backends.
 #include <cstdint>
 
 #include "mimorx/channel/samples.hpp"
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::channel::detail {
 
@@ -48,40 +49,12 @@ MIMORX_HD std::int64_t tdl_symbol_tc(int mu, std::int64_t slot, int l) {
   return t + ncp + (l % half == 0 ? ext : 0) + nu / 2;
 }
 
-// sin and cos of 2 pi u for u in [0, 1]: quadrant and octant split off exactly (4u and its
-// fractional part are exact in float), the series of rng::detail::sincos_octant on [0, pi/4].
-MIMORX_HD void sincos_turns(float u, float* s, float* c) {
-  const float q4 = mul_rn(u, 4.f);
-  const int quadrant = int(q4);
-  float f = add_rn(q4, -float(quadrant));
-  const bool upper = f > 0.5f;
-  if (upper) f = add_rn(1.f, -f);
-  float sn, cs;
-  rng::detail::sincos_octant(mul_rn(f, 1.57079632679489662f), &sn, &cs);
-  if (upper) {
-    const float tmp = sn;
-    sn = cs;
-    cs = tmp;
-  }
-  switch (quadrant & 3) {
-    case 1:
-      *s = cs, *c = -sn;
-      return;
-    case 2:
-      *s = -sn, *c = -cs;
-      return;
-    case 3:
-      *s = -cs, *c = sn;
-      return;
-    default:
-      *s = sn, *c = cs;
-      return;
-  }
-}
+// sin and cos of 2 pi u, u in [0, 1] (the angle arithmetic of the Box-Muller transform).
+using rng::detail::sincos_turns;
 
 // x - trunc(x) for x >= 0, rounded to float (1.0f after rounding wraps to 0).
 MIMORX_HD float frac_turns(double x) {
-  const double r = rng::detail::dadd(x, -double(std::int64_t(x)));
+  const double r = rounding::dadd(x, -double(std::int64_t(x)));
   const float u = float(r);
   return u >= 1.f ? 0.f : u;
 }
@@ -89,8 +62,8 @@ MIMORX_HD float frac_turns(double x) {
 // The fading process w(t) of one (realisation, tap, pair); fd_tc = fD * Tc, t_tc >= 0.
 MIMORX_HD cf32 tdl_process(std::uint64_t seed, std::int64_t c, int tap, int pair, bool los,
                            double fd_tc, std::int64_t t_tc) {
-  using rng::detail::dadd;
-  using rng::detail::dmul;
+  using rounding::dadd;
+  using rounding::dmul;
   const std::uint64_t base =
       ((std::uint64_t(c) * kTdlMaxTaps + std::uint64_t(tap)) * kTdlMaxPairs + std::uint64_t(pair)) *
       kTdlBlocksPerProcess;
@@ -112,16 +85,17 @@ MIMORX_HD cf32 tdl_process(std::uint64_t seed, std::int64_t c, int tap, int pair
       const float psi = rng::to_uniform(blk.v[2 * h]);
       const float phi = rng::to_uniform(blk.v[2 * h + 1]);
       float sa, ca;  // alpha_m in turns: (m + theta) / (4M), in [0, 1/4]
-      sincos_turns(mul_rn(add_rn(float(m), theta), 1.f / float(4 * kTdlSinusoids)), &sa, &ca);
+      sincos_turns(rounding::fmul(rounding::fadd(float(m), theta), 1.f / float(4 * kTdlSinusoids)),
+                   &sa, &ca);
       const double x = dadd(dmul(dmul(fd_tc, double(ca)), t), double(phi));
       sincos_turns(frac_turns(x), &s, &co);
       float sp, cp;
       sincos_turns(psi, &sp, &cp);
-      acc = cadd_rn(acc, cf32{mul_rn(cp, co), mul_rn(sp, co)});
+      acc = rounding::cadd(acc, rounding::cscale(cf32{cp, sp}, co));
     }
   }
   constexpr float kScale = 0.353553390593273762f;  // sqrt(2 / M), M = 16
-  return {mul_rn(acc.re, kScale), mul_rn(acc.im, kScale)};
+  return rounding::cscale(acc, kScale);
 }
 
 // What the kernels need (pointers in the memory of the backend that runs them).
@@ -152,10 +126,10 @@ MIMORX_HD cf32 tdl_a_entry(const TdlArgs& a, const cf32* w, int n, int e) {
     acc = {0.f, 0.f};
     for (int f = 0; f < p; ++f) {
       const float r = a.sqrt_r[f * p + e];
-      acc = cadd_rn(acc, cf32{mul_rn(r, w[f].re), mul_rn(r, w[f].im)});
+      acc = rounding::cadd(acc, rounding::cscale(w[f], r));
     }
   }
-  return {mul_rn(acc.re, a.amp[n]), mul_rn(acc.im, a.amp[n])};
+  return rounding::cscale(acc, a.amp[n]);
 }
 
 // H[k](e) = sum_n A_n(e) ramp[k, n], in n order; at points at the taps x P block of one symbol.
@@ -163,7 +137,7 @@ MIMORX_HD cf32 tdl_h_entry(const TdlArgs& a, const cf32* at, int k, int e) {
   const int p = a.n_rx * a.n_tx;
   cf32 acc{0.f, 0.f};
   for (int n = 0; n < a.taps; ++n)
-    acc = cadd_rn(acc, cmul_rn(at[n * p + e], a.ramp[k * a.taps + n]));
+    acc = rounding::cadd(acc, rounding::cmul(at[n * p + e], a.ramp[k * a.taps + n]));
   return acc;
 }
 

@@ -74,6 +74,37 @@ MIMORX_HD void sincos_octant(float t, float* s, float* c) {
   pc = fadd(fmul(pc, t2), -0.5f);
   *c = fadd(fmul(pc, t2), 1.f);
 }
+// sin and cos of 2 pi u for u in [0, 1]: the quadrant and octant are split off exactly (4u and
+// its fractional part are exact in float, 1 - f is exact by Sterbenz), the series of
+// sincos_octant runs on [0, pi/4].
+MIMORX_HD void sincos_turns(float u, float* s, float* c) {
+  const float q4 = fmul(u, 4.f);
+  const int quadrant = int(q4);
+  float f = fadd(q4, -float(quadrant));  // [0, 1)
+  const bool upper = f > 0.5f;
+  if (upper) f = fadd(1.f, -f);
+  float sn, cs;
+  sincos_octant(fmul(f, 1.57079632679489662f), &sn, &cs);
+  if (upper) {
+    const float tmp = sn;
+    sn = cs;
+    cs = tmp;
+  }
+  switch (quadrant & 3) {
+    case 1:
+      *s = cs, *c = -sn;
+      return;
+    case 2:
+      *s = -sn, *c = -cs;
+      return;
+    case 3:
+      *s = -cs, *c = sn;
+      return;
+    default:
+      *s = sn, *c = cs;
+      return;
+  }
+}
 }  // namespace detail
 
 // The Philox4x32-10 bijection of a 128-bit counter under a 64-bit key.
@@ -102,35 +133,13 @@ MIMORX_HD float to_uniform(std::uint32_t x) {
 }
 
 // Two independent N(0, 1) values from two uniforms (Box-Muller), bit-identical CPU/GPU:
-// r = sqrt(-2 log u1) and the angle 2 pi u2, whose octant is split off exactly (4 u2 and its
-// fractional part are exact in float) so the series runs on [0, pi/4].
+// r = sqrt(-2 log u1) and the angle 2 pi u2 (detail::sincos_turns).
 MIMORX_HD void box_muller(float u1, float u2, float* z0, float* z1) {
   const float r = rounding::fsqrt(rounding::fmul(-2.f, detail::log_open01(u1)));
-  const float q4 = rounding::fmul(u2, 4.f);        // exact
-  const int quadrant = int(q4);                    // 0..3
-  float f = rounding::fadd(q4, -float(quadrant));  // [0, 1), exact
-  const bool upper = f > 0.5f;
-  if (upper) f = rounding::fadd(1.f, -f);  // exact (Sterbenz)
   float s, c;
-  detail::sincos_octant(rounding::fmul(f, 1.57079632679489662f), &s, &c);
-  if (upper) {
-    const float tmp = s;
-    s = c;
-    c = tmp;
-  }
-  float cs = c, sn = s;
-  if (quadrant == 1) {
-    cs = -s;
-    sn = c;
-  } else if (quadrant == 2) {
-    cs = -c;
-    sn = -s;
-  } else if (quadrant == 3) {
-    cs = s;
-    sn = -c;
-  }
-  *z0 = rounding::fmul(r, cs);
-  *z1 = rounding::fmul(r, sn);
+  detail::sincos_turns(u2, &s, &c);
+  *z0 = rounding::fmul(r, c);
+  *z1 = rounding::fmul(r, s);
 }
 
 // Element i of the uniform stream.
