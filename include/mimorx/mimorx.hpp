@@ -21,6 +21,7 @@
 #include "mimorx/detect/ml.hpp"
 #include "mimorx/detect/nway.hpp"
 #include "mimorx/detect/sphere.hpp"
+#include "mimorx/detect/sts.hpp"
 #include "mimorx/detect/trellis.hpp"
 #include "mimorx/lattice/fplll_format.hpp"
 #include "mimorx/lattice/lll.hpp"
