@@ -97,7 +97,7 @@ void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> ll
     sts::State st;
     st.zp = z;
     const sts::Outcome o = sts::search(p, st);
-    sts::write_outputs(o, st.lam, per, n0, clip, capped_llr, &bits[v * per],
+    sts::write_outputs(p, o, st.lam, n0, clip, capped_llr, &bits[v * per],
                        llrs.size ? &llrs[v * per] : nullptr);
     if (stats.size) stats[v] = SearchStats{o.nodes, o.leaves, o.updates, o.capped};
   }

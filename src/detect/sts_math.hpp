@@ -220,17 +220,19 @@ MIMORX_HD Outcome search(const Params& p, State& st) {
 }
 
 // Hard bits (the ML decision) and LLRs (llrs may be null) of one vector:
-// (min metric with b = 1 - min metric with b = 0) / N0, as MlPlan computes them; clipped to
-// [-clip, clip] when clip > 0. A counter-hypothesis never reached (capped search) gives
-// +-(clip > 0 ? clip : capped_llr).
-MIMORX_HD void write_outputs(const Outcome& o, const float* lam, int nbits, float n0, float clip,
-                             float capped_llr, std::uint8_t* bits, float* llrs) {
-  for (int j = 0; j < nbits; ++j) {
+// (min metric with b = 1 - min metric with b = 0) / N0, as MlPlan computes them. With clipping a
+// counter-hypothesis metric at its cap (lml + clip N0, the same float sum as update_leaf's) gives
+// exactly +-clip, and every LLR is clamped to [-clip, clip]. A counter-hypothesis never reached
+// (capped search) gives +-(clip > 0 ? clip : capped_llr).
+MIMORX_HD void write_outputs(const Params& p, const Outcome& o, const float* lam, float n0,
+                             float clip, float capped_llr, std::uint8_t* bits, float* llrs) {
+  const float cap = p.clip_n0 > 0.f ? o.metric + p.clip_n0 : sphere::inf_metric();
+  for (int j = 0; j < p.nbits; ++j) {
     const bool one = ((o.ml >> j) & 1u) != 0;
     bits[j] = std::uint8_t(one ? 1 : 0);
     if (!llrs) continue;
     float v;
-    if (lam[j] < sphere::inf_metric()) {
+    if (lam[j] < sphere::inf_metric() && lam[j] < cap) {
       v = one ? (o.metric - lam[j]) / n0 : (lam[j] - o.metric) / n0;
     } else {
       const float u = clip > 0.f ? clip : capped_llr;
