@@ -13,7 +13,7 @@
 // lower bound of its leaves' metrics, so the subtree of a node whose fixed columns are >= k is
 // pruned when its partial metric is >= its radius
 //   rc = max(lml, max{lam[j] : j fixed and x_j != ml_j}, max{lam[j] : j not fixed})
-// (Studer et al. 2008, Sec. III-B). Every such value only decreases during the search (a
+// (Studer et al. 2008). Every such value only decreases during the search (a
 // flipped ML bit j takes the old lml, which is below the old lam[j]), so a subtree pruned once
 // holds nothing that could lower them later: the result is exact max-log.
 // rc splits into up(k) (fixed columns above k: the path's), low(k) (columns below k) and the
@@ -140,7 +140,7 @@ MIMORX_HD void refresh_bounds(const Params& p, State& st, std::uint64_t ml) {
     st.up[c] = max_over(st.lam, p.tab->mask[p.perm[c + 1]] & (st.xb[c + 1] ^ ml), st.up[c + 1]);
 }
 
-// A leaf x with metric d below its radius (Studer et al. 2008, the update of Sec. III-B).
+// A leaf x with metric d below its radius (the update rule of Studer et al. 2008).
 MIMORX_HD void update_leaf(const Params& p, State& st, Outcome& o, float d, std::uint64_t x) {
   std::uint64_t diff = x ^ o.ml;
   if (d < o.metric) {

@@ -54,6 +54,7 @@ TEST(ReliabilityCli, CommandsAndDetectorNames) {
   for (const char* d : {"mmse:4", "zf:1", "ml:2", "lr-zf:3"})
     expect_refused(std::string("sim --frames 10 --detector ") + d, "takes no parameter");
   expect_refused("sim --frames 10 --detector nway:", "nothing after ':'");
+  expect_refused("sim --frames 10 --backend cpu --detector sts:0", "positive number");
 }
 
 TEST(ReliabilityCli, SnrListsAreBounded) {
