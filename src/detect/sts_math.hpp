@@ -131,10 +131,16 @@ struct Outcome {
   std::uint8_t capped = 0;
 };
 
-// low(k) for every k and up(k) for the columns below the fixed ones, from lam and ml.
-MIMORX_HD void refresh_bounds(const Params& p, State& st, std::uint64_t ml) {
+// low(k) for every k, from lam.
+MIMORX_HD void refresh_low(const Params& p, State& st) {
   st.low[0] = 0.f;
   for (int c = 0; c < p.n; ++c) st.low[c + 1] = max_over(st.lam, p.tab->mask[p.perm[c]], st.low[c]);
+}
+
+// low(k) for every k and up(k) for the columns below the fixed path, from lam and ml; at a leaf
+// (every column fixed, xb[1..n-1] set).
+MIMORX_HD void refresh_bounds(const Params& p, State& st, std::uint64_t ml) {
+  refresh_low(p, st);
   st.up[p.n - 1] = 0.f;
   for (int c = p.n - 2; c >= 0; --c)
     st.up[c] = max_over(st.lam, p.tab->mask[p.perm[c + 1]] & (st.xb[c + 1] ^ ml), st.up[c + 1]);
@@ -171,7 +177,8 @@ MIMORX_HD Outcome search(const Params& p, State& st) {
   for (int j = 0; j < p.nbits; ++j) st.lam[j] = sphere::inf_metric();
   st.pm(n) = 0.f;
   st.xb[n] = 0;
-  refresh_bounds(p, st, o.ml);
+  refresh_low(p, st);
+  st.up[n - 1] = 0.f;
   int k = n - 1;
   sphere::se_enter<0>(p.r, st, n, L, k);
   for (;;) {

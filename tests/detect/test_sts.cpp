@@ -152,12 +152,13 @@ struct Case {
   std::int64_t channels;
 };
 const Case kCases[] = {
-    {1, 1, Modulation::bpsk, 8},  {1, 1, Modulation::qpsk, 8},  {1, 1, Modulation::qam16, 8},
-    {1, 1, Modulation::qam64, 8}, {2, 2, Modulation::bpsk, 8},  {2, 2, Modulation::qpsk, 8},
-    {2, 2, Modulation::qam16, 8}, {2, 2, Modulation::qam64, 8}, {2, 3, Modulation::qam16, 8},
-    {3, 3, Modulation::qpsk, 6},  {3, 3, Modulation::qam16, 6}, {3, 4, Modulation::qpsk, 4},
-    {4, 4, Modulation::bpsk, 6},  {4, 4, Modulation::qpsk, 6},  {4, 4, Modulation::qam16, 3},
-    {1, 2, Modulation::qam256, 4}};
+    {1, 1, Modulation::bpsk, 8},   {1, 1, Modulation::qpsk, 8},   {1, 1, Modulation::qam16, 8},
+    {1, 1, Modulation::qam64, 8},  {2, 2, Modulation::bpsk, 8},   {2, 2, Modulation::qpsk, 8},
+    {2, 2, Modulation::qam16, 8},  {2, 2, Modulation::qam64, 8},  {2, 3, Modulation::qam16, 8},
+    {3, 3, Modulation::qpsk, 6},   {3, 3, Modulation::qam16, 6},  {3, 4, Modulation::qpsk, 4},
+    {4, 4, Modulation::bpsk, 6},   {4, 4, Modulation::qpsk, 6},   {4, 4, Modulation::qam16, 3},
+    {1, 2, Modulation::qam256, 4}, {2, 2, Modulation::qam256, 3}, {5, 6, Modulation::qpsk, 3},
+    {8, 8, Modulation::bpsk, 4},   {8, 8, Modulation::qpsk, 2}};
 
 TEST(Sts, LlrsEqualExhaustiveMaxLog) {
   std::mt19937_64 gen(test::fresh_seed());
