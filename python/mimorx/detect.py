@@ -27,7 +27,8 @@ __all__ = [
 
 
 def detector_names():
-    """The detector names this build offers ("nway:N", "kbest:K" take a parameter)."""
+    """The detector names this build offers ("nway:N", "kbest:K" take a parameter; "sts[:CLIP]"
+    may)."""
     return list(_core.detector_names())
 
 
