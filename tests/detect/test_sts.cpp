@@ -184,6 +184,21 @@ TEST(Sts, IllConditionedChannelsStayExact) {
   }
 }
 
+// More vectors than CI runs (label slow): about 10^4 vectors against exhaustive ML.
+TEST(StsSlow, ManyVectorsEqualExhaustiveMaxLog) {
+  std::mt19937_64 gen(test::fresh_seed() + 9);
+  for (double snr : {0.0, 10.0, 20.0, 30.0}) {
+    const Problem p = make_problem({4, 4, Modulation::qam16}, 500, 4, snr, Channel::rayleigh, gen);
+    expect_exact(p, run_ml(p), run_sts(p, {}), name(p, snr));
+    const Problem q = make_problem({4, 4, Modulation::qam16}, 250, 2, snr, Channel::collinear, gen);
+    expect_exact(q, run_ml(q), run_sts(q, {}), "collinear " + name(q, snr));
+    const Problem r = make_problem({3, 3, Modulation::qam64}, 50, 2, snr, Channel::rayleigh, gen);
+    expect_exact(r, run_ml(r), run_sts(r, {}), name(r, snr));
+    const Problem u = make_problem({2, 2, Modulation::qam256}, 100, 2, snr, Channel::rayleigh, gen);
+    expect_exact(u, run_ml(u), run_sts(u, {}), name(u, snr));
+  }
+}
+
 TEST(Sts, NaturalColumnOrderIsExactToo) {
   std::mt19937_64 gen(test::fresh_seed() + 2);
   StsConfig cfg;
