@@ -21,6 +21,11 @@
 // Euchner), and all siblings from the first whose metric reaches
 //   rp = max(lml, up(k), low(k + 1)) >= rc of every sibling
 // on are pruned at once. With clipping every lam[j] is capped at lml + clip N0.
+//
+// Use (sts_cpu.cpp; a kernel the same way, one vector per thread): per channel real_model and
+// sorted_qr (sphere_math.hpp) give R and perm; per vector z = Q^T y (sphere::project), a State
+// (under 1 KB, e.g. local memory) with zp = z, search(), then write_outputs(). The BitTable
+// (2 KB, per plan) suits constant or shared memory.
 #include <cstdint>
 
 #include "detect/sphere_math.hpp"
