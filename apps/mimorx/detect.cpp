@@ -86,12 +86,14 @@ void run_detect(const DetectOptions& o) {
   r["bits"] = hb_bits;
   if (const auto capped = det->capped_vectors()) {
     r["capped_vectors"] = capped;
+    const std::string base = o.detector.substr(0, o.detector.find(':'));  // psd or sts
     std::fprintf(stderr,
-                 "mimorx: warning: %lld of %lld vectors reached psd's node budget (%lld nodes per "
-                 "vector); their bits are the best found, not guaranteed ML (docs/cli.md, "
+                 "mimorx: warning: %lld of %lld vectors reached %s's node budget (%lld nodes per "
+                 "vector); their bits are the best found, not guaranteed ML%s (docs/cli.md, "
                  "Limits)\n",
-                 static_cast<long long>(capped), static_cast<long long>(vectors),
-                 static_cast<long long>(mimorx::detect::kPsdNodeCap));
+                 static_cast<long long>(capped), static_cast<long long>(vectors), base.c_str(),
+                 static_cast<long long>(mimorx::detect::kPsdNodeCap),
+                 o.soft ? ", their LLRs not exact" : "");
   }
   if (o.soft) {
     std::vector<float> l(nbits);
@@ -110,7 +112,8 @@ void add_detect(CLI::App& app) {
   cmd->add_option("--out", opts->out, "Output JSON file, - for stdout")->capture_default_str();
   cmd->add_option(
          "--detector", opts->detector,
-         "zf, mmse, ml, psd[:LANES], nway:N, kbest:K, trellis, lr-zf, lr-mmse, lr-mmse-sic")
+         "zf, mmse, ml, psd[:LANES], sts[:CLIP], nway:N, kbest:K, trellis, lr-zf, lr-mmse, "
+         "lr-mmse-sic")
       ->capture_default_str();
   cmd->add_flag("--soft", opts->soft, "Also write max-log LLRs (positive = bit 0)");
   cmd->add_option("--backend", opts->backend, "auto, cpu, cuda or cuda:N")->capture_default_str();

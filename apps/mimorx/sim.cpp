@@ -116,18 +116,19 @@ ojson common_config(const SimOptions& o, const mimorx::detect::MimoShape& shape,
 const std::vector<std::string> kCommonIdentity = {
     "coding", "nt", "nr", "mod", "seed", "channel", "snr_definition"};
 
-// psd's node budget stopped some searches of the point `p`: one warning line on stderr.
+// psd's or sts's node budget stopped some searches of the point `p`: one warning line on stderr.
 void warn_if_capped(const ojson& p) {
   const auto it = p.find("capped_vectors");
   if (it == p.end()) return;
-  std::fprintf(stderr,
-               "mimorx: warning: %s at %.2f dB: %lld of %lld vectors reached psd's node budget "
-               "(%lld nodes per vector); their decisions are the best found, not guaranteed ML "
-               "(docs/cli.md, Limits)\n",
-               p.value("detector", "").c_str(), p.value("snr_db", 0.0),
-               static_cast<long long>(it->get<std::int64_t>()),
-               static_cast<long long>(p.value("frames", std::int64_t(0))),
-               static_cast<long long>(mimorx::sim::kPsdNodeCap));
+  const std::string name = p.value("detector", "");
+  std::fprintf(
+      stderr,
+      "mimorx: warning: %s at %.2f dB: %lld of %lld vectors reached %s's node budget "
+      "(%lld nodes per vector); their decisions are the best found, not guaranteed ML "
+      "(docs/cli.md, Limits)\n",
+      name.c_str(), p.value("snr_db", 0.0), static_cast<long long>(it->get<std::int64_t>()),
+      static_cast<long long>(p.value("frames", std::int64_t(0))),
+      name.substr(0, name.find(':')).c_str(), static_cast<long long>(mimorx::sim::kPsdNodeCap));
 }
 
 std::vector<std::string> keys_of(const ojson& object) {

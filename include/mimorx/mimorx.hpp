@@ -24,6 +24,7 @@
 #include "mimorx/detect/ml.hpp"
 #include "mimorx/detect/nway.hpp"
 #include "mimorx/detect/sphere.hpp"
+#include "mimorx/detect/sts.hpp"
 #include "mimorx/detect/trellis.hpp"
 #include "mimorx/interop/layout.hpp"
 #include "mimorx/lattice/fplll_format.hpp"

@@ -14,8 +14,8 @@ NumPy arrays run on the CPU backend, CUDA arrays (PyTorch, CuPy) on their GPU, o
 current stream (or `stream=`). A detector object keeps one plan per backend it has seen, unless
 built with backend="cpu"/"cuda:N", which pins it.
 
-Detector names are the CLI's: zf, mmse, ml, psd[:LANES], nway:N, kbest:K, trellis, lr-zf,
-lr-mmse, lr-mmse-sic (detector_names() lists this build's). psd and lr-* give hard bits only.
+Detector names are the CLI's: zf, mmse, ml, psd[:LANES], sts[:CLIP], nway:N, kbest:K, trellis,
+lr-zf, lr-mmse, lr-mmse-sic (detector_names() lists this build's). psd and lr-* give hard bits only.
 """
 
 from . import _arrays, _core
@@ -27,7 +27,8 @@ __all__ = [
 
 
 def detector_names():
-    """The detector names this build offers ("nway:N", "kbest:K" take a parameter)."""
+    """The detector names this build offers ("nway:N", "kbest:K" take a parameter; "sts[:CLIP]"
+    may)."""
     return list(_core.detector_names())
 
 

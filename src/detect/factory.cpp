@@ -3,6 +3,7 @@
 #include "mimorx/detect/factory.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -20,6 +21,10 @@
 #if __has_include("mimorx/detect/sphere.hpp")
 #include "mimorx/detect/sphere.hpp"
 #define MIMORX_DETECT_HAS_SPHERE 1
+#endif
+#if __has_include("mimorx/detect/sts.hpp")
+#include "mimorx/detect/sts.hpp"
+#define MIMORX_DETECT_HAS_STS 1
 #endif
 #if __has_include("mimorx/detect/nway.hpp")
 #include "mimorx/detect/nway.hpp"
@@ -125,6 +130,38 @@ class SphereAdapter final : public Detector {
 };
 #endif
 
+#ifdef MIMORX_DETECT_HAS_STS
+// sts with its per-vector statistics (CPU only): counts the vectors the node cap stopped.
+class StsAdapter final : public Detector {
+ public:
+  StsAdapter(std::string name, StsPlan plan) : Detector(std::move(name)), plan_(std::move(plan)) {}
+  bool soft() const override { return true; }
+  std::int64_t capped_vectors() const override { return capped_; }
+
+ protected:
+  void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+              const Stream& stream) override {
+    stats_.resize(std::size_t(in.y.batch));
+    plan_.run(in, bits, llrs, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), stream);
+    for (const auto& s : stats_) capped_ += s.capped;
+  }
+
+ private:
+  StsPlan plan_;
+  std::vector<SearchStats> stats_;
+  std::int64_t capped_ = 0;
+};
+
+// sts:CLIP's LLR clipping: a positive finite number.
+float parse_clip(const std::string& spec, const std::string& value) {
+  float v = 0.f;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  require(ec == std::errc() && p == value.data() + value.size() && std::isfinite(v) && v > 0.f,
+          "detector", "'" + spec + "': CLIP must be a positive number (LLR units, e.g. sts:8)");
+  return v;
+}
+#endif
+
 [[maybe_unused]] int parse_param(const std::string& spec, const std::string& value,
                                  const std::string& what) {
   int v = 0;
@@ -178,9 +215,9 @@ const std::map<std::string, Factory>& factories() {
 #ifdef MIMORX_DETECT_HAS_SPHERE
     m["psd"] = [](const std::string& spec, const std::string& param, const MimoShape& s,
                   const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
-      require(
-          !o.soft, "detector",
-          "'psd' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for LLRs");
+      require(!o.soft, "detector",
+              "'psd' gives hard decisions only; use mmse, zf, ml, sts, nway:N, kbest:K or trellis "
+              "for LLRs");
       SphereConfig cfg;
       cfg.shape = s;
       // psd:LANES picks the CUDA threads per vector (1, 8, 16, 32); plain psd: automatic.
@@ -188,6 +225,17 @@ const std::map<std::string, Factory>& factories() {
       cfg.node_cap = o.psd_node_cap;
       return std::make_unique<SphereAdapter>(spec, SpherePlan(cfg, b), o.check_device_values,
                                              b.is_cuda() ? b.device() : 0);
+    };
+#endif
+#ifdef MIMORX_DETECT_HAS_STS
+    m["sts"] = [](const std::string& spec, const std::string& param, const MimoShape& s,
+                  const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
+      StsConfig cfg;
+      cfg.shape = s;
+      // sts: exact max-log; sts:CLIP: LLRs clipped at +-CLIP, exact below it.
+      cfg.clip = param.empty() ? 0.f : parse_clip(spec, param);
+      cfg.node_cap = o.psd_node_cap;
+      return std::make_unique<StsAdapter>(spec, StsPlan(cfg, b));
     };
 #endif
 #ifdef MIMORX_DETECT_HAS_NWAY
@@ -227,10 +275,11 @@ const std::map<std::string, Factory>& factories() {
                        const Backend& b, const DetectorOptions& o) -> std::unique_ptr<Detector> {
         require_no_param(spec);
         const bool soft = o.soft;
-        require(!soft, "detector",
-                "'" + spec +
-                    "' gives hard decisions only; use mmse, zf, ml, nway:N, kbest:K or trellis for "
-                    "LLRs");
+        require(
+            !soft, "detector",
+            "'" + spec +
+                "' gives hard decisions only; use mmse, zf, ml, sts, nway:N, kbest:K or trellis "
+                "for LLRs");
         LrConfig cfg;
         cfg.shape = s;
         cfg.kind = kind;
@@ -248,7 +297,10 @@ const std::map<std::string, Factory>& factories() {
 std::vector<std::string> detector_names() {
   std::vector<std::string> names;
   for (const auto& [k, v] : factories())
-    names.push_back(k == "nway" ? "nway:N" : k == "kbest" ? "kbest:K" : k);
+    names.push_back(k == "nway"    ? "nway:N"
+                    : k == "kbest" ? "kbest:K"
+                    : k == "sts"   ? "sts[:CLIP]"
+                                   : k);
   return names;
 }
 

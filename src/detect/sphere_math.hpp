@@ -67,7 +67,9 @@ inline constexpr float kSqrdTieTolerance = 1.f - 1e-4f;
 // pass per column: plain MGS loses orthogonality in proportion to cond(G), and z = Q^T y then
 // misstates distances on ill-conditioned channels (tested with cond = 1e3). Element strides sa
 // and sr (the CUDA kernel interleaves the matrices of a block's threads in shared memory).
-MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1, int sr = 1) {
+// sort = false keeps the columns in their order (perm is the identity).
+MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1, int sr = 1,
+                         bool sort = true) {
 #define MIMORX_A(j, i) a[((j)*m + (i)) * sa]
 #define MIMORX_R(j, i) r[((j)*n + (i)) * sr]
   for (int j = 0; j < n; ++j) {
@@ -77,7 +79,7 @@ MIMORX_HD void sorted_qr(float* a, int m, int n, float* r, int* perm, int sa = 1
   for (int k = 0; k < n; ++k) {
     int best = k;
     float best_norm = inf_metric();
-    for (int j = k; j < n; ++j) {
+    for (int j = k; sort && j < n; ++j) {
       float s = 0.f;
       for (int i = 0; i < m; ++i) s += MIMORX_A(j, i) * MIMORX_A(j, i);
       // Ties go to the lower column, also near-ties: the real model of a complex channel has

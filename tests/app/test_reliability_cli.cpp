@@ -54,6 +54,7 @@ TEST(ReliabilityCli, CommandsAndDetectorNames) {
   for (const char* d : {"mmse:4", "zf:1", "ml:2", "lr-zf:3"})
     expect_refused(std::string("sim --frames 10 --detector ") + d, "takes no parameter");
   expect_refused("sim --frames 10 --detector nway:", "nothing after ':'");
+  expect_refused("sim --frames 10 --backend cpu --detector sts:0", "positive number");
 }
 
 TEST(ReliabilityCli, SnrListsAreBounded) {
@@ -192,7 +193,7 @@ json detect(const json& input, const std::string& args) {
 
 TEST(ReliabilityCli, DetectorsAreScaleInvariant) {
   const json unit = detect_input(1.0, 1e-3), tiny = detect_input(1e-16, 1e-3);
-  for (const char* d : {"ml", "psd", "zf", "mmse", "nway:4", "kbest:16"}) {
+  for (const char* d : {"ml", "psd", "sts", "zf", "mmse", "nway:4", "kbest:16"}) {
     const auto a = detect(unit, std::string("--detector ") + d);
     const auto b = detect(tiny, std::string("--detector ") + d);
     EXPECT_EQ(a["bits"], b["bits"]) << d;
@@ -203,7 +204,7 @@ TEST(ReliabilityCli, LlrsAreAlwaysFinite) {
   for (double scale : {1.0, 1e-16}) {
     json in = detect_input(scale, 1.0);
     in["noise_var"] = 1e-40;
-    for (const char* d : {"ml", "mmse", "zf", "nway:4", "kbest:16"}) {
+    for (const char* d : {"ml", "sts", "sts:4", "mmse", "zf", "nway:4", "kbest:16"}) {
       const auto r = detect(in, std::string("--soft --detector ") + d);
       ASSERT_TRUE(r.contains("llrs")) << d;
       for (const auto& l : r["llrs"]) EXPECT_TRUE(l.is_number()) << d << " scale " << scale;
@@ -231,6 +232,8 @@ TEST(ReliabilityCli, ZeroChannelLlrs) {
     const json r = detect(in, std::string("--soft --detector ") + d);
     for (const auto& l : r["llrs"]) EXPECT_LE(std::fabs(l.get<double>()), 8.0) << d;
   }
+  const json sts = detect(in, "--soft --detector sts");  // exact max-log: every metric equal
+  for (const auto& l : sts["llrs"]) EXPECT_EQ(l.get<double>(), 0.0);
 }
 
 TEST(ReliabilityCli, SimBatchIsCappedByTheFrames) {
@@ -248,6 +251,14 @@ TEST(ReliabilityCli, PsdHasANodeBudgetAtLowSnr) {
   EXPECT_NE(r.err.find("4 of 4 vectors reached psd's node budget"), std::string::npos) << r.err;
   const auto d = detect(detect_input(1.0, 1e5, 8, 300.0), "--detector psd");
   EXPECT_EQ(d.value("capped_vectors", 0), 20) << d.dump();
+}
+
+// sts has the same budget (DetectorOptions::psd_node_cap), reported the same way.
+TEST(ReliabilityCli, StsHasANodeBudgetAtLowSnr) {
+  const auto r = test::run_cli_split(
+      "sim --mimo 8x8 --mod 256qam --snr -50 --frames 2 --backend cpu --detector sts:8");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("2 of 2 vectors reached sts's node budget"), std::string::npos) << r.err;
 }
 
 // lll's exact reading of integers: LllCli.ClearErrors (tests/lattice/test_lll_cli.cpp).

@@ -76,6 +76,25 @@ TEST(SimCli, DetectorListGivesOneCurvePerDetector) {
   std::remove(path.c_str());
 }
 
+// sts (exact max-log, CPU) decodes like ml's exhaustive max-log LLRs: the same block errors up
+// to float rounding of the LLRs.
+TEST(SimCli, StsDecodesLikeExhaustiveMl) {
+  const auto path = temp_path("sts.json");
+  const auto r =
+      test::run_cli(kCoded + "--detector sts,ml --snr 0,2 --max-blocks 20 --json " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = read_json(path);
+  ASSERT_EQ(j["points"].size(), 4u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& s = j["points"][i];
+    const auto& m = j["points"][i + 2];
+    EXPECT_EQ(s["detector"], "sts");
+    EXPECT_EQ(m["detector"], "ml");
+    EXPECT_LE(std::abs(s["block_errors"].get<int>() - m["block_errors"].get<int>()), 1) << i;
+  }
+  std::remove(path.c_str());
+}
+
 TEST(SimCli, TableIsOneHeaderLineAndOneRowPerPoint) {
   const std::string cli = MIMORX_CLI_PATH;
   const auto out = temp_path("table.txt");

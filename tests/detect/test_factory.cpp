@@ -11,6 +11,7 @@
 #include "mimorx/detect/factory.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "mimorx/detect/linear.hpp"
+#include "mimorx/detect/sts.hpp"
 #include "mimorx/sim/detector.hpp"
 
 namespace mimorx::detect {
@@ -18,8 +19,8 @@ namespace {
 
 TEST(DetectorFactory, OffersEveryDetectorByName) {
   const auto names = detector_names();
-  for (const char* n : {"zf", "mmse", "ml", "psd", "nway:N", "kbest:K", "trellis", "lr-zf",
-                        "lr-mmse", "lr-mmse-sic"})
+  for (const char* n : {"zf", "mmse", "ml", "psd", "sts[:CLIP]", "nway:N", "kbest:K", "trellis",
+                        "lr-zf", "lr-mmse", "lr-mmse-sic"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_EQ(sim::detector_names(), names);  // the simulator's names are the same factory
 }
@@ -36,6 +37,12 @@ TEST(DetectorFactory, BadSpecsAreClearErrors) {
                                          {"kbest:0", "positive integer", false},
                                          {"kbest:x", "positive integer", false},
                                          {"psd", "hard decisions only", true},
+                                         {"sts:0", "positive number", true},
+                                         {"sts:-2", "positive number", true},
+                                         {"sts:x", "positive number", true},
+                                         {"sts:4x", "positive number", true},
+                                         {"sts:inf", "positive number", true},
+                                         {"sts:nan", "positive number", true},
                                          {"lr-zf", "hard decisions only", true}}) {
     try {
       make_detector(c.spec, s, Backend::cpu(), DetectorOptions{.soft = c.soft});
@@ -83,6 +90,12 @@ TEST(DetectorFactory, SameOutputAsThePlan) {
   kc.shape = s;
   kc.k = 8;
   run_both("kbest:8", KbestPlan(kc, Backend::cpu()));
+  StsConfig sc;
+  sc.shape = s;
+  sc.node_cap = kPsdNodeCap;
+  run_both("sts", StsPlan(sc, Backend::cpu()));
+  sc.clip = 2.5f;
+  run_both("sts:2.5", StsPlan(sc, Backend::cpu()));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // Every MIMO detector of mimorx behind one interface, chosen by one string: "zf", "mmse", "ml",
-// "psd", "psd:LANES", "nway:N", "kbest:K", "trellis", "lr-zf", "lr-mmse", "lr-mmse-sic". The
-// simulator, the CLI and library users pick detectors through it.
+// "psd", "psd:LANES", "sts", "sts:CLIP", "nway:N", "kbest:K", "trellis", "lr-zf", "lr-mmse",
+// "lr-mmse-sic". The simulator, the CLI and library users pick detectors through it.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,0 +1,106 @@
+// StsPlan: config validation and the CPU reference (OpenMP over received vectors).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "detect/sphere_math.hpp"
+#include "detect/sts_math.hpp"
+#include "mimorx/core/error.hpp"
+#include "mimorx/detect/sts.hpp"
+
+namespace mimorx::detect {
+
+struct StsPlan::Workspace {
+  sts::BitTable tab;
+  std::vector<float> q, r;  // per channel: Q (2nr x n) and R (n x n)
+  std::vector<int> perm;    // per channel: tree column -> real column
+};
+
+StsPlan::StsPlan(const StsConfig& cfg, Backend backend)
+    : cfg_(cfg), backend_(backend), ws_(std::make_unique<Workspace>()) {
+  const MimoShape& s = cfg.shape;
+  require(s.nt >= 1 && s.nt <= 8, "nt",
+          std::to_string(s.nt) + " transmit antennas; the sts detector supports 1..8");
+  require(s.nr >= s.nt && s.nr <= 64, "nr",
+          std::to_string(s.nr) + " receive antennas for nt = " + std::to_string(s.nt) +
+              "; the sts detector needs nt <= nr <= 64");
+  const int b = bits_per_symbol(s.mod);
+  require(b == 1 || b == 2 || b == 4 || b == 6 || b == 8, "mod",
+          std::to_string(b) + " bits per symbol; allowed BPSK, QPSK, 16-, 64-, 256-QAM");
+  require(std::isfinite(cfg.clip) && cfg.clip >= 0.f, "clip",
+          std::to_string(cfg.clip) + "; the LLR clipping must be finite and >= 0 (0 = none)");
+  require(cfg.node_cap >= 0, "node_cap",
+          std::to_string(cfg.node_cap) + "; must be >= 0 (0 = no cap)");
+  require(std::isfinite(cfg.capped_llr) && cfg.capped_llr > 0.f, "capped_llr",
+          std::to_string(cfg.capped_llr) + "; must be finite and > 0");
+  if (backend.is_cuda())
+    throw Unsupported("backend: sts has no CUDA kernel yet; use --backend cpu (Backend::cpu())");
+  sts::make_bit_table(s.mod, s.nt, ws_->tab);
+}
+
+StsPlan::~StsPlan() = default;
+StsPlan::StsPlan(StsPlan&&) noexcept = default;
+StsPlan& StsPlan::operator=(StsPlan&&) noexcept = default;
+
+void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+                  View<SearchStats> stats, const Stream& stream) {
+  (void)stream;
+  const MimoShape& s = cfg_.shape;
+  validate(in, s, backend_);
+  const std::int64_t V = num_vectors(in), C = in.h.batch;
+  const int nt = s.nt, nr = s.nr, per = s.bits_per_vector();
+  const Memory mem = memory_of(backend_);
+  require_size(bits, V * per, "bits");
+  require_memory(bits.where, mem, "bits");
+  require(llrs.size == 0 || llrs.size == V * per, "llrs",
+          "has " + std::to_string(llrs.size) + " elements, expected " + std::to_string(V * per) +
+              " (or 0 for hard output only)");
+  if (llrs.size) require_memory(llrs.where, mem, "llrs");
+  require(
+      stats.size == 0 || stats.size == V, "stats",
+      "has " + std::to_string(stats.size) + " elements, expected " + std::to_string(V) + " (or 0)");
+  if (stats.size) require_memory(stats.where, mem, "stats");
+  if (V == 0) return;
+
+  const int n = sphere::real_dim(s.mod, nt), m = 2 * nr, L = axis_levels(s.mod);
+  Workspace& w = *ws_;
+  w.q.resize(std::size_t(C) * m * n);
+  w.r.resize(std::size_t(C) * n * n);
+  w.perm.resize(std::size_t(C) * n);
+  const bool sorted = cfg_.sorted_qr;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < C; ++c) {
+    float* q = &w.q[std::size_t(c * m * n)];
+    sphere::real_model(s.mod, in.h.matrix(c), nr, nt, q);
+    sphere::sorted_qr(q, m, n, &w.r[std::size_t(c * n * n)], &w.perm[std::size_t(c * n)], 1, 1,
+                      sorted);
+  }
+  const float clip = cfg_.clip, capped_llr = cfg_.capped_llr;
+  const std::int64_t cap = cfg_.node_cap;
+  const sts::BitTable* tab = &w.tab;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t v = 0; v < V; ++v) {
+    const std::int64_t c = v / in.vectors_per_channel;
+    const float* q = &w.q[std::size_t(c * m * n)];
+    const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
+    float z[sts::kMaxReal];
+    for (int k = 0; k < n; ++k) z[k] = sphere::project(q, m, nr, in.y.matrix(v), k);
+    sts::Params p;
+    p.n = n;
+    p.L = L;
+    p.nbits = per;
+    p.r = &w.r[std::size_t(c * n * n)];
+    p.perm = &w.perm[std::size_t(c * n)];
+    p.tab = tab;
+    p.clip_n0 = clip * n0;
+    p.node_cap = cap;
+    sts::State st;
+    st.zp = z;
+    const sts::Outcome o = sts::search(p, st);
+    sts::write_outputs(p, o, st.lam, n0, clip, capped_llr, &bits[v * per],
+                       llrs.size ? &llrs[v * per] : nullptr);
+    if (stats.size) stats[v] = SearchStats{o.nodes, o.leaves, o.updates, o.capped};
+  }
+}
+
+}  // namespace mimorx::detect

@@ -1,0 +1,387 @@
+// The single-tree-search soft sphere decoder (detect/sts.hpp) against the exhaustive max-log ML
+// detector (detect/ml.hpp): LLRs and hard bits, with and without clipping, its node counts and
+// node cap, and its input checks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mimorx/core/error.hpp"
+#include "mimorx/detect/ml.hpp"
+#include "mimorx/detect/sts.hpp"
+#include "mimorx/modem/modulation.hpp"
+#include "support/gpu.hpp"
+
+namespace mimorx::detect {
+namespace {
+
+std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+struct Problem {
+  MimoShape shape;
+  std::int64_t channels = 0;
+  int vpc = 1;
+  std::vector<cf32> h, y;
+  std::vector<float> n0;  // one per vector
+  std::int64_t vectors() const { return channels * vpc; }
+  std::int64_t bits() const { return vectors() * shape.bits_per_vector(); }
+  DetectInput input() const {
+    DetectInput in;
+    in.h = ConstMatrixBatch<cf32>(h.data(), channels, shape.nr, shape.nt, Memory::host);
+    in.y = ConstMatrixBatch<cf32>(y.data(), vectors(), shape.nr, 1, Memory::host);
+    in.noise_var = View<const float>(n0.data(), std::int64_t(n0.size()), Memory::host);
+    in.vectors_per_channel = vpc;
+    return in;
+  }
+};
+
+enum class Channel { rayleigh, collinear };
+
+// Rayleigh channels (CN(0, 1) entries), or with `collinear` column 1 = a column 0 + 1e-2 CN(0, 1)
+// (condition numbers in the hundreds); random symbols; AWGN with N0 = nt 10^(-snr/10), varied
+// per vector by up to +-20 %.
+Problem make_problem(MimoShape shape, std::int64_t channels, int vpc, double snr_db, Channel kind,
+                     std::mt19937_64& gen) {
+  Problem p;
+  p.shape = shape;
+  p.channels = channels;
+  p.vpc = vpc;
+  const int nr = shape.nr, nt = shape.nt, m = bits_per_symbol(shape.mod);
+  std::normal_distribution<float> g(0.f, std::sqrt(0.5f));
+  std::uniform_real_distribution<float> u(0.8f, 1.2f);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const std::size_t base = p.h.size();
+    for (int k = 0; k < nr * nt; ++k) p.h.push_back(cf32(g(gen), g(gen)));
+    if (kind == Channel::collinear && nt >= 2) {
+      const cf32 a(g(gen), g(gen));
+      for (int i = 0; i < nr; ++i)
+        p.h[base + sz(nr + i)] = p.h[base + sz(i)] * a + cf32(1e-2f * g(gen), 1e-2f * g(gen));
+    }
+  }
+  const float n0 = float(nt * std::pow(10.0, -snr_db / 10.0));
+  for (std::int64_t v = 0; v < p.vectors(); ++v) {
+    const cf32* h = &p.h[sz((v / vpc) * nr * nt)];
+    std::vector<cf32> x(sz(nt));
+    for (auto& s : x) {
+      std::uint8_t b[8] = {};
+      for (int k = 0; k < m; ++k) b[k] = std::uint8_t(gen() & 1);
+      s = map_symbol(shape.mod, b);
+    }
+    const float nv = n0 * u(gen);
+    std::normal_distribution<float> w(0.f, std::sqrt(nv / 2));
+    for (int i = 0; i < nr; ++i) {
+      cf32 acc(w(gen), w(gen));
+      for (int t = 0; t < nt; ++t) acc += h[t * nr + i] * x[sz(t)];
+      p.y.push_back(acc);
+    }
+    p.n0.push_back(nv);
+  }
+  return p;
+}
+
+// Float rounding of a metric difference: 2e-6 (1 + ||y||^2 + ||H||_F^2), the scale of the
+// largest metrics compared (MlPlan's own tests allow half of it against double precision).
+double llr_tolerance(const Problem& p, std::int64_t v) {
+  double e = 1;
+  for (int i = 0; i < p.shape.nr; ++i) e += double(norm2(p.y[sz(v * p.shape.nr + i)]));
+  for (int k = 0; k < p.shape.nr * p.shape.nt; ++k)
+    e += double(norm2(p.h[sz((v / p.vpc) * p.shape.nr * p.shape.nt + k)]));
+  return 2e-6 * e / p.n0[sz(v)];
+}
+
+struct Result {
+  std::vector<std::uint8_t> bits;
+  std::vector<float> llrs;
+  std::vector<SearchStats> stats;
+};
+
+Result run_ml(const Problem& p) {
+  Result r;
+  r.bits.assign(sz(p.bits()), 9);
+  r.llrs.assign(sz(p.bits()), std::nanf(""));
+  MlPlan plan({p.shape, true}, Backend::cpu());
+  plan.run(p.input(), View<std::uint8_t>(r.bits.data(), p.bits(), Memory::host),
+           View<float>(r.llrs.data(), p.bits(), Memory::host));
+  return r;
+}
+
+Result run_sts(const Problem& p, StsConfig cfg) {
+  cfg.shape = p.shape;
+  Result r;
+  r.bits.assign(sz(p.bits()), 9);
+  r.llrs.assign(sz(p.bits()), std::nanf(""));
+  r.stats.assign(sz(p.vectors()), SearchStats{-1, -1, -1, 9});
+  StsPlan plan(cfg, Backend::cpu());
+  plan.run(p.input(), View<std::uint8_t>(r.bits.data(), p.bits(), Memory::host),
+           View<float>(r.llrs.data(), p.bits(), Memory::host),
+           View<SearchStats>(r.stats.data(), p.vectors(), Memory::host));
+  return r;
+}
+
+std::string name(const Problem& p, double snr) {
+  return std::to_string(p.shape.nt) + "x" + std::to_string(p.shape.nr) + " " +
+         to_string(p.shape.mod) + " at " + std::to_string(int(snr)) + " dB";
+}
+
+// Every LLR equals ML's within float tolerance; the hard bits are ML's (where ML's LLR is not
+// within that tolerance of 0, i.e. where the ML decision is not a tie in float).
+void expect_exact(const Problem& p, const Result& ml, const Result& sts, const std::string& what) {
+  const int per = p.shape.bits_per_vector();
+  for (std::int64_t v = 0; v < p.vectors(); ++v) {
+    const double tol = llr_tolerance(p, v);
+    ASSERT_EQ(sts.stats[sz(v)].capped, 0) << what;
+    for (int k = 0; k < per; ++k) {
+      const std::size_t i = sz(v * per + k);
+      const double ref = ml.llrs[i];
+      EXPECT_NEAR(sts.llrs[i], ref, 1e-4 * std::abs(ref) + tol)
+          << what << " vector " << v << " bit " << k;
+      ASSERT_LE(sts.bits[i], 1);
+      if (std::abs(ref) > tol) {
+        EXPECT_EQ(sts.bits[i], ml.bits[i]) << what << " vector " << v;
+      }
+    }
+  }
+}
+
+struct Case {
+  int nt, nr;
+  Modulation mod;
+  std::int64_t channels;
+};
+const Case kCases[] = {
+    {1, 1, Modulation::bpsk, 8},   {1, 1, Modulation::qpsk, 8},   {1, 1, Modulation::qam16, 8},
+    {1, 1, Modulation::qam64, 8},  {2, 2, Modulation::bpsk, 8},   {2, 2, Modulation::qpsk, 8},
+    {2, 2, Modulation::qam16, 8},  {2, 2, Modulation::qam64, 8},  {2, 3, Modulation::qam16, 8},
+    {3, 3, Modulation::qpsk, 6},   {3, 3, Modulation::qam16, 6},  {3, 4, Modulation::qpsk, 4},
+    {4, 4, Modulation::bpsk, 6},   {4, 4, Modulation::qpsk, 6},   {4, 4, Modulation::qam16, 3},
+    {1, 2, Modulation::qam256, 4}, {2, 2, Modulation::qam256, 3}, {5, 6, Modulation::qpsk, 3},
+    {8, 8, Modulation::bpsk, 4},   {8, 8, Modulation::qpsk, 2}};
+
+TEST(Sts, LlrsEqualExhaustiveMaxLog) {
+  std::mt19937_64 gen(test::fresh_seed());
+  for (const Case& c : kCases) {
+    for (double snr : {0.0, 30.0}) {
+      const Problem p =
+          make_problem({c.nt, c.nr, c.mod}, c.channels, 2, snr, Channel::rayleigh, gen);
+      expect_exact(p, run_ml(p), run_sts(p, {}), name(p, snr));
+    }
+  }
+}
+
+TEST(Sts, IllConditionedChannelsStayExact) {
+  std::mt19937_64 gen(test::fresh_seed() + 1);
+  for (const Case& c : {Case{2, 2, Modulation::qam16, 8}, Case{2, 2, Modulation::qam64, 4},
+                        Case{3, 3, Modulation::qam16, 4}, Case{4, 4, Modulation::qpsk, 6},
+                        Case{2, 3, Modulation::bpsk, 8}}) {
+    for (double snr : {0.0, 30.0}) {
+      const Problem p =
+          make_problem({c.nt, c.nr, c.mod}, c.channels, 2, snr, Channel::collinear, gen);
+      expect_exact(p, run_ml(p), run_sts(p, {}), "collinear " + name(p, snr));
+    }
+  }
+}
+
+// More vectors than CI runs (label slow): about 10^4 vectors against exhaustive ML.
+TEST(StsSlow, ManyVectorsEqualExhaustiveMaxLog) {
+  std::mt19937_64 gen(test::fresh_seed() + 9);
+  for (double snr : {0.0, 10.0, 20.0, 30.0}) {
+    const Problem p = make_problem({4, 4, Modulation::qam16}, 500, 4, snr, Channel::rayleigh, gen);
+    expect_exact(p, run_ml(p), run_sts(p, {}), name(p, snr));
+    const Problem q = make_problem({4, 4, Modulation::qam16}, 250, 2, snr, Channel::collinear, gen);
+    expect_exact(q, run_ml(q), run_sts(q, {}), "collinear " + name(q, snr));
+    const Problem r = make_problem({3, 3, Modulation::qam64}, 50, 2, snr, Channel::rayleigh, gen);
+    expect_exact(r, run_ml(r), run_sts(r, {}), name(r, snr));
+    const Problem u = make_problem({2, 2, Modulation::qam256}, 100, 2, snr, Channel::rayleigh, gen);
+    expect_exact(u, run_ml(u), run_sts(u, {}), name(u, snr));
+  }
+}
+
+TEST(Sts, NaturalColumnOrderIsExactToo) {
+  std::mt19937_64 gen(test::fresh_seed() + 2);
+  StsConfig cfg;
+  cfg.sorted_qr = false;
+  for (double snr : {0.0, 20.0}) {
+    const Problem p = make_problem({3, 3, Modulation::qam16}, 6, 2, snr, Channel::rayleigh, gen);
+    expect_exact(p, run_ml(p), run_sts(p, cfg), "unsorted " + name(p, snr));
+  }
+}
+
+TEST(Sts, SixtyFourQamThreeStreamsExact) {
+  std::mt19937_64 gen(test::fresh_seed() + 3);
+  const Problem p = make_problem({3, 3, Modulation::qam64}, 2, 1, 15.0, Channel::rayleigh, gen);
+  expect_exact(p, run_ml(p), run_sts(p, {}), name(p, 15.0));
+}
+
+// With clipping L: |LLR| <= L everywhere, the LLRs below L in magnitude are the exact ones, the
+// others are exactly +-L.
+TEST(Sts, ClippedLlrsAreExactBelowTheClip) {
+  std::mt19937_64 gen(test::fresh_seed() + 4);
+  for (const Case& c : {Case{2, 2, Modulation::qam16, 12}, Case{4, 4, Modulation::qam16, 4},
+                        Case{3, 3, Modulation::qpsk, 8}}) {
+    for (double snr : {5.0, 15.0}) {
+      const Problem p =
+          make_problem({c.nt, c.nr, c.mod}, c.channels, 2, snr, Channel::rayleigh, gen);
+      const Result ml = run_ml(p);
+      for (float clip : {2.f, 8.f}) {
+        StsConfig cfg;
+        cfg.clip = clip;
+        const Result r = run_sts(p, cfg);
+        const int per = p.shape.bits_per_vector();
+        for (std::int64_t v = 0; v < p.vectors(); ++v) {
+          const double tol = llr_tolerance(p, v);
+          for (int k = 0; k < per; ++k) {
+            const std::size_t i = sz(v * per + k);
+            const float l = r.llrs[i], ref = ml.llrs[i];
+            EXPECT_LE(std::abs(l), clip) << name(p, snr);
+            const double want = std::clamp(double(ref), -double(clip), double(clip));
+            EXPECT_NEAR(l, want, 1e-4 * std::abs(want) + tol)
+                << name(p, snr) << " clip " << clip << " vector " << v << " bit " << k;
+            if (std::abs(ref) > tol) {
+              EXPECT_EQ(r.bits[i], ml.bits[i]);
+            }
+            if (std::abs(ref) > clip + 1e-4 * clip + tol) {
+              EXPECT_EQ(std::abs(l), clip);  // clipped counter-hypotheses give exactly +-clip
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// STS visits far fewer nodes than exhaustive search at high SNR (4x4 16-QAM: M^nt = 65536
+// leaves, 87380 nodes of the real tree), and clipping visits fewer still.
+TEST(Sts, VisitsFarFewerNodesThanExhaustive) {
+  std::mt19937_64 gen(test::fresh_seed() + 5);
+  const Problem p = make_problem({4, 4, Modulation::qam16}, 64, 1, 20.0, Channel::rayleigh, gen);
+  auto mean_nodes = [&](const Result& r) {
+    double s = 0;
+    for (const auto& st : r.stats) {
+      EXPECT_GE(st.nodes, 2 * p.shape.nt);  // at least one path to a leaf
+      EXPECT_GE(st.leaves, 1);
+      EXPECT_GE(st.radius_updates, 1);
+      EXPECT_EQ(st.capped, 0);
+      s += double(st.nodes);
+    }
+    return s / double(r.stats.size());
+  };
+  const double exact = mean_nodes(run_sts(p, {}));
+  StsConfig cfg;
+  cfg.clip = 4.f;
+  const double clipped = mean_nodes(run_sts(p, cfg));
+  std::printf("[ nodes    ] 4x4 16-QAM 20 dB: %.0f per vector exact, %.0f with clip 4\n", exact,
+              clipped);
+  EXPECT_LT(exact, 65536.0 / 20);
+  EXPECT_LE(clipped, exact);
+}
+
+// A node cap stops searches early: flagged, nodes at the cap, LLRs finite with the signs of the
+// decided bits; without a cap no vector is flagged.
+TEST(Sts, NodeCapIsFlagged) {
+  std::mt19937_64 gen(test::fresh_seed() + 6);
+  const Problem p = make_problem({4, 4, Modulation::qam16}, 16, 1, 0.0, Channel::rayleigh, gen);
+  for (float clip : {0.f, 6.f}) {
+    StsConfig cfg;
+    cfg.node_cap = 40;
+    cfg.clip = clip;
+    cfg.capped_llr = 20.f;
+    const Result r = run_sts(p, cfg);
+    int capped = 0;
+    const int per = p.shape.bits_per_vector();
+    for (std::int64_t v = 0; v < p.vectors(); ++v) {
+      const SearchStats& st = r.stats[sz(v)];
+      ASSERT_LE(st.capped, 1);
+      capped += st.capped;
+      if (st.capped) {
+        EXPECT_EQ(st.nodes, cfg.node_cap);
+      }
+      EXPECT_LE(st.nodes, cfg.node_cap);
+      for (int k = 0; k < per; ++k) {
+        const std::size_t i = sz(v * per + k);
+        ASSERT_TRUE(std::isfinite(r.llrs[i]));
+        EXPECT_EQ(r.llrs[i] < 0.f, r.bits[i] == 1) << "vector " << v << " bit " << k;
+        EXPECT_LE(std::abs(r.llrs[i]), clip > 0 ? clip : 1e30f);
+      }
+    }
+    EXPECT_GT(capped, 0);  // 40 nodes cannot cover a 0 dB 4x4 16-QAM search
+  }
+}
+
+TEST(Sts, HardOutputOnlyAndEmptyBatch) {
+  std::mt19937_64 gen(test::fresh_seed() + 7);
+  const Problem p = make_problem({2, 2, Modulation::qam16}, 8, 1, 10.0, Channel::rayleigh, gen);
+  const Result soft = run_sts(p, {});
+  StsPlan plan({p.shape}, Backend::cpu());
+  std::vector<std::uint8_t> bits(sz(p.bits()), 9);
+  plan.run(p.input(), View<std::uint8_t>(bits.data(), p.bits(), Memory::host), {});
+  EXPECT_EQ(bits, soft.bits);
+  Problem empty = p;
+  empty.channels = 0;
+  empty.y.clear();
+  empty.n0 = {1.f};
+  plan.run(empty.input(), View<std::uint8_t>(bits.data(), 0, Memory::host), {});
+}
+
+TEST(Sts, BadConfigsAreRefused) {
+  auto refused = [](StsConfig c, const std::string& word) {
+    try {
+      StsPlan plan(c, Backend::cpu());
+      ADD_FAILURE() << "accepted; expected an error naming " << word;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  const MimoShape ok{2, 2, Modulation::qam16};
+  refused({MimoShape{0, 2, Modulation::qpsk}}, "nt");
+  refused({MimoShape{9, 9, Modulation::qpsk}}, "nt");
+  refused({MimoShape{3, 2, Modulation::qpsk}}, "nr");
+  refused({MimoShape{2, 65, Modulation::qpsk}}, "nr");
+  refused({ok, -1.f}, "clip");
+  refused({ok, std::nanf("")}, "clip");
+  refused({ok, INFINITY}, "clip");
+  refused({ok, 0.f, -5}, "node_cap");
+  refused({ok, 0.f, 0, 0.f}, "capped_llr");
+  refused({ok, 0.f, 0, INFINITY}, "capped_llr");
+  // Without a GPU Backend::cuda() refuses itself; with one the plan refuses it.
+  const bool gpu = cuda_available();
+  try {
+    StsPlan plan({ok}, Backend::cuda(0));
+    ADD_FAILURE() << "a CUDA backend was accepted";
+  } catch (const Unsupported& e) {
+    if (gpu) {
+      EXPECT_NE(std::string(e.what()).find("no CUDA kernel"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Sts, BadRunArgumentsAreRefused) {
+  std::mt19937_64 gen(test::fresh_seed() + 8);
+  const Problem p = make_problem({2, 2, Modulation::qpsk}, 4, 1, 10.0, Channel::rayleigh, gen);
+  StsPlan plan({p.shape}, Backend::cpu());
+  std::vector<std::uint8_t> bits(sz(p.bits()) + 1);
+  std::vector<float> llrs(sz(p.bits()) + 1);
+  std::vector<SearchStats> stats(sz(p.vectors()) + 1);
+  const View<std::uint8_t> b(bits.data(), p.bits(), Memory::host);
+  const View<float> l(llrs.data(), p.bits(), Memory::host);
+  EXPECT_THROW(plan.run(p.input(), View<std::uint8_t>(bits.data(), p.bits() + 1, Memory::host), l),
+               InvalidArgument);
+  EXPECT_THROW(plan.run(p.input(), b, View<float>(llrs.data(), p.bits() - 1, Memory::host)),
+               InvalidArgument);
+  EXPECT_THROW(
+      plan.run(p.input(), b, l, View<SearchStats>(stats.data(), p.vectors() + 1, Memory::host)),
+      InvalidArgument);
+  Problem bad = p;
+  bad.n0[1] = 0.f;
+  EXPECT_THROW(plan.run(bad.input(), b, l), InvalidArgument);
+  bad = p;
+  bad.y[3] = cf32(std::nanf(""), 0.f);
+  EXPECT_THROW(plan.run(bad.input(), b, l), InvalidArgument);
+  StsPlan other({{2, 3, Modulation::qpsk}}, Backend::cpu());
+  EXPECT_THROW(other.run(p.input(), b, l), InvalidArgument);  // shape mismatch
+}
+
+}  // namespace
+}  // namespace mimorx::detect
