@@ -189,8 +189,10 @@ struct KbestPlan::Impl {
                             min0, min1);
         }
         const float inv_n0 = nway::fdiv(1.f, in.noise_var[in.noise_var.size == 1 ? 0 : v]);
-        nway::write_minima(min0, min1, nb, inv_n0, cfg.llr_clip, bits.data + v * nb,
-                           llrs.size ? llrs.data + v * nb : nullptr);
+        // The list is sorted: its last distance is its largest (the list-bounded
+        // counter-hypothesis of nway::llr_of_list).
+        nway::write_minima(min0, min1, nb, dist[count - 1], inv_n0, cfg.llr_clip,
+                           bits.data + v * nb, llrs.size ? llrs.data + v * nb : nullptr);
       }
     }
   }

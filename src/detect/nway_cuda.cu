@@ -25,7 +25,9 @@ constexpr int kBlock = 256;
 // shared memory; then thread (q, j) of a vector scans candidates q, q + Q, ... for bit j
 // (Q = tv / NB subsets), and the Q partial minima are combined. This transpose costs ~7
 // instructions per (candidate, bit); a warp butterfly reduce-scatter of two values per bit
-// spends about half of the kernel's instructions in the merge and is ~1.5x slower.
+// spends about half of the kernel's instructions in the merge and is ~1.5x slower. The
+// vector's largest distance (the list bound of nway::llr_of_list) is a per-thread max over its
+// passes, reduced over the vector's lanes of each warp and combined by one shared atomic max.
 template <int NT, int L>
 __global__ void __launch_bounds__(kBlock)
     search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns, int ppt,
@@ -42,6 +44,7 @@ __global__ void __launch_bounds__(kBlock)
   float* tile = reinterpret_cast<float*>(cw + std::int64_t(gv) * nm);  // gv * n_ways * esp
   float* cd = tile + std::int64_t(gv) * n_ways * esp;                  // gv * nm
   float* red = cd + std::int64_t(gv) * nm;                             // gv * 2 * tv
+  unsigned* worst_bits = reinterpret_cast<unsigned*>(red + std::int64_t(gv) * 2 * tv);  // gv
 
   const std::int64_t v0 = std::int64_t(blockIdx.x) * gv;
   const std::int64_t left = vectors - v0;
@@ -53,6 +56,7 @@ __global__ void __launch_bounds__(kBlock)
       const int pr = i / ES;
       tile[pr * esp + (i - pr * ES)] = src[i];
     }
+    for (int i = threadIdx.x; i < gv; i += blockDim.x) worst_bits[i] = 0u;
   }
   __syncthreads();
 
@@ -60,6 +64,7 @@ __global__ void __launch_bounds__(kBlock)
   const int slot = tl / M, k = tl - slot * M;
   const bool valid = vl < nvb;
   const std::int64_t v = v0 + vl;
+  float worst = 0.f;  // this thread's largest distance (nway::fold_worst)
 
 #pragma unroll
   for (int pp = 0; pp < MAXP; ++pp) {
@@ -79,14 +84,28 @@ __global__ void __launch_bounds__(kBlock)
       } else {
         cd[vl * nm + n * M + k] = dist;
         cw[vl * nm + n * M + k] = w;
+        worst = nway::fold_worst(worst, dist);
       }
     }
   }
   if (cand_d) return;  // uniform over the grid: no barrier follows
+  {
+    // Non-negative floats order like their bit patterns (worst is never NaN). Every lane of
+    // the block is here: the warp-wide match and reduction see the whole warp.
+    const unsigned wb = __float_as_uint(worst);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned grp = __match_any_sync(0xffffffffu, vl);
+    const unsigned wmax = __reduce_max_sync(grp, wb);
+    if (valid && int(threadIdx.x & 31u) == __ffs(int(grp)) - 1) atomicMax(&worst_bits[vl], wmax);
+#else
+    if (valid) atomicMax(&worst_bits[vl], wb);
+#endif
+  }
   __syncthreads();
 
   const int q_count = tv / NB > 1 ? tv / NB : 1;  // uniform over the grid
   const float inv_n0 = valid ? nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  const float vworst = valid ? __uint_as_float(worst_bits[vl]) : 0.f;
   if (valid) {
     const float* dv = cd + vl * nm;
     const Word* wv = cw + vl * nm;
@@ -103,7 +122,7 @@ __global__ void __launch_bounds__(kBlock)
       if (q_count == 1) {
         const std::int64_t o = v * NB + j;
         bits[o] = nway::hard_of_minima(m0, m1);
-        if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+        if (llrs) llrs[o] = nway::llr_of_list(m0, m1, vworst, inv_n0, clip);
       } else {
         red[vl * 2 * tv + 2 * item] = m0;
         red[vl * 2 * tv + 2 * item + 1] = m1;
@@ -120,7 +139,7 @@ __global__ void __launch_bounds__(kBlock)
     }
     const std::int64_t o = v * NB + tl;
     bits[o] = nway::hard_of_minima(m0, m1);
-    if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+    if (llrs) llrs[o] = nway::llr_of_list(m0, m1, vworst, inv_n0, clip);
   }
 }
 
@@ -138,7 +157,8 @@ void launch_search(const float* e, std::int64_t vectors, int n_ways, const float
   int gv = std::max(1, kBlock / tv);
   auto smem = [&](int g) {
     const std::size_t nm = std::size_t(n_ways) * M;
-    return std::size_t(g) * (nm * word + (std::size_t(n_ways) * esp + nm + 2 * tv) * sizeof(float));
+    return std::size_t(g) *
+           (nm * word + (std::size_t(n_ways) * esp + nm + 2 * tv + 1) * sizeof(float));
   };
   while (gv > 1 && smem(gv) > 48 * 1024) --gv;
   const int threads = (gv * tv + 31) / 32 * 32;

@@ -142,6 +142,15 @@ __global__ void __launch_bounds__(kSearchThreads)
       bw = ow;
     }
   }
+  // The vector's largest distance, the list bound of nway::llr_of_list (inactive threads hold
+  // no candidate: 0, the fold's start).
+  float worst = 0.f;
+  if (active) {
+#pragma unroll
+    for (int i = 0; i < C; ++i) worst = nway::fold_worst(worst, d[i]);
+  }
+  for (int off = tv >> 1; off > 0; off >>= 1)
+    worst = nway::fold_worst(worst, __shfl_xor_sync(0xffffffffu, worst, off));
   // Counter-hypothesis minima per Gray-word position.
   float cm[NB];
 #pragma unroll
@@ -169,7 +178,7 @@ __global__ void __launch_bounds__(kSearchThreads)
       const bool best_one = ((bw >> pos) & 1u) == 0;
       const float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
       s_bits[vl * NB + j] = nway::hard_of_minima(m0, m1);
-      if (llrs) s_llr[vl * NB + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+      if (llrs) s_llr[vl * NB + j] = nway::llr_of_list(m0, m1, worst, inv_n0, clip);
     }
   }
   __syncthreads();

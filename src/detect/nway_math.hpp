@@ -339,12 +339,32 @@ MIMORX_HD Word path_bits(const int* lev, int n) {
 
 // ---- Algorithm 3: LLR from the hypothesis / counter-hypothesis minima ----------------------
 MIMORX_HD float llr_of_minima(float min0, float min1, float inv_n0, float clip) {
-  // min = +inf when the list has no path with that bit value: the difference is +-inf and the
-  // clip turns it into +-clip.
+  // min = +inf when no path has that bit value: the difference is +-inf and the clip turns it
+  // into +-clip (llr_of_list bounds such a minimum by the list first).
   const float l = fmul(fsub(min1, min0), inv_n0);
   return l > clip ? clip : (l < -clip ? -clip : l);
 }
 MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < min0 ? 1 : 0; }
+
+// List-bounded counter-hypothesis. A bit whose value is the same in every list member has no
+// counter-hypothesis in the list (its other minimum is +inf); that minimum is taken to be the
+// list's largest metric `worst` (the worst candidate kept), so that
+//   |LLR| = min(clip, (worst - best) / N0):
+// 0 where every candidate ties (H = 0, no information), the clip where the list spans more than
+// clip * N0. worst >= every list metric, so fmin2(min, worst) = min wherever the list has that
+// bit value: those LLRs are the plain max-log ones, bit for bit.
+MIMORX_HD float llr_of_list(float min0, float min1, float worst, float inv_n0, float clip) {
+  return llr_of_minima(fmin2(min0, worst), fmin2(min1, worst), inv_n0, clip);
+}
+// The running `worst` of a list: start at 0 (metrics are sums of squares, never -0) and fold
+// every metric in. IEEE maxNum: a NaN metric is skipped, so worst is never NaN.
+MIMORX_HD float fold_worst(float worst, float d) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(worst, d);
+#else
+  return std::fmax(worst, d);
+#endif
+}
 
 // The per-bit minima of a candidate list (the list-based detectors' CPU merge): a candidate of
 // metric d whose bits are the word w (bit j of the vector at bit j) lowers min1[j] where its
@@ -358,12 +378,13 @@ MIMORX_HD void fold_minima(std::uint64_t w, float d, int nb, float* min0, float*
     }
   }
 }
-// One vector's hard bits and (llrs not null) clipped LLRs from its per-bit minima.
-MIMORX_HD void write_minima(const float* min0, const float* min1, int nb, float inv_n0,
+// One vector's hard bits and (llrs not null) clipped LLRs from its per-bit minima and its
+// list's largest metric (llr_of_list; +inf keeps the clip for a missing counter-hypothesis).
+MIMORX_HD void write_minima(const float* min0, const float* min1, int nb, float worst, float inv_n0,
                             float clip, std::uint8_t* bits, float* llrs) {
   for (int j = 0; j < nb; ++j) {
     bits[j] = hard_of_minima(min0[j], min1[j]);
-    if (llrs) llrs[j] = llr_of_minima(min0[j], min1[j], inv_n0, clip);
+    if (llrs) llrs[j] = llr_of_list(min0[j], min1[j], worst, inv_n0, clip);
   }
 }
 

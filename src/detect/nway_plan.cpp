@@ -190,6 +190,7 @@ struct NwayPlan::Impl {
       for (std::int64_t v = 0; v < nv; ++v) {
         float min0[64], min1[64];
         for (int j = 0; j < nb; ++j) min0[j] = min1[j] = std::numeric_limits<float>::infinity();
+        float worst = 0.f;
         int lev[D];
         for (int n = 0; n < nw; ++n) {
           const float* ep = e + (v * nw + n) * es;
@@ -206,12 +207,13 @@ struct NwayPlan::Impl {
               continue;
             }
             nway::fold_minima(w, d, nb, min0, min1);
+            worst = nway::fold_worst(worst, d);
           }
         }
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
         const float inv_n0 = nway::fdiv(1.f, n0);
-        nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
+        nway::write_minima(min0, min1, nb, worst, inv_n0, clip, bits.data + v * nb,
                            llrs.size ? llrs.data + v * nb : nullptr);
       }
     });

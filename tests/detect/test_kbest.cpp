@@ -4,7 +4,9 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "detect/test_nway_support.hpp"
@@ -30,6 +32,20 @@ Out run_cpu(const Problem& p, int k, float clip = 8.f) {
   plan.run(p.input(), View<std::uint8_t>(o.bits.data(), std::int64_t(o.bits.size()), Memory::host),
            View<float>(o.llrs.data(), std::int64_t(o.llrs.size()), Memory::host));
   return o;
+}
+
+struct List {
+  std::vector<float> d;
+  std::vector<std::uint8_t> sym;
+};
+List cpu_list(const Problem& p, int k) {
+  KbestPlan plan(KbestConfig{p.shape, k, 8.f}, Backend::cpu());
+  List l{std::vector<float>(std::size_t(p.vectors) * k), {}};
+  l.sym.resize(l.d.size() * p.shape.nt);
+  plan.qr(p.input());
+  plan.candidates(p.input(), View<float>(l.d.data(), std::int64_t(l.d.size()), Memory::host),
+                  View<std::uint8_t>(l.sym.data(), std::int64_t(l.sym.size()), Memory::host));
+  return l;
 }
 
 double true_distance(const Problem& p, std::int64_t v, const std::uint8_t* sym) {
@@ -107,6 +123,64 @@ TEST(Kbest, ListIsSortedDistinctAndHoldsTrueDistances) {
     EXPECT_TRUE(std::isfinite(d[v * 20 + 15]));
     for (int r = 16; r < 20; ++r) EXPECT_TRUE(std::isinf(d[v * 20 + r]));
   }
+}
+
+// H = 0: R = 0 and Q^T y = 0, every path has distance 0, and every LLR is 0 (the list bound
+// of a missing counter-hypothesis is the list's largest distance, here the best one too).
+TEST(Kbest, ZeroChannelGivesZeroLlrs) {
+  const auto seed = test::fresh_seed();
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      for (int k : {1, 4, 16}) {
+        const Problem p = test::with_zero_channels(
+            make_problem(MimoShape{nt, nt + 1, mod}, 6, 2, 10.0, seed + nt + int(mod)), 1);
+        const Out o = run_cpu(p, k);
+        for (std::size_t i = 0; i < o.llrs.size(); ++i) {
+          ASSERT_EQ(o.llrs[i], 0.f) << "nt " << nt << " " << to_string(mod) << " k " << k;
+          ASSERT_LE(o.bits[i], 1);
+        }
+      }
+    }
+  }
+}
+
+// Random inputs (every fifth channel zero): the LLR of a bit with both values in the final
+// list is max-log over the list; a bit with one value gets min(clip, (worst - best) / N0).
+TEST(Kbest, MissingCounterHypothesisIsBoundedByTheList) {
+  const auto seed = test::fresh_seed();
+  struct Case {
+    int nt;
+    Modulation mod;
+    int k;
+    double snr;
+    float clip;
+  };
+  const Case cases[] = {
+      {4, Modulation::qam16, 2, 4.0, 8.f},  {4, Modulation::qam16, 4, 12.0, 8.f},
+      {4, Modulation::qam16, 8, 8.0, 40.f}, {2, Modulation::qam64, 3, 10.0, 8.f},
+      {8, Modulation::qpsk, 4, 2.0, 8.f},   {4, Modulation::qam256, 16, 20.0, 40.f}};
+  test::ListLlrCheck total;
+  int n = 0;
+  for (const Case& c : cases) {
+    const Problem p = test::with_zero_channels(
+        make_problem(MimoShape{c.nt, c.nt + 1, c.mod}, 60, 2, c.snr, seed + 31 * n++, true), 5);
+    const List l = cpu_list(p, c.k);
+    const Out o = run_cpu(p, c.k, c.clip);
+    const auto r = test::check_list_llrs(p, c.k, l.d, l.sym, o.llrs, c.clip);
+    ASSERT_EQ(r.mismatches, 0) << "nt " << c.nt << " " << to_string(c.mod) << " k " << c.k << ", "
+                               << r.first;
+    total.both += r.both;
+    total.missing += r.missing;
+    total.missing_inside += r.missing_inside;
+  }
+  // Both kinds of bit occur, and bounds below the clip too (the check is not vacuous).
+  EXPECT_GT(total.both, 0);
+  EXPECT_GT(total.missing, 0);
+  EXPECT_GT(total.missing_inside, 0);
+  std::printf("[ bits     ] %lld with both values, %lld with one (%lld below the clip)\n",
+              static_cast<long long>(total.both), static_cast<long long>(total.missing),
+              static_cast<long long>(total.missing_inside));
 }
 
 TEST(Kbest, RejectsBadConfigurations) {
@@ -190,6 +264,54 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
         for (std::size_t i = 0; i < hl.size(); ++i) {
           ASSERT_NEAR(hl[i], o.llrs[i], 1e-4f * std::max(1.f, std::abs(o.llrs[i]))) << what;
         }
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
+// Bits and LLRs of the kernel equal the CPU's bit for bit on inputs with zero channels and
+// missing counter-hypotheses (small k), the list bound included.
+TEST(KbestGpu, ListBoundedLlrsAreBitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      for (int k : {1, 3, 16}) {
+        const MimoShape s{nt, nt + 1, mod};
+        const std::int64_t V = 2 * 41;
+        const Problem p = test::with_zero_channels(
+            make_problem(s, V, 2, 2.0 + 2 * bits_per_symbol(mod), seed + 17 * cases, true), 3);
+        ++cases;
+        const Out o = run_cpu(p, k, 7.f);
+        Buffer<cf32> h = Buffer<cf32>::device(p.h.size()), y = Buffer<cf32>::device(p.y.size());
+        Buffer<float> n0 = Buffer<float>::device(p.n0.size());
+        h.copy_from_host(p.h.data(), p.h.size());
+        y.copy_from_host(p.y.data(), p.y.size());
+        n0.copy_from_host(p.n0.data(), p.n0.size());
+        DetectInput in;
+        in.h = ConstMatrixBatch<cf32>(h.data(), V / 2, s.nr, nt, Memory::device);
+        in.y = ConstMatrixBatch<cf32>(y.data(), V, s.nr, 1, Memory::device);
+        in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
+        in.vectors_per_channel = 2;
+        KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
+        Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+        Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+        gb.fill_bytes(0xEE);
+        gl.fill_bytes(0xFF);
+        gpu.run(in, View<std::uint8_t>(gb), View<float>(gl));
+        std::vector<std::uint8_t> hb(o.bits.size());
+        std::vector<float> hl(o.llrs.size());
+        gb.copy_to_host(hb.data(), hb.size());
+        gl.copy_to_host(hl.data(), hl.size());
+        const std::string what =
+            "nt " + std::to_string(nt) + " " + to_string(mod) + " k " + std::to_string(k);
+        ASSERT_EQ(hb, o.bits) << what;
+        ASSERT_EQ(std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)), 0) << what;
+        // Channel 0 (vectors 0 and 1) is zero: LLR 0 on the GPU too.
+        for (int i = 0; i < 2 * p.nbits(); ++i) ASSERT_EQ(hl[std::size_t(i)], 0.f) << what;
       }
     }
   }

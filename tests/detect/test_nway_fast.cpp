@@ -159,6 +159,8 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
         bw = w[i];
       }
     }
+    float worst = 0.f;  // the kernel's order: per thread, then across lanes (max is order-free)
+    for (float x : d) worst = nway::fold_worst(worst, x);
     float cm[S::NB];
     for (float& x : cm) x = std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < d.size(); ++i) {
@@ -172,7 +174,7 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
       const float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
       const std::size_t o = std::size_t(v) * S::NB + j;
       ASSERT_EQ(nway::hard_of_minima(m0, m1), ref_bits[o]) << what << " v " << v << " j " << j;
-      ASSERT_TRUE(same_bits(nway::llr_of_minima(m0, m1, inv_n0, 7.f), ref_llr[o]))
+      ASSERT_TRUE(same_bits(nway::llr_of_list(m0, m1, worst, inv_n0, 7.f), ref_llr[o]))
           << what << " v " << v << " j " << j;
     }
   }

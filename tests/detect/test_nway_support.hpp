@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mimorx/core/complex.hpp"
@@ -230,6 +231,74 @@ inline void fast_maxlog(const Problem& p, float clip, std::vector<float>& llr,
       hard[v * nb + j] = min1[j] < min0[j] ? 1 : 0;
     }
   }
+}
+
+// A list detector's LLRs against its own candidate list (nc candidates per vector: distances
+// `d`, nt symbol indices each in `sym`; +inf distances are padding, not list members). Where
+// the list holds both values of a bit, the LLR is max-log over the list, clipped (the rule
+// without a list bound); where it holds one value only, |LLR| = min(clip, (worst - best) / N0),
+// worst the list's largest distance, positive when every member has bit 0. Both checks are
+// exact (float arithmetic in the detectors' order: difference, times 1 / N0).
+struct ListLlrCheck {
+  std::int64_t both = 0, missing = 0, missing_inside = 0;  // inside: 0 < |LLR| < clip
+  std::int64_t mismatches = 0;
+  std::string first;  // the first mismatch, described
+};
+inline ListLlrCheck check_list_llrs(const Problem& p, int nc, const std::vector<float>& d,
+                                    const std::vector<std::uint8_t>& sym,
+                                    const std::vector<float>& llrs, float clip) {
+  const int nt = p.shape.nt, m = bits_per_symbol(p.shape.mod), nb = p.nbits();
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  ListLlrCheck r;
+  for (std::int64_t v = 0; v < p.vectors; ++v) {
+    std::vector<float> min0(nb, kInf), min1(nb, kInf);
+    float worst = 0.f;
+    for (int c = 0; c < nc; ++c) {
+      const float dc = d[std::size_t(v) * nc + c];
+      if (std::isinf(dc)) continue;
+      worst = std::max(worst, dc);
+      for (int t = 0; t < nt; ++t) {
+        const int s = sym[(std::size_t(v) * nc + c) * nt + t];
+        for (int b = 0; b < m; ++b) {
+          float& mm = ((s >> (m - 1 - b)) & 1) ? min1[t * m + b] : min0[t * m + b];
+          mm = std::min(mm, dc);
+        }
+      }
+    }
+    const float inv_n0 = 1.f / p.n0[p.n0.size() == 1 ? 0 : std::size_t(v)];
+    for (int j = 0; j < nb; ++j) {
+      const bool has0 = !std::isinf(min0[j]), has1 = !std::isinf(min1[j]);
+      float l;
+      if (has0 && has1) {
+        l = (min1[j] - min0[j]) * inv_n0;
+        ++r.both;
+      } else {
+        l = has0 ? (worst - min0[j]) * inv_n0 : (min1[j] - worst) * inv_n0;
+        ++r.missing;
+      }
+      l = std::clamp(l, -clip, clip);
+      if (!(has0 && has1) && l != 0.f && std::abs(l) < clip) ++r.missing_inside;
+      const float got = llrs[std::size_t(v) * nb + j];
+      if (got != l) {
+        if (r.mismatches++ == 0) {
+          r.first = "vector " + std::to_string(v) + " bit " + std::to_string(j) + ": LLR " +
+                    std::to_string(got) + ", expected " + std::to_string(l) +
+                    (has0 && has1 ? " (both values listed)" : " (one value listed)");
+        }
+      }
+    }
+  }
+  return r;
+}
+
+// The problem with the channels c, c + every, c + 2 every, ... set to 0 (c = 0 if every = 1).
+inline Problem with_zero_channels(Problem p, int every) {
+  const std::size_t per = std::size_t(p.shape.nr) * p.shape.nt;
+  for (std::size_t c = 0; c * per < p.h.size(); c += std::size_t(every)) {
+    std::fill(p.h.begin() + std::ptrdiff_t(c * per), p.h.begin() + std::ptrdiff_t((c + 1) * per),
+              cf32(0.f, 0.f));
+  }
+  return p;
 }
 
 }  // namespace mimorx::test
