@@ -124,7 +124,9 @@ __global__ void __launch_bounds__(kSearchThreads)
     }
   }
 
-  // The vector's best candidate (the same on every thread of the vector: a total order).
+  // The vector's best candidate (the same on every thread of the vector: a total order) and
+  // its largest distance, the list bound of nway::llr_of_list (inactive threads hold no
+  // candidate: 0, the fold's start), in one butterfly.
   float bd = d[0];
   unsigned bw = w[0];
 #pragma unroll
@@ -134,23 +136,20 @@ __global__ void __launch_bounds__(kSearchThreads)
       bw = w[i];
     }
   }
-  for (int off = tv >> 1; off > 0; off >>= 1) {
-    const float od = __shfl_xor_sync(0xffffffffu, bd, off);
-    const unsigned ow = __shfl_xor_sync(0xffffffffu, bw, off);
-    if (nway::fast_better(od, ow, bd, bw)) {
-      bd = od;
-      bw = ow;
-    }
-  }
-  // The vector's largest distance, the list bound of nway::llr_of_list (inactive threads hold
-  // no candidate: 0, the fold's start).
   float worst = 0.f;
   if (active) {
 #pragma unroll
     for (int i = 0; i < C; ++i) worst = nway::fold_worst(worst, d[i]);
   }
-  for (int off = tv >> 1; off > 0; off >>= 1)
+  for (int off = tv >> 1; off > 0; off >>= 1) {
+    const float od = __shfl_xor_sync(0xffffffffu, bd, off);
+    const unsigned ow = __shfl_xor_sync(0xffffffffu, bw, off);
     worst = nway::fold_worst(worst, __shfl_xor_sync(0xffffffffu, worst, off));
+    if (nway::fast_better(od, ow, bd, bw)) {
+      bd = od;
+      bw = ow;
+    }
+  }
   // Counter-hypothesis minima per Gray-word position.
   float cm[NB];
 #pragma unroll
