@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(BLOCK)
   for (int r = tid; r < count; r += BLOCK) bw[r] = kbest::path_bits(pf + r * d, nt, axis_k);
   __syncthreads();
   const float inv_n0 = nway::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
-  const float worst = df[count - 1];  // the sorted list's largest distance (nway::llr_of_list)
   for (int j = tid; j < nb; j += BLOCK) {
     float m0 = kInf, m1 = kInf;
     for (int r = 0; r < count; ++r) {
@@ -120,8 +119,10 @@ __global__ void __launch_bounds__(BLOCK)
         m0 = nway::fmin2(m0, df[r]);
       }
     }
+    // Path 0 of the sorted list is the best candidate (nway::complete_minima).
+    nway::complete_minima(e, lay, axis_k, nt, 0, pf, j, &m0, &m1);
     bits[v * nb + j] = nway::hard_of_minima(m0, m1);
-    if (llrs) llrs[v * nb + j] = nway::llr_of_list(m0, m1, worst, inv_n0, clip);
+    if (llrs) llrs[v * nb + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
   }
 }
 

@@ -225,11 +225,8 @@ struct TrellisPlan::Impl {
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
         const float inv_n0 = nway::fdiv(1.f, n0);
-        // List L_t holds a path through every point of stream t, so every bit has both values
-        // in the union and no counter-hypothesis is missing: no list bound (+inf), as the
-        // kernel.
-        nway::write_minima(min0, min1, nb, std::numeric_limits<float>::infinity(), inv_n0, clip,
-                           bits.data + v * nb, llrs.size ? llrs.data + v * nb : nullptr);
+        nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
+                           llrs.size ? llrs.data + v * nb : nullptr);
       }
     });
   }

@@ -223,7 +223,7 @@ TEST(ReliabilityCli, ZfRefusesRankDeficientChannels) {
 
 // On H = 0 the observation carries no information: mmse's LLRs are about 0, and the list
 // detectors' exactly 0 (every hypothesis has the same metric; a bit whose counter-hypothesis
-// left the list is bounded by the list's worst metric, here the best one too).
+// left the list takes the metric of the best candidate's flip, here the best one's).
 TEST(ReliabilityCli, ZeroChannelLlrs) {
   for (int nt : {2, 4}) {
     json in = detect_input(1.0, 0.1, nt);

@@ -125,8 +125,8 @@ TEST(Kbest, ListIsSortedDistinctAndHoldsTrueDistances) {
   }
 }
 
-// H = 0: R = 0 and Q^T y = 0, every path has distance 0, and every LLR is 0 (the list bound
-// of a missing counter-hypothesis is the list's largest distance, here the best one too).
+// H = 0: R = 0 and Q^T y = 0, every path has distance 0, and every LLR is 0 (the flip of the
+// best path that supplies a missing counter-hypothesis has the best path's distance).
 TEST(Kbest, ZeroChannelGivesZeroLlrs) {
   const auto seed = test::fresh_seed();
   for (int nt : {2, 4, 8}) {
@@ -145,42 +145,55 @@ TEST(Kbest, ZeroChannelGivesZeroLlrs) {
   }
 }
 
-// Random inputs (every fifth channel zero): the LLR of a bit with both values in the final
-// list is max-log over the list; a bit with one value gets min(clip, (worst - best) / N0).
-TEST(Kbest, MissingCounterHypothesisIsBoundedByTheList) {
+// Random inputs (every fifth channel zero), against the list and the exhaustive ML detector: a
+// bit with both values in the final list gets max-log over the list; a bit with one value gets
+// the metric of the best path's single-coordinate flip as its counter-hypothesis
+// (test::check_list_llrs recomputes it in the H domain), never farther from the exact max-log
+// LLR than the clip rule where the best path is the ML solution.
+TEST(Kbest, MissingCounterHypothesisIsTheBestPathsFlip) {
   const auto seed = test::fresh_seed();
   struct Case {
-    int nt;
+    int nt, nr;
     Modulation mod;
     int k;
     double snr;
     float clip;
   };
   const Case cases[] = {
-      {4, Modulation::qam16, 2, 4.0, 8.f},  {4, Modulation::qam16, 4, 12.0, 8.f},
-      {4, Modulation::qam16, 8, 8.0, 40.f}, {2, Modulation::qam64, 3, 10.0, 8.f},
-      {8, Modulation::qpsk, 4, 2.0, 8.f},   {4, Modulation::qam256, 16, 20.0, 40.f}};
+      {4, 5, Modulation::qam16, 2, 4.0, 8.f},  {4, 5, Modulation::qam16, 4, 12.0, 8.f},
+      {4, 4, Modulation::qam16, 8, 8.0, 40.f}, {2, 3, Modulation::qam64, 3, 10.0, 8.f},
+      {8, 8, Modulation::qpsk, 4, 2.0, 8.f},   {2, 2, Modulation::qam256, 16, 20.0, 40.f},
+      {4, 4, Modulation::qam16, 1, 10.0, 8.f}};
   test::ListLlrCheck total;
   int n = 0;
   for (const Case& c : cases) {
     const Problem p = test::with_zero_channels(
-        make_problem(MimoShape{c.nt, c.nt + 1, c.mod}, 60, 2, c.snr, seed + 31 * n++, true), 5);
+        make_problem(MimoShape{c.nt, c.nr, c.mod}, 40, 2, c.snr, seed + 31 * n++, true), 5);
     const List l = cpu_list(p, c.k);
     const Out o = run_cpu(p, c.k, c.clip);
-    const auto r = test::check_list_llrs(p, c.k, l.d, l.sym, o.llrs, c.clip);
-    ASSERT_EQ(r.mismatches, 0) << "nt " << c.nt << " " << to_string(c.mod) << " k " << c.k << ", "
-                               << r.first;
+    const auto r = test::check_list_llrs(p, c.k, l.d, l.sym, o.llrs, test::ml_llrs(p), c.clip);
+    const std::string what = "nt " + std::to_string(c.nt) + " " + to_string(c.mod) + " k " +
+                             std::to_string(c.k) + ", " + r.first;
+    ASSERT_EQ(r.mismatches, 0) << what;
+    ASSERT_EQ(r.farther, 0) << what;
     total.both += r.both;
     total.missing += r.missing;
     total.missing_inside += r.missing_inside;
+    total.closer += r.closer;
+    total.not_ml += r.not_ml;
   }
-  // Both kinds of bit occur, and bounds below the clip too (the check is not vacuous).
+  // Both kinds of bit occur, flips inside the clip and strictly closer to exact max-log than
+  // the clip rule too (the checks are not vacuous).
   EXPECT_GT(total.both, 0);
   EXPECT_GT(total.missing, 0);
   EXPECT_GT(total.missing_inside, 0);
-  std::printf("[ bits     ] %lld with both values, %lld with one (%lld below the clip)\n",
-              static_cast<long long>(total.both), static_cast<long long>(total.missing),
-              static_cast<long long>(total.missing_inside));
+  EXPECT_GT(total.closer, 0);
+  std::printf(
+      "[ bits     ] %lld with both values, %lld with one (%lld inside the clip, %lld "
+      "closer to max-log than the clip rule, %lld of vectors whose best is not ML)\n",
+      static_cast<long long>(total.both), static_cast<long long>(total.missing),
+      static_cast<long long>(total.missing_inside), static_cast<long long>(total.closer),
+      static_cast<long long>(total.not_ml));
 }
 
 TEST(Kbest, RejectsBadConfigurations) {
@@ -271,8 +284,8 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
 }
 
 // Bits and LLRs of the kernel equal the CPU's bit for bit on inputs with zero channels and
-// missing counter-hypotheses (small k), the list bound included.
-TEST(KbestGpu, ListBoundedLlrsAreBitIdenticalToCpu) {
+// missing counter-hypotheses (small k: k = 1 misses every one), the flip metrics included.
+TEST(KbestGpu, FlipCompletedLlrsAreBitIdenticalToCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();
   int cases = 0;

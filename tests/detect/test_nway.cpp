@@ -272,9 +272,13 @@ TEST(Nway, ZeroChannelGivesZeroLlrs) {
   }
 }
 
-// Random inputs (every fifth channel zero): the LLR of a bit with both values among the
-// candidates is max-log over them; a bit with one value gets min(clip, (worst - best) / N0).
-TEST(Nway, MissingCounterHypothesisIsBoundedByTheList) {
+// Random inputs (every fifth channel zero), against the candidates and the exhaustive ML
+// detector: a bit with both values among the candidates gets max-log over them; a bit with one
+// value (its stream never enumerated: N < nt) gets the metric of the best candidate's
+// single-coordinate flip as its counter-hypothesis (test::check_list_llrs recomputes it in the
+// H domain), never farther from the exact max-log LLR than the clip rule where the best
+// candidate is the ML solution. Covers the fixed-shape QR (nr <= 8) and the MGS QR (nt = 8).
+TEST(Nway, MissingCounterHypothesisIsTheBestCandidatesFlip) {
   const auto seed = test::fresh_seed();
   struct Case {
     int nt, nr;
@@ -284,16 +288,16 @@ TEST(Nway, MissingCounterHypothesisIsBoundedByTheList) {
     float clip;
   };
   const Case cases[] = {
-      {4, 4, Modulation::qam16, 1, 4.0, 8.f},   {4, 4, Modulation::qam16, 2, 12.0, 40.f},
-      {4, 5, Modulation::qam64, 3, 10.0, 8.f},  {2, 2, Modulation::qpsk, 1, 0.0, 8.f},
-      {8, 8, Modulation::qpsk, 3, 2.0, 40.f},   {4, 9, Modulation::qam16, 2, 6.0, 8.f},
-      {4, 4, Modulation::qam256, 2, 20.0, 40.f}};
+      {4, 4, Modulation::qam16, 1, 4.0, 8.f},  {4, 4, Modulation::qam16, 2, 12.0, 40.f},
+      {4, 5, Modulation::qam16, 3, 10.0, 8.f}, {2, 2, Modulation::qpsk, 1, 0.0, 8.f},
+      {8, 8, Modulation::qpsk, 3, 2.0, 40.f},  {4, 8, Modulation::qam16, 2, 6.0, 8.f},
+      {2, 3, Modulation::qam64, 1, 14.0, 8.f}, {2, 2, Modulation::qam256, 1, 20.0, 40.f}};
   test::ListLlrCheck total;
   int n = 0;
   for (const Case& c : cases) {
     const MimoShape s{c.nt, c.nr, c.mod};
     const Problem p =
-        test::with_zero_channels(make_problem(s, 60, 2, c.snr, seed + 31 * n++, true), 5);
+        test::with_zero_channels(make_problem(s, 40, 2, c.snr, seed + 31 * n++, true), 5);
     NwayPlan plan(NwayConfig{s, c.nw, c.clip}, Backend::cpu());
     const int nc = c.nw * plan.candidates_per_pass();
     std::vector<float> d(std::size_t(p.vectors) * nc);
@@ -302,20 +306,29 @@ TEST(Nway, MissingCounterHypothesisIsBoundedByTheList) {
     plan.candidates(p.input(), View<float>(d.data(), std::int64_t(d.size()), Memory::host),
                     View<std::uint8_t>(sym.data(), std::int64_t(sym.size()), Memory::host));
     const Out o = run_cpu(p, c.nw, c.clip);
-    const auto r = test::check_list_llrs(p, nc, d, sym, o.llrs, c.clip);
-    ASSERT_EQ(r.mismatches, 0) << c.nt << "x" << c.nr << " " << to_string(c.mod) << " N " << c.nw
-                               << ", " << r.first;
+    const auto r = test::check_list_llrs(p, nc, d, sym, o.llrs, test::ml_llrs(p), c.clip);
+    const std::string what = std::to_string(c.nt) + "x" + std::to_string(c.nr) + " " +
+                             to_string(c.mod) + " N " + std::to_string(c.nw) + ", " + r.first;
+    ASSERT_EQ(r.mismatches, 0) << what;
+    ASSERT_EQ(r.farther, 0) << what;
     total.both += r.both;
     total.missing += r.missing;
     total.missing_inside += r.missing_inside;
+    total.closer += r.closer;
+    total.not_ml += r.not_ml;
   }
-  // Both kinds of bit occur, and bounds below the clip too (the check is not vacuous).
+  // Both kinds of bit occur, flips inside the clip and strictly closer to exact max-log than
+  // the clip rule too (the checks are not vacuous).
   EXPECT_GT(total.both, 0);
   EXPECT_GT(total.missing, 0);
   EXPECT_GT(total.missing_inside, 0);
-  std::printf("[ bits     ] %lld with both values, %lld with one (%lld below the clip)\n",
-              static_cast<long long>(total.both), static_cast<long long>(total.missing),
-              static_cast<long long>(total.missing_inside));
+  EXPECT_GT(total.closer, 0);
+  std::printf(
+      "[ bits     ] %lld with both values, %lld with one (%lld inside the clip, %lld "
+      "closer to max-log than the clip rule, %lld of vectors whose best is not ML)\n",
+      static_cast<long long>(total.both), static_cast<long long>(total.missing),
+      static_cast<long long>(total.missing_inside), static_cast<long long>(total.closer),
+      static_cast<long long>(total.not_ml));
 }
 
 TEST(Nway, HardOutputOnlyMatchesSoftRun) {
@@ -499,10 +512,10 @@ TEST(NwayGpu, FixedShapePathIsBitIdenticalToCpu) {
 }
 
 // Zero channels (every third) and passes that leave streams unenumerated (N < nt): bits and
-// LLRs bit-identical to the CPU's, list bound included, on the fixed-shape kernel (both
-// candidates-per-thread variants) and the shared-memory kernel (vectors whose threads straddle
-// warps: 12 and 48 threads; 256 threads for 256-QAM).
-TEST(NwayGpu, ListBoundedLlrsAreBitIdenticalToCpu) {
+// LLRs bit-identical to the CPU's, flip metrics of missing counter-hypotheses included, on the
+// fixed-shape kernel (both candidates-per-thread variants) and the shared-memory kernel (vectors
+// whose threads straddle warps: 12 and 48 threads; 256 threads for 256-QAM).
+TEST(NwayGpu, FlipCompletedLlrsAreBitIdenticalToCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();
   struct Case {

@@ -282,8 +282,8 @@ TEST(Trellis, BestPathMergeEqualsTwoMinimaScan) {
 }
 
 // List L_t holds a path through every point of stream t, so every bit of every stream has both
-// values in the union of the lists: no counter-hypothesis is ever missing (hence no list bound,
-// unlike N-way and K-best). Checked on the candidate lists, zero channels included.
+// values in the union of the lists: no counter-hypothesis is ever missing (hence no flip
+// completion, unlike N-way and K-best). Checked on the candidate lists, zero channels included.
 TEST(Trellis, EveryBitHasBothValuesInTheLists) {
   const auto seed = test::fresh_seed();
   int k = 0;
