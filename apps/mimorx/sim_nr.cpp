@@ -35,6 +35,9 @@ sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
   c.mcs_table = nr::parse_mcs_table(o.mcs_table);
   c.mcs = o.mcs;
   c.n_rx = o.nrx;
+  require(o.channel == "iid" || o.channel.rfind("tdl-", 0) == 0, "channel",
+          "'" + o.channel + "'; give iid (flat Rayleigh) or tdl-<a..e>:DS:fD:corr, e.g. " +
+              "tdl-c:300:100:low");
   if (o.channel != "iid") c.tdl = channel::parse_tdl(o.channel);
   c.harq_transmissions = o.harq;
   require(o.csi == "perfect", "csi",
