@@ -86,7 +86,7 @@ class NrStep {
     coded_.resize(n * g_);
     symbols_.resize(n * g_ / m_);
     harq_.assign(n * chain_.harq_size(), 0.f);
-    x_.resize(std::size_t(res_) * v_);
+    x_.resize(n * std::size_t(res_) * v_);
     h_.resize(n * std::size_t(res_) * c.n_rx * v_);
     y_.resize(n * std::size_t(res_) * c.n_rx);
     h_data_.resize(n * std::size_t(data_) * c.n_rx * v_);
@@ -161,14 +161,20 @@ class NrStep {
     const std::size_t hg = std::size_t(res_) * n_rx * v_, yg = std::size_t(res_) * n_rx;
     const std::size_t hd = std::size_t(data_) * n_rx * v_, yd = std::size_t(data_) * n_rx;
     const std::size_t sym = std::size_t(data_) * v_;
+    // The channel plan has one workspace: its calls run in turn (each parallel inside).
+    for (int p = 0; p < num; ++p)
+      channel_.generate(c_.seed, first + pending[std::size_t(p)], tx,
+                        {h_.data() + std::size_t(p) * hg, hg});
+#pragma omp parallel for schedule(static)
     for (int p = 0; p < num; ++p) {
       const std::int64_t block = first + pending[std::size_t(p)];
       const auto P = std::size_t(p);
+      const std::size_t xg = std::size_t(res_) * v_;
       std::span<cf32> h(h_.data() + P * hg, hg), y(y_.data() + P * yg, yg);
-      channel_.generate(c_.seed, block, tx, h);
-      detail::place_layers(plan_, {symbols_.data() + P * sym, sym}, x_);
-      detail::place_dmrs(plan_, x_);
-      detail::receive_grid(c_.seed, detail::nr_noise_slot(block, tx), plan_, n_rx, h, x_, n0, y);
+      std::span<cf32> x(x_.data() + P * xg, xg);
+      detail::place_layers(plan_, {symbols_.data() + P * sym, sym}, x);
+      detail::place_dmrs(plan_, x);
+      detail::receive_grid(c_.seed, detail::nr_noise_slot(block, tx), plan_, n_rx, h, x, n0, y);
       detail::gather_data_y(plan_, n_rx, y, {y_data_.data() + P * yd, yd});
       detail::receiver_csi(c_.csi, plan_, n_rx, y, h, n0, {h_data_.data() + P * hd, hd},
                            {noise_.data() + P * std::size_t(data_), std::size_t(data_)});
