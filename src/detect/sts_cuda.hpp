@@ -6,6 +6,7 @@
 #include "mimorx/config.hpp"
 #include "mimorx/core/complex.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/detect/sphere.hpp"  // SearchStats
 #include "mimorx/modem/modulation.hpp"
 
 namespace mimorx::detect::sts {
