@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       const View<std::uint8_t> vb(bits);
       const View<float> vl(llrs);
       plan.run(in, vb, vl, View<SearchStats>(stats));  // warm-up, and the node counts
-      std::vector<SearchStats> st(std::size_t(V));
+      std::vector<SearchStats> st(static_cast<std::size_t>(V));
       stats.copy_to_host(st.data(), st.size());
       double nodes = 0, max_nodes = 0;
       for (const SearchStats& e : st) {

@@ -122,30 +122,6 @@ __global__ void qr_kernel(const __grid_constant__ KernelArgs a) {
   }
 }
 
-// Words per thread: xb (n + 1 uint64 = 2n + 2 words), then z, w, span, amp, up (n each), pm and
-// low (n + 1 each), lam (nbits).
-__host__ __device__ constexpr int state_words(int n, int nbits) {
-  return 2 * (n + 1) + 7 * n + 2 + nbits;
-}
-
-// The sts::search state of one thread, in the block's shared memory (word w at w * BT).
-template <int BT>
-struct SharedState {
-  std::uint64_t* x;  // xb(0) of this thread
-  float* f;          // word 0 of this thread's float area
-  int n;
-  __device__ float z(int k) const { return f[k * BT]; }
-  __device__ float& zw(int k) { return f[k * BT]; }
-  __device__ float& w(int k) { return f[(n + k) * BT]; }
-  __device__ int& span(int k) { return reinterpret_cast<int*>(f)[(2 * n + k) * BT]; }
-  __device__ float& amp(int k) { return f[(3 * n + k) * BT]; }
-  __device__ float& up(int k) { return f[(4 * n + k) * BT]; }
-  __device__ float& pm(int k) { return f[(5 * n + k) * BT]; }
-  __device__ float& low(int k) { return f[(6 * n + 1 + k) * BT]; }
-  __device__ float& lam(int j) { return f[(7 * n + 2 + j) * BT]; }
-  __device__ std::uint64_t& xb(int k) { return x[k * BT]; }
-};
-
 // N: the real dimension when known at compile time (0: any). order: channel of each rank
 // (nullptr: the channels in their own order).
 template <int N, int BT>
@@ -169,8 +145,7 @@ __global__ void __launch_bounds__(BT)
       a.vectors <= INT_MAX ? std::int64_t(unsigned(s) / unsigned(vpc)) : s / vpc;
   const std::int64_t c = order ? order[rank] : rank;
   const std::int64_t v = c * vpc + (s - rank * vpc);
-  SharedState<BT> st{sts_smem + threadIdx.x,
-                     reinterpret_cast<float*>(sts_smem + (n + 1) * BT) + threadIdx.x, n};
+  InterleavedState<BT> st(sts_smem, int(threadIdx.x), n);
   const cf32* y = a.y + v * a.y_stride;
   const float* q = a.q + c * m * n;
   for (int k = 0; k < n; ++k) st.zw(k) = sphere::project(q, m, nr, y, k);

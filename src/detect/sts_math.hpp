@@ -124,6 +124,31 @@ struct State {
   MIMORX_HD float& lam(int j) { return lamv[j]; }
 };
 
+// The same state interleaved across BT threads (the CUDA kernel's shared memory): word w of
+// thread t at w * BT + t, the xb of every thread first (n + 1 uint64 each), then z, w, span,
+// amp, up (n words each), pm, low (n + 1 each) and lam (nbits). base: state_words(n, nbits) * BT
+// 32-bit words, 8-byte aligned.
+MIMORX_HD constexpr int state_words(int n, int nbits) { return 2 * (n + 1) + 7 * n + 2 + nbits; }
+
+template <int BT>
+struct InterleavedState {
+  std::uint64_t* x;  // xb(0) of this thread
+  float* f;          // word 0 of this thread's float area
+  int n;
+  MIMORX_HD InterleavedState(std::uint64_t* base, int t, int n_)
+      : x(base + t), f(reinterpret_cast<float*>(base + (n_ + 1) * BT) + t), n(n_) {}
+  MIMORX_HD float z(int k) const { return f[k * BT]; }
+  MIMORX_HD float& zw(int k) { return f[k * BT]; }
+  MIMORX_HD float& w(int k) { return f[(n + k) * BT]; }
+  MIMORX_HD int& span(int k) { return reinterpret_cast<int*>(f)[(2 * n + k) * BT]; }
+  MIMORX_HD float& amp(int k) { return f[(3 * n + k) * BT]; }
+  MIMORX_HD float& up(int k) { return f[(4 * n + k) * BT]; }
+  MIMORX_HD float& pm(int k) { return f[(5 * n + k) * BT]; }
+  MIMORX_HD float& low(int k) { return f[(6 * n + 1 + k) * BT]; }
+  MIMORX_HD float& lam(int j) { return f[(7 * n + 2 + j) * BT]; }
+  MIMORX_HD std::uint64_t& xb(int k) { return x[k * BT]; }
+};
+
 struct Params {
   int n = 0;            // real dimension
   int L = 0;            // levels per real axis
