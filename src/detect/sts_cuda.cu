@@ -19,6 +19,7 @@
 // once per block (its lookups diverge too). The tree dimension is a template parameter where
 // common (4, 8, 16) so that se_enter's interference sum unrolls.
 #pragma nv_diag_suppress 554
+#include <algorithm>
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
 #include <string>

@@ -469,7 +469,7 @@ Result run_sts_gpu(const Problem& p, StsConfig cfg, bool shared_n0, bool soft = 
   in.noise_var = View<const float>(n0.data(), std::int64_t(n0.size()), Memory::device);
   in.vectors_per_channel = p.vpc;
   bits.fill_bytes(0xFF);  // poisoned: an output the kernel does not write fails the comparison
-  llrs.fill_bytes(0xFF);
+  if (soft) llrs.fill_bytes(0xFF);
   stats.fill_bytes(0xFF);
   StsPlan plan(cfg, Backend::cuda(0));
   Stream stream = Stream::create(0);
