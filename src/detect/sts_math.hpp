@@ -1,6 +1,7 @@
 #pragma once
 // The single tree search (STS) of one received vector (include/mimorx/detect/sts.hpp), written
-// once (MIMORX_HD, fixed-size state, no allocation) for the CPU reference and a CUDA kernel.
+// once (MIMORX_HD, fixed-size state, no allocation) for the CPU reference and the CUDA kernel
+// (sts_cuda.cu).
 //
 // Tree: sphere_math.hpp's real-valued model after its QR, column k of R is tree level k + 1,
 // the search fixes columns n-1 first. Each real column decides some output bits (BitTable); a
