@@ -280,8 +280,8 @@ TEST(ReliabilityCliGpu, StsSimOnCudaUncodedAndCoded) {
   MIMORX_REQUIRE_GPU();
   const std::string path = ::testing::TempDir() + "mimorx_sts_gpu_sim.json";
   for (const std::string args :
-       {"sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 20 --detector sts",
-        "sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 20 --detector sts:4",
+       {"sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts",
+        "sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts:4",
         "sim --ldpc --mimo 4x4 --mod 16qam --tbs 1024 --rate 0.5 --snr -10,30 --blocks 8 "
         "--detector sts"}) {
     const auto r = test::run_cli_split(args + " --backend cuda --seed 5 --json " + path);
