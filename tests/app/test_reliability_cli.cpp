@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/gpu.hpp"
 
 namespace mimorx {
 namespace {
@@ -263,6 +264,41 @@ TEST(ReliabilityCli, StsHasANodeBudgetAtLowSnr) {
       "sim --mimo 8x8 --mod 256qam --snr -50 --frames 2 --backend cpu --detector sts:8");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("2 of 2 vectors reached sts's node budget"), std::string::npos) << r.err;
+}
+
+// sts on CUDA through the CLI: `detect --soft` gives the CPU's bits and LLRs (the same search,
+// bit for bit: docs/sts.md), clipped too; `sim` runs it uncoded and coded.
+TEST(ReliabilityCliGpu, StsDetectOnCudaEqualsCpu) {
+  MIMORX_REQUIRE_GPU();
+  const json in = detect_input(1.0, 0.05);
+  for (const char* d : {"sts", "sts:4"}) {
+    const auto cpu = detect(in, std::string("--soft --backend cpu --detector ") + d);
+    const auto gpu = detect(in, std::string("--soft --backend cuda --detector ") + d);
+    ASSERT_TRUE(gpu.contains("llrs")) << d << ": " << gpu.dump();
+    EXPECT_EQ(cpu["bits"], gpu["bits"]) << d;
+    EXPECT_EQ(cpu["llrs"], gpu["llrs"]) << d;
+  }
+}
+
+TEST(ReliabilityCliGpu, StsSimOnCudaUncodedAndCoded) {
+  MIMORX_REQUIRE_GPU();
+  const std::string path = ::testing::TempDir() + "mimorx_sts_gpu_sim.json";
+  for (const std::string args :
+       {"sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts",
+        "sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts:4",
+        "sim --ldpc --mimo 4x4 --mod 16qam --tbs 1024 --rate 0.5 --snr -10,30 --blocks 8 "
+        "--detector sts"}) {
+    const auto r = test::run_cli_split(args + " --backend cuda --seed 5 --json " + path);
+    ASSERT_EQ(r.status, 0) << args << ": " << r.err;
+    std::ifstream f(path);
+    const auto j = json::parse(f);
+    ASSERT_EQ(j["points"].size(), 2u) << args;
+    const auto& lo = j["points"][0];
+    const auto& hi = j["points"][1];
+    EXPECT_GT(lo["ber"].get<double>(), hi["ber"].get<double>()) << args;
+    EXPECT_LT(hi["ber"].get<double>(), 1e-3) << args << ": 30 dB";
+  }
+  std::remove(path.c_str());
 }
 
 // lll's exact reading of integers: LllCli.ClearErrors (tests/lattice/test_lll_cli.cpp).
