@@ -19,6 +19,7 @@
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/sweep.hpp"
 #include "sim/point_json.hpp"
+#include "sim_nr.hpp"
 #include "snr_range.hpp"
 
 namespace {
@@ -54,6 +55,9 @@ struct SimOptions {
   double corr_tx = 0.0, corr_rx = 0.0;
   std::int64_t vectors_per_channel = 1;
   bool frames_set = false, blocks_set = false, detector_set = false;
+  // NR slots (--nr, sim_nr.hpp) and the options of the other modes that do not apply there.
+  mimorx::cli::NrOptions nr;
+  std::vector<CLI::Option*> not_nr;
 };
 
 using mimorx::cli::Column;
@@ -200,6 +204,20 @@ CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   return m;
 }
 
+mimorx::ldpc::DecoderSettings decoder_settings(const SimOptions& o) {
+  mimorx::ldpc::DecoderSettings d;
+  d.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
+  mimorx::require(!(o.int8 && d.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
+                  "bp has no integer form; use --decoder nms or oms with --int8");
+  d.max_iters = o.iters;
+  d.alpha = o.alpha;
+  d.alpha_last = o.alpha_last;
+  d.quantized = o.int8;
+  d.early_termination = !o.no_early_termination;
+  d.beta = o.beta;
+  return d;
+}
+
 mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
   mimorx::require(!o.frames_set, "max-frames",
                   "--max-frames (--frames) counts received vectors of the uncoded mode; with "
@@ -210,15 +228,7 @@ mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
   c.seed = o.seed;
   c.tbs = o.tbs;
   c.code_rate = o.rate;
-  c.decoder.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
-  mimorx::require(!(o.int8 && c.decoder.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
-                  "bp has no integer form; use --decoder nms or oms with --int8");
-  c.decoder.max_iters = o.iters;
-  c.decoder.alpha = o.alpha;
-  c.decoder.alpha_last = o.alpha_last;
-  c.decoder.quantized = o.int8;
-  c.decoder.early_termination = !o.no_early_termination;
-  c.decoder.beta = o.beta;
+  c.decoder = decoder_settings(o);
   c.blocks = o.blocks;
   c.min_block_errors = o.min_errors;
   c.early_stop = o.early_stop;
@@ -326,9 +336,38 @@ std::vector<double> sweep_points(const SimOptions& o, const mimorx::detect::Mimo
 void run_sim(const SimOptions& o) {
   const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
   mimorx::cli::check_curve_files(files);
-  const auto detectors = parse_detector_list(o.detector_set ? o.detector
-                                             : o.ldpc       ? std::string("mmse")
-                                                            : o.detector);
+  const auto detectors = parse_detector_list(o.detector_set           ? o.detector
+                                             : o.ldpc || o.nr.enabled ? std::string("mmse")
+                                                                      : o.detector);
+  if (o.nr.enabled) {
+    for (const CLI::Option* opt : o.not_nr)
+      mimorx::require(opt->count() == 0, opt->get_name().substr(2),
+                      "does not apply with --nr: the MCS (--mcs, --mcs-table), --layers and "
+                      "--nrx set the link, --slots the points' length");
+    mimorx::cli::NrCommon k;
+    k.detectors = detectors;
+    k.snr = o.snr;
+    k.ebn0 = o.ebn0;
+    k.backend = o.backend;
+    k.seed = o.seed;
+    k.min_errors = o.min_errors;
+    k.batch = o.batch;
+    k.early_stop = o.early_stop;
+    k.decoder = decoder_settings(o);
+    k.decoder_config = {{"decoder", o.decoder},
+                        {"alpha", o.alpha},
+                        {"alpha_last", o.alpha_last},
+                        {"beta", o.beta},
+                        {"int8", o.int8},
+                        {"iters", o.iters},
+                        {"early_termination", !o.no_early_termination}};
+    k.decoder_params =
+        mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta, o.int8);
+    k.files = files;
+    mimorx::cli::run_nr_sim(o.nr, k);
+    return;
+  }
+  mimorx::cli::check_nr_options_unused(o.nr);
   if (o.ldpc) {
     const auto c = coded_config(o);
     const auto g = mimorx::sim::transport_config(c).g;
@@ -348,9 +387,11 @@ void add_sim(CLI::App& app) {
   // An option given twice takes its last value, so that a script's defaults can be followed by
   // the user's choices (scripts/run).
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--mimo", opts->mimo, "Antennas <nt>x<nr>, e.g. 4x4 or 2x4")
-      ->capture_default_str();
-  cmd->add_option("--mod", opts->mod, "bpsk, qpsk, 16qam, 64qam or 256qam")->capture_default_str();
+  opts->not_nr.push_back(
+      cmd->add_option("--mimo", opts->mimo, "Antennas <nt>x<nr>, e.g. 4x4 or 2x4")
+          ->capture_default_str());
+  opts->not_nr.push_back(cmd->add_option("--mod", opts->mod, "bpsk, qpsk, 16qam, 64qam or 256qam")
+                             ->capture_default_str());
   auto* detector =
       cmd->add_option("--detector", opts->detector,
                       "One or a comma-separated list (one curve each), e.g. mmse,nway:4,kbest:16. "
@@ -370,17 +411,21 @@ void add_sim(CLI::App& app) {
       ->excludes(snr)
       ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
   snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
-  cmd->add_option("--corr-tx", opts->corr_tx,
-                  "Kronecker correlation between adjacent transmit antennas (exponential model "
-                  "rho^|i-j|), in [0, 1)")
-      ->capture_default_str();
-  cmd->add_option("--corr-rx", opts->corr_rx,
-                  "Kronecker correlation between adjacent receive antennas, in [0, 1)")
-      ->capture_default_str();
-  cmd->add_option("--vectors-per-channel", opts->vectors_per_channel,
-                  "Block fading: received vectors per channel realisation (with --ldpc within a "
-                  "transport block)")
-      ->capture_default_str();
+  opts->not_nr.push_back(
+      cmd->add_option("--corr-tx", opts->corr_tx,
+                      "Kronecker correlation between adjacent transmit antennas (exponential model "
+                      "rho^|i-j|), in [0, 1)")
+          ->capture_default_str());
+  opts->not_nr.push_back(
+      cmd->add_option("--corr-rx", opts->corr_rx,
+                      "Kronecker correlation between adjacent receive antennas, in [0, 1)")
+          ->capture_default_str());
+  opts->not_nr.push_back(
+      cmd->add_option(
+             "--vectors-per-channel", opts->vectors_per_channel,
+             "Block fading: received vectors per channel realisation (with --ldpc within a "
+             "transport block)")
+          ->capture_default_str());
   auto* frames = cmd->add_option("--max-frames,--frames", opts->frames,
                                  "Received vectors per SNR point, at most (uncoded mode)")
                      ->capture_default_str();
@@ -407,12 +452,15 @@ void add_sim(CLI::App& app) {
                 "Keep the points already in the --json file (same configuration) and simulate "
                 "only the missing ones")
       ->capture_default_str();
-  cmd->add_flag("--ldpc", opts->ldpc,
-                "Coded mode: 5G NR LDPC transport blocks (TS 38.212), soft detection, BER/BLER")
-      ->capture_default_str();
-  cmd->add_option("--tbs", opts->tbs, "--ldpc: information bits per transport block")
-      ->capture_default_str();
-  cmd->add_option("--rate", opts->rate, "--ldpc: target code rate")->capture_default_str();
+  opts->not_nr.push_back(
+      cmd->add_flag("--ldpc", opts->ldpc,
+                    "Coded mode: 5G NR LDPC transport blocks (TS 38.212), soft detection, BER/BLER")
+          ->capture_default_str());
+  opts->not_nr.push_back(
+      cmd->add_option("--tbs", opts->tbs, "--ldpc: information bits per transport block")
+          ->capture_default_str());
+  opts->not_nr.push_back(
+      cmd->add_option("--rate", opts->rate, "--ldpc: target code rate")->capture_default_str());
   cmd->add_option("--decoder", opts->decoder, "--ldpc: nms, oms or bp")->capture_default_str();
   cmd->add_option("--iters", opts->iters, "--ldpc: decoder iterations")->capture_default_str();
   cmd->add_option("--alpha", opts->alpha, "--ldpc, nms: normalisation factor in (0, 1]")
@@ -433,6 +481,9 @@ void add_sim(CLI::App& app) {
   auto* blocks = cmd->add_option("--max-blocks,--blocks", opts->blocks,
                                  "--ldpc: transport blocks per SNR point, at most")
                      ->capture_default_str();
+  opts->not_nr.push_back(frames);
+  opts->not_nr.push_back(blocks);
+  mimorx::cli::add_nr_options(*cmd, opts->nr);
   cmd->callback([opts, frames, detector, blocks] {
     opts->frames_set = frames->count() > 0;
     opts->detector_set = detector->count() > 0;

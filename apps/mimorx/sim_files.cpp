@@ -8,8 +8,9 @@ namespace {
 
 std::string csv_field(const ojson& v) {
   if (v.is_null()) return "";
-  if (!v.is_string()) return v.dump();
-  const auto s = v.get<std::string>();
+  // A list (sim --nr's bler_tx) is one quoted field: its commas would split it.
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  const auto s = v.is_string() ? v.get<std::string>() : v.dump();
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);

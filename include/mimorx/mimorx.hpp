@@ -53,4 +53,5 @@
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "mimorx/sim/link.hpp"
+#include "mimorx/sim/nr_link.hpp"
 #include "mimorx/sim/sweep.hpp"

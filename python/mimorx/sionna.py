@@ -140,9 +140,11 @@ class MaximumLikelihoodDetector(_Detector):
 
 class KBestDetector(_Detector):
     """sionna.phy.mimo.KBestDetector (output "bit"): mimorx's K-best searches the real-valued
-    tree in natural column order (Sionna sorts columns by norm) and clips LLRs without a
-    counter-hypothesis at +-8 (Sionna's List2LLRSimple uses its own constant), so LLRs differ
-    where the list is incomplete. use_real_rep and list2llr are ignored."""
+    tree in natural column order (Sionna sorts columns by norm). A bit without a
+    counter-hypothesis in the list takes the metric d' of the best path with that bit's
+    coordinate moved to the nearest level with the other value, |LLR| = min(8, |d' - d_best| /
+    N0) (Sionna's List2LLRSimple gives its clip constant), so LLRs differ where the list is
+    incomplete. use_real_rep and list2llr are ignored."""
 
     def __init__(self, output, num_streams, k, constellation_type=None, num_bits_per_symbol=None,
                  constellation=None, hard_out=False, use_real_rep=False, list2llr=None,

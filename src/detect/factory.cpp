@@ -131,24 +131,47 @@ class SphereAdapter final : public Detector {
 #endif
 
 #ifdef MIMORX_DETECT_HAS_STS
-// sts with its per-vector statistics (CPU only): counts the vectors the node cap stopped.
+// sts with its per-vector statistics: counts the vectors the node cap stopped. On CUDA, as for
+// psd, the counts come back only where the calls are synchronous anyway (check_device_values);
+// the simulator's asynchronous calls do not read them.
 class StsAdapter final : public Detector {
  public:
-  StsAdapter(std::string name, StsPlan plan) : Detector(std::move(name)), plan_(std::move(plan)) {}
+  StsAdapter(std::string name, StsPlan plan, bool count_on_device, int device)
+      : Detector(std::move(name)),
+        plan_(std::move(plan)),
+        count_on_device_(count_on_device),
+        device_(device) {}
   bool soft() const override { return true; }
   std::int64_t capped_vectors() const override { return capped_; }
 
  protected:
   void run_on(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
               const Stream& stream) override {
-    stats_.resize(std::size_t(in.y.batch));
-    plan_.run(in, bits, llrs, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), stream);
+    const auto n = std::size_t(in.y.batch);
+    stats_.resize(n);
+    if (in.y.where != Memory::host) {
+      if (!count_on_device_) {
+        plan_.run(in, bits, llrs, {}, stream);
+        return;
+      }
+      if (device_stats_.size() < n)
+        device_stats_ = Buffer<SearchStats>(n, in.y.where, false, device_);
+      plan_.run(in, bits, llrs, View<SearchStats>(device_stats_.data(), in.y.batch, in.y.where),
+                stream);
+      device_stats_.copy_to_host(stats_.data(), n, stream);
+      stream.synchronize();
+    } else {
+      plan_.run(in, bits, llrs, View<SearchStats>(stats_.data(), in.y.batch, Memory::host), stream);
+    }
     for (const auto& s : stats_) capped_ += s.capped;
   }
 
  private:
   StsPlan plan_;
+  bool count_on_device_;
+  int device_;
   std::vector<SearchStats> stats_;
+  Buffer<SearchStats> device_stats_;
   std::int64_t capped_ = 0;
 };
 
@@ -235,7 +258,9 @@ const std::map<std::string, Factory>& factories() {
       // sts: exact max-log; sts:CLIP: LLRs clipped at +-CLIP, exact below it.
       cfg.clip = param.empty() ? 0.f : parse_clip(spec, param);
       cfg.node_cap = o.psd_node_cap;
-      return std::make_unique<StsAdapter>(spec, StsPlan(cfg, b));
+      cfg.check_device_values = o.check_device_values;
+      return std::make_unique<StsAdapter>(spec, StsPlan(cfg, b), o.check_device_values,
+                                          b.is_cuda() ? b.device() : 0);
     };
 #endif
 #ifdef MIMORX_DETECT_HAS_NWAY

@@ -119,6 +119,8 @@ __global__ void __launch_bounds__(BLOCK)
         m0 = rounding::fmin_num(m0, df[r]);
       }
     }
+    // Path 0 of the sorted list is the best candidate (nway::complete_minima).
+    nway::complete_minima(e, lay, axis_k, nt, 0, pf, j, &m0, &m1);
     bits[v * nb + j] = nway::hard_of_minima(m0, m1);
     if (llrs) llrs[v * nb + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
   }

@@ -166,6 +166,12 @@ struct KbestSearch final : detail::ListSearch {
           nway::fold_minima(kbest::path_bits(&paths[std::size_t(r) * d], nt, axis_k), dist[r], nb,
                             min0, min1);
         }
+        // The list is sorted: path 0 is the best candidate, whose single-coordinate flips
+        // supply the missing counter-hypotheses.
+        for (int j = 0; j < nb; ++j) {
+          nway::complete_minima(e + v * lay.es, lay, axis_k, nt, 0, &paths[0], j, &min0[j],
+                                &min1[j]);
+        }
         const float inv_n0 = nway::fdiv(1.f, in.noise_var[in.noise_var.size == 1 ? 0 : v]);
         nway::write_minima(min0, min1, nb, inv_n0, cfg.llr_clip, bits.data + v * nb,
                            llrs.size ? llrs.data + v * nb : nullptr);

@@ -25,7 +25,11 @@ constexpr int kBlock = 256;
 // shared memory; then thread (q, j) of a vector scans candidates q, q + Q, ... for bit j
 // (Q = tv / NB subsets), and the Q partial minima are combined. This transpose costs ~7
 // instructions per (candidate, bit); a warp butterfly reduce-scatter of two values per bit
-// spends about half of the kernel's instructions in the merge and is ~1.5x slower.
+// spends about half of the kernel's instructions in the merge and is ~1.5x slower. The
+// vector's best candidate (nway::candidate_key) is a per-thread minimum over its passes,
+// combined by one shared 64-bit atomic min per thread; a bit without a counter-hypothesis
+// recomputes that candidate's path from the tile and takes its flip metric
+// (nway::complete_minima).
 template <int NT, int L>
 __global__ void __launch_bounds__(kBlock)
     search_kernel(const float* __restrict__ e_in, std::int64_t vectors, int n_ways, int ns, int ppt,
@@ -38,7 +42,8 @@ __global__ void __launch_bounds__(kBlock)
   using Word = std::conditional_t<(NB > 32), std::uint64_t, std::uint32_t>;
   extern __shared__ __align__(16) unsigned char raw[];
   const int nm = n_ways * M;
-  Word* cw = reinterpret_cast<Word*>(raw);                             // gv * nm
+  auto* best_key = reinterpret_cast<unsigned long long*>(raw);         // gv
+  Word* cw = reinterpret_cast<Word*>(best_key + gv);                   // gv * nm
   float* tile = reinterpret_cast<float*>(cw + std::int64_t(gv) * nm);  // gv * n_ways * esp
   float* cd = tile + std::int64_t(gv) * n_ways * esp;                  // gv * nm
   float* red = cd + std::int64_t(gv) * nm;                             // gv * 2 * tv
@@ -53,6 +58,7 @@ __global__ void __launch_bounds__(kBlock)
       const int pr = i / ES;
       tile[pr * esp + (i - pr * ES)] = src[i];
     }
+    for (int i = threadIdx.x; i < gv; i += blockDim.x) best_key[i] = ~0ull;
   }
   __syncthreads();
 
@@ -60,6 +66,7 @@ __global__ void __launch_bounds__(kBlock)
   const int slot = tl / M, k = tl - slot * M;
   const bool valid = vl < nvb;
   const std::int64_t v = v0 + vl;
+  unsigned long long key = ~0ull;  // this thread's best candidate (nway::candidate_key)
 
 #pragma unroll
   for (int pp = 0; pp < MAXP; ++pp) {
@@ -79,14 +86,30 @@ __global__ void __launch_bounds__(kBlock)
       } else {
         cd[vl * nm + n * M + k] = dist;
         cw[vl * nm + n * M + k] = w;
+        key = min(key, (unsigned long long)nway::candidate_key(dist, unsigned(n * M + k)));
       }
     }
   }
   if (cand_d) return;  // uniform over the grid: no barrier follows
+  if (valid) atomicMin(&best_key[vl], key);
   __syncthreads();
 
   const int q_count = tv / NB > 1 ? tv / NB : 1;  // uniform over the grid
   const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  // Bit j's hard decision and LLR from its minima, a missing one completed by the flip of the
+  // best candidate.
+  auto finish = [&](float m0, float m1, int j) {
+    if ((m0 == kInf) != (m1 == kInf)) {
+      const int c = int(unsigned(best_key[vl])), nb = c / M;
+      const float* ep = tile + (vl * n_ways + nb) * esp;
+      int lev[D];
+      nway::search_path<D, L>(ep, c - nb * M, lev);
+      nway::complete_minima(ep, nway::Layout(NT), KA, NT, nb, lev, j, &m0, &m1);
+    }
+    const std::int64_t o = v * NB + j;
+    bits[o] = nway::hard_of_minima(m0, m1);
+    if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+  };
   if (valid) {
     const float* dv = cd + vl * nm;
     const Word* wv = cw + vl * nm;
@@ -101,9 +124,7 @@ __global__ void __launch_bounds__(kBlock)
         m1 = one ? fmin_num(m1, dc) : m1;
       }
       if (q_count == 1) {
-        const std::int64_t o = v * NB + j;
-        bits[o] = nway::hard_of_minima(m0, m1);
-        if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+        finish(m0, m1, j);
       } else {
         red[vl * 2 * tv + 2 * item] = m0;
         red[vl * 2 * tv + 2 * item + 1] = m1;
@@ -118,9 +139,7 @@ __global__ void __launch_bounds__(kBlock)
       m0 = fmin_num(m0, red[vl * 2 * tv + 2 * (q * NB + tl)]);
       m1 = fmin_num(m1, red[vl * 2 * tv + 2 * (q * NB + tl) + 1]);
     }
-    const std::int64_t o = v * NB + tl;
-    bits[o] = nway::hard_of_minima(m0, m1);
-    if (llrs) llrs[o] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+    finish(m0, m1, tl);
   }
 }
 
@@ -138,7 +157,8 @@ void launch_search(const float* e, std::int64_t vectors, int n_ways, const float
   int gv = std::max(1, kBlock / tv);
   auto smem = [&](int g) {
     const std::size_t nm = std::size_t(n_ways) * M;
-    return std::size_t(g) * (nm * word + (std::size_t(n_ways) * esp + nm + 2 * tv) * sizeof(float));
+    return std::size_t(g) *
+           (8 + nm * word + (std::size_t(n_ways) * esp + nm + 2 * tv) * sizeof(float));
   };
   while (gv > 1 && smem(gv) > 48 * 1024) --gv;
   const int threads = (gv * tv + 31) / 32 * 32;

@@ -97,6 +97,10 @@ __global__ void __launch_bounds__(kSearchThreads)
 
   float d[C];
   unsigned w[C];
+  // The thread's best candidate (nway::candidate_key: metric, then index n M + k) and its
+  // packed level word.
+  unsigned long long bk = ~0ull;
+  unsigned blw = 0;
   if (active) {
     float e[ES];
     using Vec = std::conditional_t<VW == 4, float4, float2>;
@@ -115,6 +119,11 @@ __global__ void __launch_bounds__(kSearchThreads)
     for (int i = 0; i < C; ++i) {
       const unsigned lw = nway::fast_path<NT, L>(e, part * C + i, &d[i]);
       w[i] = nway::fast_stream_word<NT, L>(lw, n);
+      const unsigned long long key = nway::candidate_key(d[i], unsigned(n * S::M + part * C + i));
+      if (key < bk) {
+        bk = key;
+        blw = lw;
+      }
     }
   } else {
 #pragma unroll
@@ -124,24 +133,19 @@ __global__ void __launch_bounds__(kSearchThreads)
     }
   }
 
-  // The vector's best candidate (the same on every thread of the vector: a total order).
-  float bd = d[0];
-  unsigned bw = w[0];
-#pragma unroll
-  for (int i = 1; i < C; ++i) {
-    if (nway::fast_better(d[i], w[i], bd, bw)) {
-      bd = d[i];
-      bw = w[i];
-    }
-  }
+  // The vector's best candidate, the same on every thread of the vector (a total order):
+  // its metric bd, pass bn, level word blw and bit word bw.
   for (int off = tv >> 1; off > 0; off >>= 1) {
-    const float od = __shfl_xor_sync(0xffffffffu, bd, off);
-    const unsigned ow = __shfl_xor_sync(0xffffffffu, bw, off);
-    if (nway::fast_better(od, ow, bd, bw)) {
-      bd = od;
-      bw = ow;
+    const unsigned long long ok = __shfl_xor_sync(0xffffffffu, bk, off);
+    const unsigned olw = __shfl_xor_sync(0xffffffffu, blw, off);
+    if (ok < bk) {
+      bk = ok;
+      blw = olw;
     }
   }
+  const float bd = nway::key_metric(bk);
+  const int bn = int(unsigned(bk) / unsigned(S::M));
+  const unsigned bw = nway::fast_stream_word<NT, L>(blw, bn);
   // Counter-hypothesis minima per Gray-word position.
   float cm[NB];
 #pragma unroll
@@ -167,7 +171,16 @@ __global__ void __launch_bounds__(kSearchThreads)
       const int pos = S::position(j);
       // Bit c of the best candidate is the complement of its Gray bit.
       const bool best_one = ((bw >> pos) & 1u) == 0;
-      const float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
+      float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
+      if (cm[pos] == kInf) {
+        // No counter-hypothesis in the list: the flip of the best candidate
+        // (nway::complete_minima) with its pass's E from global memory.
+        int lev[S::D];
+#pragma unroll
+        for (int l = 0; l < S::D; ++l) lev[l] = int(blw >> (S::KA * l)) & (L - 1);
+        nway::complete_minima(e_in + (v * n_ways + bn) * ES, nway::Layout(NT), S::KA, NT, bn, lev,
+                              j, &m0, &m1);
+      }
       s_bits[vl * NB + j] = nway::hard_of_minima(m0, m1);
       if (llrs) s_llr[vl * NB + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
     }

@@ -8,7 +8,9 @@
 // predicated min per (candidate, bit) instead of a select and two mins, and half the values to
 // merge across threads. Every distance is computed with the same operations, in the same order,
 // as nway_math.hpp's search_path (the CPU reference) and minima are exact, so the LLRs are
-// bit-identical to the reference's.
+// bit-identical to the reference's. The best candidate is the least nway::candidate_key (the
+// CPU reference's choice); a bit with no counter-hypothesis in the list takes the best
+// candidate's flip metric (nway::complete_minima).
 //
 // Two facts of E from the fixed QR shorten the search (see nway_qr_fixed.hpp): R'(2p, 2p+1) is
 // exactly +0, so search_path's last update of the real level's z adds a zero product and is
@@ -108,11 +110,6 @@ MIMORX_HD unsigned fast_stream_word(unsigned w, int n) {
   const unsigned g = w ^ ((w >> 1) & S::kGrayMask);
   const int s = n * S::MB;
   return s == 0 ? g : (((g << s) | (g >> (S::NB - s))) & S::kMask);
-}
-
-// Is (d1, w1) before (d0, w0)? A total order, so every thread of a vector picks the same best.
-MIMORX_HD bool fast_better(float d1, unsigned w1, float d0, unsigned w0) {
-  return d1 < d0 || (d1 == d0 && w1 < w0);
 }
 
 }  // namespace mimorx::detect::nway

@@ -289,12 +289,94 @@ MIMORX_HD Word path_bits(const int* lev, int n) {
 
 // ---- Algorithm 3: LLR from the hypothesis / counter-hypothesis minima ----------------------
 MIMORX_HD float llr_of_minima(float min0, float min1, float inv_n0, float clip) {
-  // min = +inf when the list has no path with that bit value: the difference is +-inf and the
-  // clip turns it into +-clip.
+  // min = +inf when no hypothesis has that bit value: the difference is +-inf and the clip
+  // turns it into +-clip (complete_minima supplies a list's missing minimum first).
   const float l = fmul(fsub(min1, min0), inv_n0);
   return l > clip ? clip : (l < -clip ? -clip : l);
 }
 MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < min0 ? 1 : 0; }
+
+// ---- missing counter-hypotheses: single-coordinate flips of the best candidate --------------
+// A bit whose value is the same in every list member has no counter-hypothesis in the list.
+// The list is augmented by x', the best candidate x_b with only the real coordinate p that
+// carries the bit moved to the nearest level whose axis bit is the counter value; its metric
+// d' (>= the true counter-hypothesis minimum, so the LLR's magnitude never exceeds the exact
+// max-log one by more than the clip rule's) is that bit's minimum. docs/kbest.md states the
+// rule and its accuracy.
+
+// Sort key of a candidate (metric d, index c) for the best-candidate choice: metrics are never
+// -0, so the bit patterns of non-negative metrics order like the metrics (NaN after +inf); ties
+// go to the lower index. A total order: every backend picks the same best candidate.
+MIMORX_HD std::uint64_t candidate_key(float d, unsigned c) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t b = __float_as_uint(d);
+#else
+  std::uint32_t b;
+  std::memcpy(&b, &d, sizeof b);
+#endif
+  return (std::uint64_t(b) << 32) | c;
+}
+MIMORX_HD float key_metric(std::uint64_t key) {
+  const std::uint32_t b = std::uint32_t(key >> 32);
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+#endif
+}
+
+// The level of a 2^ka-PAM axis nearest to level ib whose axis bit c_jj is `value`; of two at
+// the same distance, the lower one.
+MIMORX_HD int flip_level(int ka, int ib, int jj, unsigned value) {
+  const int levels = 1 << ka;
+  for (int s = 1; s < levels; ++s) {
+    if (ib - s >= 0 && ((level_axis_bits(ka, ib - s) >> jj) & 1u) == value) return ib - s;
+    if (ib + s < levels && ((level_axis_bits(ka, ib + s) >> jj) & 1u) == value) return ib + s;
+  }
+  return ib;  // unreachable for ka >= 1: both values of every axis bit occur
+}
+
+// The tree metric of the path `lev` (levels of the real coordinates 0..D-1 of E, metric d_b)
+// with coordinate p moved to level `to`: with the path's errors e_i = yhat_i - sum_c R'_ic a_c
+// (computed as search_path computes them) and delta the amplitude change,
+//   d' = d_b + delta^2 sum_{i<=p} R'_ip^2 - 2 delta sum_{i<=p} R'_ip e_i.
+template <class Level>
+MIMORX_HD float flip_metric(const float* e, const Layout& lay, int levels, const Level* lev,
+                            float d_b, int p, int to) {
+  float s = 0.f, t = 0.f;
+  for (int i = 0; i <= p; ++i) {
+    float z = e[lay.yhat(i)];
+    for (int c = lay.d - 1; c > i; --c) {
+      z = ffma(-e[lay.r(i, c)], float(level_amplitude(levels, int(lev[c]))), z);
+    }
+    const float err = ffma(-e[lay.r(i, i)], float(level_amplitude(levels, int(lev[i]))), z);
+    const float rip = e[lay.r(i, p)];
+    s = ffma(rip, rip, s);
+    t = ffma(rip, err, t);
+  }
+  const float delta = float(2 * (to - int(lev[p])));
+  return fadd(d_b, fmul(delta, ffma(delta, s, fmul(-2.f, t))));
+}
+
+// Bit j (b_(j mod m) of stream j / m) of a list whose best candidate is the path `lev` of pass
+// n (rotated column q of the pass is stream (q + n) mod nt; n = 0: natural order): where one of
+// min0 / min1 is +inf and the other is not, the missing one becomes the flip metric of the bit
+// (the present one is the best candidate's metric d_b).
+template <class Level>
+MIMORX_HD void complete_minima(const float* e, const Layout& lay, int ka, int nt, int n,
+                               const Level* lev, int j, float* min0, float* min1) {
+  constexpr float kInf = __builtin_huge_valf();
+  const bool miss0 = *min0 == kInf, miss1 = *min1 == kInf;
+  if (miss0 == miss1) return;
+  const int m = 2 * ka, t = j / m, b = j - t * m;
+  const int q = t - n < 0 ? t - n + nt : t - n;
+  const int p = 2 * q + (b & 1);
+  const int to = flip_level(ka, int(lev[p]), b >> 1, miss0 ? 0u : 1u);
+  const float d = flip_metric(e, lay, 1 << ka, lev, miss0 ? *min1 : *min0, p, to);
+  *(miss0 ? min0 : min1) = d;
+}
 
 // The per-bit minima of a candidate list (the list-based detectors' CPU merge): a candidate of
 // metric d whose bits are the word w (bit j of the vector at bit j) lowers min1[j] where its

@@ -1,4 +1,5 @@
 // N-way detector: config validation, the CPU reference and dispatch to the CUDA kernels.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -141,7 +142,9 @@ struct NwaySearch final : detail::ListSearch {
       for (std::int64_t v = 0; v < nv; ++v) {
         float min0[64], min1[64];
         for (int j = 0; j < nb; ++j) min0[j] = min1[j] = std::numeric_limits<float>::infinity();
-        int lev[D];
+        // The best candidate (nway::candidate_key: metric, then index n M + k) and its levels.
+        std::uint64_t best = ~std::uint64_t(0);
+        int lev[D], best_lev[D] = {}, best_n = 0;
         for (int n = 0; n < nw; ++n) {
           const float* ep = e + (v * nw + n) * es;
           for (int k = 0; k < M; ++k) {
@@ -157,11 +160,21 @@ struct NwaySearch final : detail::ListSearch {
               continue;
             }
             nway::fold_minima(w, d, nb, min0, min1);
+            const std::uint64_t key = nway::candidate_key(d, unsigned(n * M + k));
+            if (key < best) {
+              best = key;
+              best_n = n;
+              std::copy_n(lev, D, best_lev);
+            }
           }
         }
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
         const float inv_n0 = nway::fdiv(1.f, n0);
+        for (int j = 0; j < nb; ++j) {
+          nway::complete_minima(e + (v * nw + best_n) * es, lay, KA, NT, best_n, best_lev, j,
+                                &min0[j], &min1[j]);
+        }
         nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
                            llrs.size ? llrs.data + v * nb : nullptr);
       }

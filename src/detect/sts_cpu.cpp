@@ -1,10 +1,14 @@
-// StsPlan: config validation and the CPU reference (OpenMP over received vectors).
+// StsPlan: config validation, the CPU reference (OpenMP over received vectors) and the dispatch
+// to the CUDA backend (sts_cuda.cu).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "detect/sphere_math.hpp"
+#include "detect/sts_cuda.hpp"
 #include "detect/sts_math.hpp"
+#include "mimorx/config.hpp"
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
 #include "mimorx/detect/sts.hpp"
 
@@ -14,6 +18,9 @@ struct StsPlan::Workspace {
   sts::BitTable tab;
   std::vector<float> q, r;  // per channel: Q (2nr x n) and R (n x n)
   std::vector<int> perm;    // per channel: tree column -> real column
+#if MIMORX_HAS_CUDA
+  Buffer<unsigned char> dws;  // sts_cuda_workspace_bytes for the largest batch so far
+#endif
 };
 
 StsPlan::StsPlan(const StsConfig& cfg, Backend backend)
@@ -33,8 +40,9 @@ StsPlan::StsPlan(const StsConfig& cfg, Backend backend)
           std::to_string(cfg.node_cap) + "; must be >= 0 (0 = no cap)");
   require(std::isfinite(cfg.capped_llr) && cfg.capped_llr > 0.f, "capped_llr",
           std::to_string(cfg.capped_llr) + "; must be finite and > 0");
-  if (backend.is_cuda())
-    throw Unsupported("backend: sts has no CUDA kernel yet; use --backend cpu (Backend::cpu())");
+#if !MIMORX_HAS_CUDA
+  if (backend.is_cuda()) throw Unsupported("backend: this build has no CUDA backend");
+#endif
   sts::make_bit_table(s.mod, s.nt, ws_->tab);
 }
 
@@ -44,9 +52,8 @@ StsPlan& StsPlan::operator=(StsPlan&&) noexcept = default;
 
 void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
                   View<SearchStats> stats, const Stream& stream) {
-  (void)stream;
   const MimoShape& s = cfg_.shape;
-  validate(in, s, backend_);
+  validate(in, s, backend_, cfg_.check_device_values);
   const std::int64_t V = num_vectors(in), C = in.h.batch;
   const int nt = s.nt, nr = s.nr, per = s.bits_per_vector();
   const Memory mem = memory_of(backend_);
@@ -61,6 +68,8 @@ void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> ll
       "has " + std::to_string(stats.size) + " elements, expected " + std::to_string(V) + " (or 0)");
   if (stats.size) require_memory(stats.where, mem, "stats");
   if (V == 0) return;
+  if (backend_.is_cuda()) return run_cuda(in, bits, llrs, stats, stream);
+  (void)stream;
 
   const int n = sphere::real_dim(s.mod, nt), m = 2 * nr, L = axis_levels(s.mod);
   Workspace& w = *ws_;
@@ -97,10 +106,48 @@ void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> ll
     sts::State st;
     st.zp = z;
     const sts::Outcome o = sts::search(p, st);
-    sts::write_outputs(p, o, st.lam, n0, clip, capped_llr, &bits[v * per],
+    sts::write_outputs(p, o, st, n0, clip, capped_llr, &bits[v * per],
                        llrs.size ? &llrs[v * per] : nullptr);
     if (stats.size) stats[v] = SearchStats{o.nodes, o.leaves, o.updates, o.capped};
   }
+}
+
+void StsPlan::run_cuda(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+                       View<SearchStats> stats, const Stream& stream) {
+#if MIMORX_HAS_CUDA
+  const MimoShape& s = cfg_.shape;
+  const std::int64_t C = in.h.batch;
+  const std::size_t bytes = sts::sts_cuda_workspace_bytes(s.mod, s.nt, s.nr, C);
+  Workspace& w = *ws_;
+  if (w.dws.size() < bytes) w.dws = Buffer<unsigned char>::device(bytes, backend_.device());
+  sts::StsCudaArgs a;
+  a.mod = s.mod;
+  a.nt = s.nt;
+  a.nr = s.nr;
+  a.clip = cfg_.clip;
+  a.capped_llr = cfg_.capped_llr;
+  a.node_cap = cfg_.node_cap;
+  a.sorted_qr = cfg_.sorted_qr;
+  a.channels = C;
+  a.vectors = num_vectors(in);
+  a.vectors_per_channel = in.vectors_per_channel;
+  a.h = in.h.data;
+  a.h_stride = in.h.batch_stride;
+  a.y = in.y.data;
+  a.y_stride = in.y.batch_stride;
+  a.n0 = in.noise_var.data;
+  a.n0_size = in.noise_var.size;
+  a.bits = bits.data;
+  a.llrs = llrs.size ? llrs.data : nullptr;
+  a.stats = stats.size ? stats.data : nullptr;
+  a.workspace = w.dws.data();
+  a.workspace_bytes = w.dws.size();
+  a.device = backend_.device();
+  sts::sts_run_cuda(a, stream.handle());
+#else
+  (void)in, (void)bits, (void)llrs, (void)stats, (void)stream;
+  throw Unsupported("backend: this build has no CUDA backend");
+#endif
 }
 
 }  // namespace mimorx::detect

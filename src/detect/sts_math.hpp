@@ -1,6 +1,7 @@
 #pragma once
 // The single tree search (STS) of one received vector (include/mimorx/detect/sts.hpp), written
-// once (MIMORX_HD, fixed-size state, no allocation) for the CPU reference and a CUDA kernel.
+// once (MIMORX_HD, fixed-size state, no allocation) for the CPU reference and the CUDA kernel
+// (sts_cuda.cu).
 //
 // Tree: sphere_math.hpp's real-valued model after its QR, column k of R is tree level k + 1,
 // the search fixes columns n-1 first. Each real column decides some output bits (BitTable); a
@@ -22,10 +23,11 @@
 //   rp = max(lml, up(k), low(k + 1)) >= rc of every sibling
 // on are pruned at once. With clipping every lam[j] is capped at lml + clip N0.
 //
-// Use (sts_cpu.cpp; a kernel the same way, one vector per thread): per channel real_model and
-// sorted_qr (sphere_math.hpp) give R and perm; per vector z = Q^T y (sphere::project), a State
-// (under 1 KB, e.g. local memory) with zp = z, search(), then write_outputs(). The BitTable
-// (2 KB, per plan) suits constant or shared memory.
+// Use (sts_cpu.cpp, sts_cuda.cu with one vector per thread): per channel real_model and
+// sorted_qr (sphere_math.hpp) give R and perm; per vector z = Q^T y (sphere::project), a state
+// (State, under 1 KB, or the kernel's shared-memory one) holding z, search(), then
+// write_outputs(). The BitTable (2 KB, per plan) is copied to each block's shared memory by the
+// kernel.
 #include <cstdint>
 
 #include "detect/sphere_math.hpp"
@@ -84,10 +86,11 @@ MIMORX_HD int lowest_bit(std::uint64_t x) {
 #endif
 }
 
-// max(v, lam[j] for the bits j of mask).
-MIMORX_HD float max_over(const float* lam, std::uint64_t mask, float v) {
+// max(v, lam(j) for the bits j of mask).
+template <class St>
+MIMORX_HD float max_over(St& st, std::uint64_t mask, float v) {
   while (mask) {
-    const float x = lam[lowest_bit(mask)];
+    const float x = st.lam(lowest_bit(mask));
     v = x > v ? x : v;
     mask &= mask - 1;
   }
@@ -99,21 +102,52 @@ MIMORX_HD float fmax3(float a, float b, float c) {
   return ab > c ? ab : c;
 }
 
-// The search state of one vector. The accessors z, w, span, pm, amp are sphere_se.hpp's
-// Schnorr-Euchner enumeration state (se_enter); the rest is the STS's.
+// The search state of one vector (the CPU's: arrays on the stack). The accessors z, w, span, pm,
+// amp are sphere_se.hpp's Schnorr-Euchner enumeration state (se_enter); xb, up, low, lam are the
+// STS's. search() and write_outputs() take any type with these accessors (the CUDA kernel's lives
+// in shared memory, interleaved across a block's threads).
 struct State {
   const float* zp = nullptr;  // z = Q^T y, n values
   float wv[kMaxReal], pmv[kMaxReal + 1], ampv[kMaxReal];
   int spanv[kMaxReal];
-  std::uint64_t xb[kMaxReal + 1];  // bits of the fixed columns >= k (xb[n] = 0)
-  float up[kMaxReal];              // max lam over the fixed columns > k, bits differing from ml
-  float low[kMaxReal + 1];         // max lam over the columns < k (low[0] = 0)
-  float lam[kMaxBits];             // counter-hypothesis metric per bit
+  std::uint64_t xbv[kMaxReal + 1];  // bits of the fixed columns >= k (xb(n) = 0)
+  float upv[kMaxReal];              // max lam over the fixed columns > k, bits differing from ml
+  float lowv[kMaxReal + 1];         // max lam over the columns < k (low(0) = 0)
+  float lamv[kMaxBits];             // counter-hypothesis metric per bit
   MIMORX_HD float z(int k) const { return zp[k]; }
   MIMORX_HD float& w(int k) { return wv[k]; }
   MIMORX_HD int& span(int k) { return spanv[k]; }
   MIMORX_HD float& pm(int k) { return pmv[k]; }
   MIMORX_HD float& amp(int k) { return ampv[k]; }
+  MIMORX_HD std::uint64_t& xb(int k) { return xbv[k]; }
+  MIMORX_HD float& up(int k) { return upv[k]; }
+  MIMORX_HD float& low(int k) { return lowv[k]; }
+  MIMORX_HD float& lam(int j) { return lamv[j]; }
+};
+
+// The same state interleaved across BT threads (the CUDA kernel's shared memory): word w of
+// thread t at w * BT + t, the xb of every thread first (n + 1 uint64 each), then z, w, span,
+// amp, up (n words each), pm, low (n + 1 each) and lam (nbits). base: state_words(n, nbits) * BT
+// 32-bit words, 8-byte aligned.
+MIMORX_HD constexpr int state_words(int n, int nbits) { return 2 * (n + 1) + 7 * n + 2 + nbits; }
+
+template <int BT>
+struct InterleavedState {
+  std::uint64_t* x;  // xb(0) of this thread
+  float* f;          // word 0 of this thread's float area
+  int n;
+  MIMORX_HD InterleavedState(std::uint64_t* base, int t, int n_)
+      : x(base + t), f(reinterpret_cast<float*>(base + (n_ + 1) * BT) + t), n(n_) {}
+  MIMORX_HD float z(int k) const { return f[k * BT]; }
+  MIMORX_HD float& zw(int k) { return f[k * BT]; }
+  MIMORX_HD float& w(int k) { return f[(n + k) * BT]; }
+  MIMORX_HD int& span(int k) { return reinterpret_cast<int*>(f)[(2 * n + k) * BT]; }
+  MIMORX_HD float& amp(int k) { return f[(3 * n + k) * BT]; }
+  MIMORX_HD float& up(int k) { return f[(4 * n + k) * BT]; }
+  MIMORX_HD float& pm(int k) { return f[(5 * n + k) * BT]; }
+  MIMORX_HD float& low(int k) { return f[(6 * n + 1 + k) * BT]; }
+  MIMORX_HD float& lam(int j) { return f[(7 * n + 2 + j) * BT]; }
+  MIMORX_HD std::uint64_t& xb(int k) { return x[k * BT]; }
 };
 
 struct Params {
@@ -137,55 +171,63 @@ struct Outcome {
 };
 
 // low(k) for every k, from lam.
-MIMORX_HD void refresh_low(const Params& p, State& st) {
-  st.low[0] = 0.f;
-  for (int c = 0; c < p.n; ++c) st.low[c + 1] = max_over(st.lam, p.tab->mask[p.perm[c]], st.low[c]);
+template <class St>
+MIMORX_HD void refresh_low(const Params& p, St& st) {
+  st.low(0) = 0.f;
+  for (int c = 0; c < p.n; ++c) st.low(c + 1) = max_over(st, p.tab->mask[p.perm[c]], st.low(c));
 }
 
 // low(k) for every k and up(k) for the columns below the fixed path, from lam and ml; at a leaf
 // (every column fixed, xb[1..n-1] set).
-MIMORX_HD void refresh_bounds(const Params& p, State& st, std::uint64_t ml) {
+template <class St>
+MIMORX_HD void refresh_bounds(const Params& p, St& st, std::uint64_t ml) {
   refresh_low(p, st);
-  st.up[p.n - 1] = 0.f;
+  st.up(p.n - 1) = 0.f;
   for (int c = p.n - 2; c >= 0; --c)
-    st.up[c] = max_over(st.lam, p.tab->mask[p.perm[c + 1]] & (st.xb[c + 1] ^ ml), st.up[c + 1]);
+    st.up(c) = max_over(st, p.tab->mask[p.perm[c + 1]] & (st.xb(c + 1) ^ ml), st.up(c + 1));
 }
 
 // A leaf x with metric d below its radius (the update rule of Studer et al. 2008).
-MIMORX_HD void update_leaf(const Params& p, State& st, Outcome& o, float d, std::uint64_t x) {
+template <class St>
+MIMORX_HD void update_leaf(const Params& p, St& st, Outcome& o, float d, std::uint64_t x) {
   std::uint64_t diff = x ^ o.ml;
   if (d < o.metric) {
     // The old ML hypothesis becomes the counter-hypothesis of the bits that flip.
-    for (; diff; diff &= diff - 1) st.lam[lowest_bit(diff)] = o.metric;
+    for (; diff; diff &= diff - 1) st.lam(lowest_bit(diff)) = o.metric;
     o.ml = x;
     o.metric = d;
     ++o.updates;
   } else {
     for (; diff; diff &= diff - 1) {
-      float& v = st.lam[lowest_bit(diff)];
+      float& v = st.lam(lowest_bit(diff));
       v = d < v ? d : v;
     }
   }
   if (p.clip_n0 > 0.f) {
     const float cap = o.metric + p.clip_n0;
-    for (int j = 0; j < p.nbits; ++j) st.lam[j] = st.lam[j] < cap ? st.lam[j] : cap;
+    for (int j = 0; j < p.nbits; ++j) {
+      float& v = st.lam(j);
+      v = v < cap ? v : cap;
+    }
   }
   ++o.leaves;
 }
 
 // The whole search; leaves st.lam with the counter-hypothesis metrics (+inf where none was
-// reached, possible only when capped).
-MIMORX_HD Outcome search(const Params& p, State& st) {
+// reached, possible only when capped). N > 0: the real dimension p.n known at compile time
+// (se_enter unrolls its sum).
+template <int N = 0, class St = State>
+MIMORX_HD Outcome search(const Params& p, St& st) {
   Outcome o;
   o.metric = sphere::inf_metric();
   const int n = p.n, L = p.L;
-  for (int j = 0; j < p.nbits; ++j) st.lam[j] = sphere::inf_metric();
+  for (int j = 0; j < p.nbits; ++j) st.lam(j) = sphere::inf_metric();
   st.pm(n) = 0.f;
-  st.xb[n] = 0;
+  st.xb(n) = 0;
   refresh_low(p, st);
-  st.up[n - 1] = 0.f;
+  st.up(n - 1) = 0.f;
   int k = n - 1;
-  sphere::se_enter<0>(p.r, st, n, L, k);
+  sphere::se_enter<N>(p.r, st, n, L, k);
   for (;;) {
     const int span = st.span(k);
     const int lo = span & 0xff, hi = span >> 8;
@@ -202,13 +244,13 @@ MIMORX_HD Outcome search(const Params& p, State& st) {
     const float e = p.r[k * n + k] * (w - float(2 * l));
     const float m = st.pm(k + 1) + e * e;
     ++o.nodes;
-    if (!(m < fmax3(o.metric, st.up[k], st.low[k + 1]))) {
+    if (!(m < fmax3(o.metric, st.up(k), st.low(k + 1)))) {
       if (++k == n) break;  // this and every later sibling are pruned
     } else {
       const int c = p.perm[k];
-      const std::uint64_t x = st.xb[k + 1] | p.tab->ones[c][l];
+      const std::uint64_t x = st.xb(k + 1) | p.tab->ones[c][l];
       const float rc =
-          max_over(st.lam, p.tab->mask[c] & (x ^ o.ml), fmax3(o.metric, st.up[k], st.low[k]));
+          max_over(st, p.tab->mask[c] & (x ^ o.ml), fmax3(o.metric, st.up(k), st.low(k)));
       if (!(m < rc)) {
         // Pruned; a later sibling has other bits and may still pass.
       } else if (k == 0) {
@@ -217,10 +259,10 @@ MIMORX_HD Outcome search(const Params& p, State& st) {
       } else {
         st.amp(k) = float(2 * l - (L - 1));
         st.pm(k) = m;
-        st.xb[k] = x;
+        st.xb(k) = x;
         --k;
-        st.up[k] = max_over(st.lam, p.tab->mask[c] & (x ^ o.ml), st.up[k + 1]);
-        sphere::se_enter<0>(p.r, st, n, L, k);
+        st.up(k) = max_over(st, p.tab->mask[c] & (x ^ o.ml), st.up(k + 1));
+        sphere::se_enter<N>(p.r, st, n, L, k);
       }
     }
     if (p.node_cap > 0 && o.nodes >= p.node_cap && o.metric < sphere::inf_metric()) {
@@ -236,16 +278,18 @@ MIMORX_HD Outcome search(const Params& p, State& st) {
 // counter-hypothesis metric at its cap (lml + clip N0, the same float sum as update_leaf's) gives
 // exactly +-clip, and every LLR is clamped to [-clip, clip]. A counter-hypothesis never reached
 // (capped search) gives +-(clip > 0 ? clip : capped_llr).
-MIMORX_HD void write_outputs(const Params& p, const Outcome& o, const float* lam, float n0,
-                             float clip, float capped_llr, std::uint8_t* bits, float* llrs) {
+template <class St>
+MIMORX_HD void write_outputs(const Params& p, const Outcome& o, St& st, float n0, float clip,
+                             float capped_llr, std::uint8_t* bits, float* llrs) {
   const float cap = p.clip_n0 > 0.f ? o.metric + p.clip_n0 : sphere::inf_metric();
   for (int j = 0; j < p.nbits; ++j) {
     const bool one = ((o.ml >> j) & 1u) != 0;
     bits[j] = std::uint8_t(one ? 1 : 0);
     if (!llrs) continue;
+    const float lj = st.lam(j);
     float v;
-    if (lam[j] < sphere::inf_metric() && lam[j] < cap) {
-      v = one ? (o.metric - lam[j]) / n0 : (lam[j] - o.metric) / n0;
+    if (lj < sphere::inf_metric() && lj < cap) {
+      v = one ? (o.metric - lj) / n0 : (lj - o.metric) / n0;
     } else {
       const float u = clip > 0.f ? clip : capped_llr;
       v = one ? -u : u;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/gpu.hpp"
 
 namespace mimorx {
 namespace {
@@ -222,18 +223,22 @@ TEST(ReliabilityCli, ZfRefusesRankDeficientChannels) {
   }
 }
 
-// On H = 0 mmse has no information (LLRs about 0); the list detectors give at most their clip.
+// On H = 0 the observation carries no information: mmse's LLRs are about 0, and the list
+// detectors' exactly 0 (every hypothesis has the same metric; a bit whose counter-hypothesis
+// left the list takes the metric of the best candidate's flip, here the best one's).
 TEST(ReliabilityCli, ZeroChannelLlrs) {
-  json in = detect_input(1.0, 0.1);
-  for (auto& h : in["h"]) h = 0.0;
-  const json mmse = detect(in, "--soft --detector mmse");
-  for (const auto& l : mmse["llrs"]) EXPECT_LT(std::fabs(l.get<double>()), 1e-3);
-  for (const char* d : {"kbest:4", "nway:2"}) {
-    const json r = detect(in, std::string("--soft --detector ") + d);
-    for (const auto& l : r["llrs"]) EXPECT_LE(std::fabs(l.get<double>()), 8.0) << d;
+  for (int nt : {2, 4}) {
+    json in = detect_input(1.0, 0.1, nt);
+    for (auto& h : in["h"]) h = 0.0;
+    const json mmse = detect(in, "--soft --detector mmse");
+    for (const auto& l : mmse["llrs"]) EXPECT_LT(std::fabs(l.get<double>()), 1e-3);
+    // sts is exact max-log: every metric is equal.
+    for (const char* d : {"kbest:1", "kbest:4", "kbest:16", "nway:1", "nway:2", "trellis", "sts"}) {
+      const json r = detect(in, std::string("--soft --detector ") + d);
+      ASSERT_EQ(r["llrs"].size(), std::size_t(20 * nt * 4)) << d;
+      for (const auto& l : r["llrs"]) EXPECT_EQ(l.get<double>(), 0.0) << d << " nt " << nt;
+    }
   }
-  const json sts = detect(in, "--soft --detector sts");  // exact max-log: every metric equal
-  for (const auto& l : sts["llrs"]) EXPECT_EQ(l.get<double>(), 0.0);
 }
 
 TEST(ReliabilityCli, SimBatchIsCappedByTheFrames) {
@@ -259,6 +264,41 @@ TEST(ReliabilityCli, StsHasANodeBudgetAtLowSnr) {
       "sim --mimo 8x8 --mod 256qam --snr -50 --frames 2 --backend cpu --detector sts:8");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("2 of 2 vectors reached sts's node budget"), std::string::npos) << r.err;
+}
+
+// sts on CUDA through the CLI: `detect --soft` gives the CPU's bits and LLRs (the same search,
+// bit for bit: docs/sts.md), clipped too; `sim` runs it uncoded and coded.
+TEST(ReliabilityCliGpu, StsDetectOnCudaEqualsCpu) {
+  MIMORX_REQUIRE_GPU();
+  const json in = detect_input(1.0, 0.05);
+  for (const char* d : {"sts", "sts:4"}) {
+    const auto cpu = detect(in, std::string("--soft --backend cpu --detector ") + d);
+    const auto gpu = detect(in, std::string("--soft --backend cuda --detector ") + d);
+    ASSERT_TRUE(gpu.contains("llrs")) << d << ": " << gpu.dump();
+    EXPECT_EQ(cpu["bits"], gpu["bits"]) << d;
+    EXPECT_EQ(cpu["llrs"], gpu["llrs"]) << d;
+  }
+}
+
+TEST(ReliabilityCliGpu, StsSimOnCudaUncodedAndCoded) {
+  MIMORX_REQUIRE_GPU();
+  const std::string path = ::testing::TempDir() + "mimorx_sts_gpu_sim.json";
+  for (const std::string args :
+       {"sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts",
+        "sim --mimo 4x4 --mod 16qam --snr 0,30 --frames 200 --detector sts:4",
+        "sim --ldpc --mimo 4x4 --mod 16qam --tbs 1024 --rate 0.5 --snr -10,30 --blocks 8 "
+        "--detector sts"}) {
+    const auto r = test::run_cli_split(args + " --backend cuda --seed 5 --json " + path);
+    ASSERT_EQ(r.status, 0) << args << ": " << r.err;
+    std::ifstream f(path);
+    const auto j = json::parse(f);
+    ASSERT_EQ(j["points"].size(), 2u) << args;
+    const auto& lo = j["points"][0];
+    const auto& hi = j["points"][1];
+    EXPECT_GT(lo["ber"].get<double>(), hi["ber"].get<double>()) << args;
+    EXPECT_LT(hi["ber"].get<double>(), 1e-3) << args << ": 30 dB";
+  }
+  std::remove(path.c_str());
 }
 
 // lll's exact reading of integers: LllCli.ClearErrors (tests/lattice/test_lll_cli.cpp).

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "mimorx/detect/kbest.hpp"
@@ -21,6 +23,20 @@ using test::Problem;
 Out run_cpu(const Problem& p, int k, float clip = 8.f) {
   KbestPlan plan(KbestConfig{p.shape, k, clip}, Backend::cpu());
   return test::run_plan(plan, p);
+}
+
+struct List {
+  std::vector<float> d;
+  std::vector<std::uint8_t> sym;
+};
+List cpu_list(const Problem& p, int k) {
+  KbestPlan plan(KbestConfig{p.shape, k, 8.f}, Backend::cpu());
+  List l{std::vector<float>(std::size_t(p.vectors) * k), {}};
+  l.sym.resize(l.d.size() * p.shape.nt);
+  plan.qr(p.input());
+  plan.candidates(p.input(), View<float>(l.d.data(), std::int64_t(l.d.size()), Memory::host),
+                  View<std::uint8_t>(l.sym.data(), std::int64_t(l.sym.size()), Memory::host));
+  return l;
 }
 
 double true_distance(const Problem& p, std::int64_t v, const std::uint8_t* sym) {
@@ -100,6 +116,77 @@ TEST(Kbest, ListIsSortedDistinctAndHoldsTrueDistances) {
   }
 }
 
+// H = 0: R = 0 and Q^T y = 0, every path has distance 0, and every LLR is 0 (the flip of the
+// best path that supplies a missing counter-hypothesis has the best path's distance).
+TEST(Kbest, ZeroChannelGivesZeroLlrs) {
+  const auto seed = test::fresh_seed();
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      for (int k : {1, 4, 16}) {
+        const Problem p = test::with_zero_channels(
+            make_problem(MimoShape{nt, nt + 1, mod}, 6, 2, 10.0, seed + nt + int(mod)), 1);
+        const Out o = run_cpu(p, k);
+        for (std::size_t i = 0; i < o.llrs.size(); ++i) {
+          ASSERT_EQ(o.llrs[i], 0.f) << "nt " << nt << " " << to_string(mod) << " k " << k;
+          ASSERT_LE(o.bits[i], 1);
+        }
+      }
+    }
+  }
+}
+
+// Random inputs (every fifth channel zero), against the list and the exhaustive ML detector: a
+// bit with both values in the final list gets max-log over the list; a bit with one value gets
+// the metric of the best path's single-coordinate flip as its counter-hypothesis
+// (test::check_list_llrs recomputes it in the H domain), never farther from the exact max-log
+// LLR than the clip rule where the best path is the ML solution.
+TEST(Kbest, MissingCounterHypothesisIsTheBestPathsFlip) {
+  const auto seed = test::fresh_seed();
+  struct Case {
+    int nt, nr;
+    Modulation mod;
+    int k;
+    double snr;
+    float clip;
+  };
+  const Case cases[] = {
+      {4, 5, Modulation::qam16, 2, 4.0, 8.f},  {4, 5, Modulation::qam16, 4, 12.0, 8.f},
+      {4, 4, Modulation::qam16, 8, 8.0, 40.f}, {2, 3, Modulation::qam64, 3, 10.0, 8.f},
+      {8, 8, Modulation::qpsk, 4, 2.0, 8.f},   {2, 2, Modulation::qam256, 16, 20.0, 40.f},
+      {4, 4, Modulation::qam16, 1, 10.0, 8.f}};
+  test::ListLlrCheck total;
+  int n = 0;
+  for (const Case& c : cases) {
+    const Problem p = test::with_zero_channels(
+        make_problem(MimoShape{c.nt, c.nr, c.mod}, 40, 2, c.snr, seed + 31 * n++, true), 5);
+    const List l = cpu_list(p, c.k);
+    const Out o = run_cpu(p, c.k, c.clip);
+    const auto r = test::check_list_llrs(p, c.k, l.d, l.sym, o.llrs, test::ml_llrs(p), c.clip);
+    const std::string what = "nt " + std::to_string(c.nt) + " " + to_string(c.mod) + " k " +
+                             std::to_string(c.k) + ", " + r.first;
+    ASSERT_EQ(r.mismatches, 0) << what;
+    ASSERT_EQ(r.farther, 0) << what;
+    total.both += r.both;
+    total.missing += r.missing;
+    total.missing_inside += r.missing_inside;
+    total.closer += r.closer;
+    total.not_ml += r.not_ml;
+  }
+  // Both kinds of bit occur, flips inside the clip and strictly closer to exact max-log than
+  // the clip rule too (the checks are not vacuous).
+  EXPECT_GT(total.both, 0);
+  EXPECT_GT(total.missing, 0);
+  EXPECT_GT(total.missing_inside, 0);
+  EXPECT_GT(total.closer, 0);
+  std::printf(
+      "[ bits     ] %lld with both values, %lld with one (%lld inside the clip, %lld "
+      "closer to max-log than the clip rule, %lld of vectors whose best is not ML)\n",
+      static_cast<long long>(total.both), static_cast<long long>(total.missing),
+      static_cast<long long>(total.missing_inside), static_cast<long long>(total.closer),
+      static_cast<long long>(total.not_ml));
+}
+
 TEST(Kbest, RejectsBadConfigurations) {
   const MimoShape s{4, 4, Modulation::qam64};
   EXPECT_THROW(KbestPlan(KbestConfig{s, 0, 8.f}, Backend::cpu()), InvalidArgument);
@@ -175,34 +262,117 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
   std::printf("[ cases    ] %d configurations compared\n", cases);
 }
 
+// Bits and LLRs of the kernel equal the CPU's bit for bit on inputs with zero channels and
+// missing counter-hypotheses (small k: k = 1 misses every one), the flip metrics included.
+TEST(KbestGpu, FlipCompletedLlrsAreBitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      for (int k : {1, 3, 16}) {
+        const MimoShape s{nt, nt + 1, mod};
+        const std::int64_t V = 2 * 41;
+        const Problem p = test::with_zero_channels(
+            make_problem(s, V, 2, 2.0 + 2 * bits_per_symbol(mod), seed + 17 * cases, true), 3);
+        ++cases;
+        const Out o = run_cpu(p, k, 7.f);
+        Buffer<cf32> h = Buffer<cf32>::device(p.h.size()), y = Buffer<cf32>::device(p.y.size());
+        Buffer<float> n0 = Buffer<float>::device(p.n0.size());
+        h.copy_from_host(p.h.data(), p.h.size());
+        y.copy_from_host(p.y.data(), p.y.size());
+        n0.copy_from_host(p.n0.data(), p.n0.size());
+        DetectInput in;
+        in.h = ConstMatrixBatch<cf32>(h.data(), V / 2, s.nr, nt, Memory::device);
+        in.y = ConstMatrixBatch<cf32>(y.data(), V, s.nr, 1, Memory::device);
+        in.noise_var = View<const float>(n0.data(), std::int64_t(p.n0.size()), Memory::device);
+        in.vectors_per_channel = 2;
+        KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
+        Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+        Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+        gb.fill_bytes(0xEE);
+        gl.fill_bytes(0xFF);
+        gpu.run(in, View<std::uint8_t>(gb), View<float>(gl));
+        std::vector<std::uint8_t> hb(o.bits.size());
+        std::vector<float> hl(o.llrs.size());
+        gb.copy_to_host(hb.data(), hb.size());
+        gl.copy_to_host(hl.data(), hl.size());
+        const std::string what =
+            "nt " + std::to_string(nt) + " " + to_string(mod) + " k " + std::to_string(k);
+        ASSERT_EQ(hb, o.bits) << what;
+        ASSERT_EQ(std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)), 0) << what;
+        // Channel 0 (vectors 0 and 1) is zero: LLR 0 on the GPU too.
+        for (int i = 0; i < 2 * p.nbits(); ++i) ASSERT_EQ(hl[std::size_t(i)], 0.f) << what;
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
 // 4x4 16-QAM at 15 dB (same set-up as the N-way statistics): BER and LLR error vs exact
 // max-log ML for growing k, printed for docs/kbest.md.
+// The clip rule's LLRs from the plan's list: max-log over the list, +-clip for a bit whose
+// counter-hypothesis is missing (the comparison for the flip rule).
+std::vector<float> clip_rule_llrs(const Problem& p, int k, float clip) {
+  const List l = cpu_list(p, k);
+  const int nt = p.shape.nt, m = bits_per_symbol(p.shape.mod), nb = p.nbits();
+  std::vector<float> out(std::size_t(p.vectors) * nb);
+  for (std::int64_t v = 0; v < p.vectors; ++v) {
+    std::vector<float> min0(nb, INFINITY), min1(nb, INFINITY);
+    for (int r = 0; r < k; ++r) {
+      const float d = l.d[std::size_t(v) * k + r];
+      if (std::isinf(d)) continue;
+      for (int t = 0; t < nt; ++t) {
+        const int sy = l.sym[(std::size_t(v) * k + r) * nt + t];
+        for (int b = 0; b < m; ++b) {
+          float& mm = ((sy >> (m - 1 - b)) & 1) ? min1[t * m + b] : min0[t * m + b];
+          mm = std::min(mm, d);
+        }
+      }
+    }
+    const float inv_n0 = 1.f / p.n0[p.n0.size() == 1 ? 0 : std::size_t(v)];
+    for (int j = 0; j < nb; ++j) {
+      out[std::size_t(v) * nb + j] = std::clamp((min1[j] - min0[j]) * inv_n0, -clip, clip);
+    }
+  }
+  return out;
+}
+
 TEST(KbestSlow, FourByFourSixteenQamAgainstMaxLogMl) {
   const auto seed = test::fresh_seed();
   const MimoShape s{4, 4, Modulation::qam16};
-  const Problem p = make_problem(s, 6000, 1, 15.0, seed);
-  std::vector<float> ref;
-  std::vector<std::uint8_t> ml_hard;
-  test::fast_maxlog(p, 8.f, ref, ml_hard);
-  std::int64_t ml_err = 0;
-  for (std::size_t i = 0; i < ml_hard.size(); ++i) ml_err += ml_hard[i] != p.tx_bits[i];
-  const double nb = double(ml_hard.size());
-  std::printf("[ figures  ] 4x4 16-QAM 15 dB, %lld vectors: ML BER %.3e\n",
-              static_cast<long long>(p.vectors), ml_err / nb);
-  double prev = 1e30;
-  for (int k : {4, 16, 64, 256}) {
-    const Out o = run_cpu(p, k);
-    double mae = 0;
-    std::int64_t e = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      mae += std::abs(o.llrs[i] - ref[i]);
-      e += o.bits[i] != p.tx_bits[i];
+  for (double snr : {10.0, 15.0}) {
+    const Problem p = make_problem(s, 6000, 1, snr, seed);
+    std::vector<float> ref;
+    std::vector<std::uint8_t> ml_hard;
+    test::fast_maxlog(p, 8.f, ref, ml_hard);
+    std::int64_t ml_err = 0;
+    for (std::size_t i = 0; i < ml_hard.size(); ++i) ml_err += ml_hard[i] != p.tx_bits[i];
+    const double nb = double(ml_hard.size());
+    std::printf("[ figures  ] 4x4 16-QAM %.0f dB, %lld vectors: ML BER %.3e\n", snr,
+                static_cast<long long>(p.vectors), ml_err / nb);
+    double prev = 1e30;
+    for (int k : {4, 16, 64, 256}) {
+      const Out o = run_cpu(p, k);
+      const std::vector<float> clip_rule = clip_rule_llrs(p, k, 8.f);
+      double mae = 0, mae_clip = 0;
+      std::int64_t e = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        mae += std::abs(o.llrs[i] - ref[i]);
+        mae_clip += std::abs(clip_rule[i] - ref[i]);
+        e += o.bits[i] != p.tx_bits[i];
+      }
+      mae /= double(ref.size());
+      mae_clip /= double(ref.size());
+      std::printf(
+          "[ figures  ] K=%d: BER %.3e (%.3f x ML), mean |LLR - maxlog ML| %.4f, clip "
+          "rule %.4f\n",
+          k, e / nb, double(e) / double(ml_err), mae, mae_clip);
+      EXPECT_LT(mae, prev) << "k=" << k;
+      EXPECT_LE(mae, mae_clip) << "k=" << k;
+      prev = mae;
     }
-    mae /= double(ref.size());
-    std::printf("[ figures  ] K=%d: BER %.3e (%.3f x ML), mean |LLR - maxlog ML| %.4f\n", k, e / nb,
-                double(e) / double(ml_err), mae);
-    EXPECT_LT(mae, prev) << "k=" << k;
-    prev = mae;
   }
 }
 

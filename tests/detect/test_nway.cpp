@@ -241,6 +241,89 @@ TEST(Nway, ClippingAndSignsAndCoherenceBlocks) {
   for (float l : o1.llrs) ASSERT_LE(std::abs(l), 3.f);
 }
 
+// H = 0: every candidate has the same distance, and every LLR is 0, also where the passes
+// leave a stream unenumerated (N < nt: its bits have one value in the whole list). Covers the
+// fixed-shape QR (nr <= 8) and the MGS QR (nt = 8, nr = 9).
+TEST(Nway, ZeroChannelGivesZeroLlrs) {
+  const auto seed = test::fresh_seed();
+  for (int nt : {2, 4, 8}) {
+    for (int nr : {nt, 9}) {
+      for (Modulation mod :
+           {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+        for (int nw : {1, nt / 2, nt}) {
+          const Problem p = test::with_zero_channels(
+              make_problem(MimoShape{nt, nr, mod}, 4, 2, 10.0, seed + nt + nr + int(mod)), 1);
+          const Out o = run_cpu(p, nw);
+          for (std::size_t i = 0; i < o.llrs.size(); ++i) {
+            ASSERT_EQ(o.llrs[i], 0.f)
+                << "nt " << nt << " nr " << nr << " " << to_string(mod) << " N " << nw;
+            ASSERT_LE(o.bits[i], 1);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Random inputs (every fifth channel zero), against the candidates and the exhaustive ML
+// detector: a bit with both values among the candidates gets max-log over them; a bit with one
+// value (its stream never enumerated: N < nt) gets the metric of the best candidate's
+// single-coordinate flip as its counter-hypothesis (test::check_list_llrs recomputes it in the
+// H domain), never farther from the exact max-log LLR than the clip rule where the best
+// candidate is the ML solution. Covers the fixed-shape QR (nr <= 8) and the MGS QR (nt = 8).
+TEST(Nway, MissingCounterHypothesisIsTheBestCandidatesFlip) {
+  const auto seed = test::fresh_seed();
+  struct Case {
+    int nt, nr;
+    Modulation mod;
+    int nw;
+    double snr;
+    float clip;
+  };
+  const Case cases[] = {
+      {4, 4, Modulation::qam16, 1, 4.0, 8.f},  {4, 4, Modulation::qam16, 2, 12.0, 40.f},
+      {4, 5, Modulation::qam16, 3, 10.0, 8.f}, {2, 2, Modulation::qpsk, 1, 0.0, 8.f},
+      {8, 8, Modulation::qpsk, 3, 2.0, 40.f},  {4, 8, Modulation::qam16, 2, 6.0, 8.f},
+      {2, 3, Modulation::qam64, 1, 14.0, 8.f}, {2, 2, Modulation::qam256, 1, 20.0, 40.f}};
+  test::ListLlrCheck total;
+  int n = 0;
+  for (const Case& c : cases) {
+    const MimoShape s{c.nt, c.nr, c.mod};
+    const Problem p =
+        test::with_zero_channels(make_problem(s, 40, 2, c.snr, seed + 31 * n++, true), 5);
+    NwayPlan plan(NwayConfig{s, c.nw, c.clip}, Backend::cpu());
+    const int nc = c.nw * plan.candidates_per_pass();
+    std::vector<float> d(std::size_t(p.vectors) * nc);
+    std::vector<std::uint8_t> sym(d.size() * c.nt);
+    plan.qr(p.input());
+    plan.candidates(p.input(), View<float>(d.data(), std::int64_t(d.size()), Memory::host),
+                    View<std::uint8_t>(sym.data(), std::int64_t(sym.size()), Memory::host));
+    const Out o = run_cpu(p, c.nw, c.clip);
+    const auto r = test::check_list_llrs(p, nc, d, sym, o.llrs, test::ml_llrs(p), c.clip);
+    const std::string what = std::to_string(c.nt) + "x" + std::to_string(c.nr) + " " +
+                             to_string(c.mod) + " N " + std::to_string(c.nw) + ", " + r.first;
+    ASSERT_EQ(r.mismatches, 0) << what;
+    ASSERT_EQ(r.farther, 0) << what;
+    total.both += r.both;
+    total.missing += r.missing;
+    total.missing_inside += r.missing_inside;
+    total.closer += r.closer;
+    total.not_ml += r.not_ml;
+  }
+  // Both kinds of bit occur, flips inside the clip and strictly closer to exact max-log than
+  // the clip rule too (the checks are not vacuous).
+  EXPECT_GT(total.both, 0);
+  EXPECT_GT(total.missing, 0);
+  EXPECT_GT(total.missing_inside, 0);
+  EXPECT_GT(total.closer, 0);
+  std::printf(
+      "[ bits     ] %lld with both values, %lld with one (%lld inside the clip, %lld "
+      "closer to max-log than the clip rule, %lld of vectors whose best is not ML)\n",
+      static_cast<long long>(total.both), static_cast<long long>(total.missing),
+      static_cast<long long>(total.missing_inside), static_cast<long long>(total.closer),
+      static_cast<long long>(total.not_ml));
+}
+
 TEST(Nway, HardOutputOnlyMatchesSoftRun) {
   const auto seed = test::fresh_seed();
   const Problem p = make_problem(MimoShape{4, 4, Modulation::qam64}, 50, 1, 20.0, seed);
@@ -392,6 +475,50 @@ TEST(NwayGpu, FixedShapePathIsBitIdenticalToCpu) {
     ASSERT_EQ(to_host(gb), o.bits) << what;
     const auto hl = to_host(gl);
     ASSERT_EQ(std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)), 0) << what;
+  }
+}
+
+// Zero channels (every third) and passes that leave streams unenumerated (N < nt): bits and
+// LLRs bit-identical to the CPU's, flip metrics of missing counter-hypotheses included, on the
+// fixed-shape kernel (both candidates-per-thread variants) and the shared-memory kernel (vectors
+// whose threads straddle warps: 12 and 48 threads; 256 threads for 256-QAM).
+TEST(NwayGpu, FlipCompletedLlrsAreBitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  struct Case {
+    int nt, nr;
+    Modulation mod;
+    int nw, vpc;
+    std::int64_t vectors;
+  };
+  const Case cases[] = {
+      {4, 4, Modulation::qam16, 1, 1, 140001}, {4, 4, Modulation::qam16, 3, 1, 3001},
+      {2, 2, Modulation::qpsk, 1, 2, 4002},    {4, 6, Modulation::qam64, 2, 3, 3003},
+      {8, 8, Modulation::qpsk, 3, 1, 1001},    {8, 9, Modulation::qam16, 3, 2, 602},
+      {4, 9, Modulation::qam16, 3, 1, 999},    {4, 4, Modulation::qam256, 2, 1, 301},
+      {8, 8, Modulation::qam64, 5, 1, 101}};
+  int k = 0;
+  for (const Case& c : cases) {
+    const MimoShape s{c.nt, c.nr, c.mod};
+    const Problem p =
+        test::with_zero_channels(make_problem(s, c.vectors, c.vpc, 2.0 + 2 * bits_per_symbol(c.mod),
+                                              seed + 977 * k++, (c.nw & 1) == 0),
+                                 3);
+    const Out o = run_cpu(p, c.nw, 7.f);
+    NwayPlan gpu(NwayConfig{s, c.nw, 7.f}, Backend::cuda());
+    DeviceProblem dp(p);
+    Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+    Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+    gb.fill_bytes(0xEE);
+    gl.fill_bytes(0xFF);
+    gpu.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
+    const std::string what = std::to_string(c.nt) + "x" + std::to_string(c.nr) + " " +
+                             to_string(c.mod) + " N " + std::to_string(c.nw);
+    ASSERT_EQ(to_host(gb), o.bits) << what;
+    const auto hl = to_host(gl);
+    ASSERT_EQ(std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)), 0) << what;
+    // Channel 0 is zero: its vectors' LLRs are 0 on the GPU too.
+    for (int i = 0; i < c.vpc * p.nbits(); ++i) ASSERT_EQ(hl[std::size_t(i)], 0.f) << what;
   }
 }
 

@@ -115,8 +115,8 @@ TEST(NwayFast, GrayWordsAreTheStandardBits) {
 }
 
 // The kernel's per-vector computation, sequentially: every candidate of every pass through
-// fast_path, the best by fast_better, counter-hypothesis minima per Gray position, then the
-// minima pair of each LLR.
+// fast_path, the best by candidate_key, counter-hypothesis minima per Gray position, the
+// minima pair of each LLR and a missing minimum completed from the best's level word.
 template <int NR, int NT, int L>
 void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
   using S = nway::FastShape<NT, L>;
@@ -134,7 +134,7 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
                            " N " + std::to_string(nw);
   for (std::int64_t v = 0; v < p.vectors; ++v) {
     std::vector<float> d;
-    std::vector<unsigned> w;
+    std::vector<unsigned> w, lws;
     for (int n = 0; n < nw; ++n) {
       float ep[S::ES];
       std::memcpy(ep, e.data() + (v * nw + n) * S::ES, sizeof ep);
@@ -149,16 +149,23 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
         ASSERT_EQ(lw, packed) << what;
         d.push_back(dist);
         w.push_back(nway::fast_stream_word<NT, L>(lw, n));
+        lws.push_back(lw);
       }
     }
-    float bd = d[0];
-    unsigned bw = w[0];
-    for (std::size_t i = 1; i < d.size(); ++i) {
-      if (nway::fast_better(d[i], w[i], bd, bw)) {
-        bd = d[i];
-        bw = w[i];
+    std::uint64_t bk = ~std::uint64_t(0);
+    std::size_t bi = 0;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      const std::uint64_t key = nway::candidate_key(d[i], unsigned(i));  // i = n M + k
+      if (key < bk) {
+        bk = key;
+        bi = i;
       }
     }
+    const float bd = d[bi];
+    const unsigned bw = w[bi];
+    const int bn = int(bi) / S::M;
+    int blev[S::D];
+    for (int l = 0; l < S::D; ++l) blev[l] = int(lws[bi] >> (S::KA * l)) & (L - 1);
     float cm[S::NB];
     for (float& x : cm) x = std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < d.size(); ++i) {
@@ -169,7 +176,11 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
     for (int j = 0; j < S::NB; ++j) {
       const int pos = S::position(j);
       const bool best_one = ((bw >> pos) & 1u) == 0;
-      const float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
+      float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
+      if (std::isinf(cm[pos])) {
+        nway::complete_minima(e.data() + (v * nw + bn) * S::ES, nway::Layout(NT), S::KA, NT, bn,
+                              blev, j, &m0, &m1);
+      }
       const std::size_t o = std::size_t(v) * S::NB + j;
       ASSERT_EQ(nway::hard_of_minima(m0, m1), ref_bits[o]) << what << " v " << v << " j " << j;
       ASSERT_TRUE(same_bits(nway::llr_of_minima(m0, m1, inv_n0, 7.f), ref_llr[o]))

@@ -271,6 +271,55 @@ TEST(Trellis, BestPathMergeEqualsTwoMinimaScan) {
   }
 }
 
+// List L_t holds a path through every point of stream t, so every bit of every stream has both
+// values in the union of the lists: no counter-hypothesis is ever missing (hence no flip
+// completion, unlike N-way and K-best). Checked on the candidate lists, zero channels included.
+TEST(Trellis, EveryBitHasBothValuesInTheLists) {
+  const auto seed = test::fresh_seed();
+  int k = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod : kMods) {
+      const MimoShape s{nt, nt, mod};
+      const std::int64_t V = mod == Modulation::qam256 ? 4 : 12;
+      const Problem p = test::with_zero_channels(
+          make_problem(s, V, 1, 2.0 + 2 * bits_per_symbol(mod), seed + 13 * k++), 3);
+      const Lists l = cpu_lists(p);
+      const int Q = constellation_size(mod), m = bits_per_symbol(mod), nc = nt * Q;
+      for (std::int64_t v = 0; v < V; ++v) {
+        for (int t = 0; t < nt; ++t) {
+          for (int b = 0; b < m; ++b) {
+            bool seen[2] = {false, false};
+            for (int c = 0; c < nc; ++c) {
+              const int sym = l.sym[(std::size_t(v) * nc + c) * nt + t];
+              seen[(sym >> (m - 1 - b)) & 1] = true;
+            }
+            ASSERT_TRUE(seen[0] && seen[1])
+                << to_string(mod) << " nt " << nt << " v " << v << " stream " << t << " bit " << b;
+          }
+        }
+      }
+    }
+  }
+}
+
+// H = 0: every path has the same distance and every LLR is 0.
+TEST(Trellis, ZeroChannelGivesZeroLlrs) {
+  const auto seed = test::fresh_seed();
+  for (int nt : {2, 4, 8}) {
+    for (int nr : {nt, 9}) {
+      for (Modulation mod : kMods) {
+        const Problem p = test::with_zero_channels(
+            make_problem(MimoShape{nt, nr, mod}, 4, 2, 10.0, seed + nt + nr + int(mod)), 1);
+        const Out o = run_cpu(p);
+        for (std::size_t i = 0; i < o.llrs.size(); ++i) {
+          ASSERT_EQ(o.llrs[i], 0.f) << "nt " << nt << " nr " << nr << " " << to_string(mod);
+          ASSERT_LE(o.bits[i], 1);
+        }
+      }
+    }
+  }
+}
+
 TEST(Trellis, HardOutputOnlyMatchesSoftRun) {
   const auto seed = test::fresh_seed();
   const Problem p = make_problem(MimoShape{4, 5, Modulation::qam64}, 40, 1, 20.0, seed);
@@ -416,6 +465,36 @@ TEST(TrellisGpu, CandidateListsAndLlrsMatchCpu) {
     }
   }
   std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
+// Zero channels (every third): bits and LLRs bit-identical to the CPU's, LLR 0 on the zero
+// channels.
+TEST(TrellisGpu, ZeroChannelsAreBitIdenticalToCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int k = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod : kMods) {
+      const MimoShape s{nt, nt + 1, mod};
+      const int vpc = 2;
+      const std::int64_t V = constellation_size(mod) >= 256 ? 2 * 15 : 2 * 61;
+      const Problem p = test::with_zero_channels(
+          make_problem(s, V, vpc, 4.0 + 2 * bits_per_symbol(mod), seed + 101 * k++), 3);
+      const Out o = run_cpu(p, 6.f);
+      TrellisPlan gpu(TrellisConfig{s, 6.f}, Backend::cuda());
+      DeviceProblem dp(p);
+      Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+      Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+      gb.fill_bytes(0xEE);
+      gl.fill_bytes(0xFF);
+      gpu.run(dp.in, View<std::uint8_t>(gb), View<float>(gl));
+      const std::string what = "nt " + std::to_string(nt) + " " + to_string(mod);
+      ASSERT_EQ(to_host(gb), o.bits) << what;
+      const auto hl = to_host(gl);
+      ASSERT_EQ(std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)), 0) << what;
+      for (int i = 0; i < vpc * p.nbits(); ++i) ASSERT_EQ(hl[std::size_t(i)], 0.f) << what;
+    }
+  }
 }
 
 TEST(TrellisGpu, RejectsBadDeviceInputsAndLargeBatchesWork) {

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "mimorx/detect/common.hpp"
+#include "mimorx/detect/ml.hpp"
 #include "mimorx/modem/modulation.hpp"
 
 namespace mimorx::test {
@@ -277,6 +279,165 @@ inline void fast_maxlog(const Problem& p, float clip, std::vector<float>& llr,
       hard[v * nb + j] = min1[j] < min0[j] ? 1 : 0;
     }
   }
+}
+
+// Exact max-log LLRs of the exhaustive ML detector (the oracle), unclipped.
+inline std::vector<float> ml_llrs(const Problem& p) {
+  detect::MlPlan ml(detect::MlConfig{p.shape, true}, Backend::cpu());
+  std::vector<float> llrs(std::size_t(p.vectors) * p.nbits());
+  ml.run(p.input(), View<std::uint8_t>(),
+         View<float>(llrs.data(), std::int64_t(llrs.size()), Memory::host));
+  return llrs;
+}
+
+// A list detector's LLRs against its own candidate list (nc candidates per vector: distances
+// `d`, nt symbol indices each in `sym`; +inf distances are padding, not list members) and the
+// exact max-log LLRs `exact`:
+// * a bit with both values in the list: max-log over the list, clipped, exactly (float
+//   arithmetic in the detectors' order: difference, times 1 / N0);
+// * a bit with one value: the flip rule, recomputed here in double in the H domain: x' = the
+//   best member (least distance, then index) with the coordinate carrying the bit moved to the
+//   nearest amplitude (the lower of two) whose bit is the counter value c, and
+//   LLR = clip(+-(|y - H x'|^2 - |y - H x_b|^2) / N0), sign from c (tolerance: float rounding
+//   of the tree's metrics);
+// * accuracy: |LLR - exact| <= |clip rule - exact| + tolerance on every missing bit of a vector
+//   whose best member is the ML solution (its bits are the exact LLRs' signs), the clip rule
+//   being +-clip with the sign of the value the list holds (docs/kbest.md: the bound needs the
+//   best member to be the best hypothesis with that value; other vectors are counted only).
+struct ListLlrCheck {
+  std::int64_t both = 0, missing = 0;
+  std::int64_t missing_inside = 0;  // 0 < |LLR| < clip
+  std::int64_t closer = 0;          // strictly closer to exact max-log than the clip rule
+  std::int64_t not_ml = 0;          // missing bits of vectors whose best member is not ML
+  std::int64_t mismatches = 0, farther = 0;
+  std::string first;  // the first mismatch or accuracy failure, described
+};
+inline ListLlrCheck check_list_llrs(const Problem& p, int nc, const std::vector<float>& d,
+                                    const std::vector<std::uint8_t>& sym,
+                                    const std::vector<float>& llrs, const std::vector<float>& exact,
+                                    float clip) {
+  using C = std::complex<double>;
+  const auto& s = p.shape;
+  const int nt = s.nt, m = bits_per_symbol(s.mod), nb = p.nbits(), M = 1 << m;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<C> pts(M);
+  for (int i = 0; i < M; ++i) {
+    std::uint8_t b[8] = {};
+    for (int k = 0; k < m; ++k) b[k] = std::uint8_t((i >> (m - 1 - k)) & 1);
+    const cf32 x = map_symbol(s.mod, b);
+    pts[i] = {x.re, x.im};
+  }
+  ListLlrCheck r;
+  auto fail = [&r](std::int64_t& counter, const std::string& what) {
+    if (r.mismatches + r.farther == 0) r.first = what;
+    ++counter;
+  };
+  for (std::int64_t v = 0; v < p.vectors; ++v) {
+    std::vector<float> min0(nb, kInf), min1(nb, kInf);
+    int best = -1;
+    for (int c = 0; c < nc; ++c) {
+      const float dc = d[std::size_t(v) * nc + c];
+      if (std::isinf(dc)) continue;
+      if (best < 0 || dc < d[std::size_t(v) * nc + best]) best = c;
+      for (int t = 0; t < nt; ++t) {
+        const int sy = sym[(std::size_t(v) * nc + c) * nt + t];
+        for (int b = 0; b < m; ++b) {
+          float& mm = ((sy >> (m - 1 - b)) & 1) ? min1[t * m + b] : min0[t * m + b];
+          mm = std::min(mm, dc);
+        }
+      }
+    }
+    const cf32* hm = &p.h[std::size_t(v / p.vpc) * s.nr * nt];
+    auto metric = [&](const std::vector<int>& x) {
+      double acc = 0;
+      for (int i = 0; i < s.nr; ++i) {
+        const cf32 yy = p.y[std::size_t(v) * s.nr + i];
+        C e(yy.re, yy.im);
+        for (int t = 0; t < nt; ++t) {
+          const cf32 hh = hm[t * s.nr + i];
+          e -= C(hh.re, hh.im) * pts[x[t]];
+        }
+        acc += std::norm(e);
+      }
+      return acc;
+    };
+    std::vector<int> xb(nt);
+    for (int t = 0; t < nt; ++t) xb[t] = sym[(std::size_t(v) * nc + best) * nt + t];
+    const double db = metric(xb);
+    bool best_is_ml = true;
+    for (int j = 0; j < nb; ++j) {
+      const int bit = (xb[j / m] >> (m - 1 - j % m)) & 1;
+      best_is_ml = best_is_ml && bit == (exact[std::size_t(v) * nb + j] < 0.f ? 1 : 0);
+    }
+    const float n0 = p.n0[p.n0.size() == 1 ? 0 : std::size_t(v)];
+    const float inv_n0 = 1.f / n0;
+    for (int j = 0; j < nb; ++j) {
+      const bool has0 = !std::isinf(min0[j]), has1 = !std::isinf(min1[j]);
+      const float got = llrs[std::size_t(v) * nb + j];
+      const std::string where = "vector " + std::to_string(v) + " bit " + std::to_string(j) +
+                                ": LLR " + std::to_string(got);
+      if (has0 && has1) {
+        ++r.both;
+        const float l = std::clamp((min1[j] - min0[j]) * inv_n0, -clip, clip);
+        if (got != l) {
+          fail(r.mismatches, where + ", expected " + std::to_string(l) + " (both values listed)");
+        }
+        continue;
+      }
+      ++r.missing;
+      const int t = j / m, b = j % m, c = has0 ? 1 : 0;
+      // x': the other axis kept, this axis' amplitude nearest (then lower) with bit b = c.
+      const bool re_axis = (b & 1) == 0;
+      const C pb = pts[xb[t]];
+      int to = -1;
+      for (int i = 0; i < M; ++i) {
+        if (((i >> (m - 1 - b)) & 1) != c) continue;
+        const C q = pts[i];
+        if (re_axis ? q.imag() != pb.imag() : q.real() != pb.real()) continue;
+        const double dist =
+            re_axis ? std::abs(q.real() - pb.real()) : std::abs(q.imag() - pb.imag());
+        const double lvl = re_axis ? q.real() : q.imag();
+        if (to < 0) {
+          to = i;
+          continue;
+        }
+        const C o = pts[to];
+        const double od = re_axis ? std::abs(o.real() - pb.real()) : std::abs(o.imag() - pb.imag());
+        const double ol = re_axis ? o.real() : o.imag();
+        if (dist < od - 1e-9 || (std::abs(dist - od) <= 1e-9 && lvl < ol)) to = i;
+      }
+      std::vector<int> xf = xb;
+      xf[t] = to;
+      const double delta = metric(xf) - db;
+      const double l = std::clamp((c == 1 ? delta : -delta) / n0, -double(clip), double(clip));
+      const double tol = 1e-4 * (1.0 + (db + std::abs(delta)) / n0);
+      if (std::abs(got - l) > tol) {
+        fail(r.mismatches, where + ", expected " + std::to_string(l) + " (one value listed)");
+      }
+      const double ex = exact[std::size_t(v) * nb + j];
+      const double clip_rule = c == 1 ? clip : -clip;
+      const double err = std::abs(got - ex), err_clip = std::abs(clip_rule - ex);
+      if (!best_is_ml) {
+        ++r.not_ml;
+      } else if (err > err_clip + tol) {
+        fail(r.farther, where + ", exact max-log " + std::to_string(ex) + ", clip rule " +
+                            std::to_string(clip_rule) + " is closer");
+      }
+      if (best_is_ml && err < err_clip - tol) ++r.closer;
+      if (got != 0.f && std::abs(got) < clip) ++r.missing_inside;
+    }
+  }
+  return r;
+}
+
+// The problem with the channels c, c + every, c + 2 every, ... set to 0 (c = 0 if every = 1).
+inline Problem with_zero_channels(Problem p, int every) {
+  const std::size_t per = std::size_t(p.shape.nr) * p.shape.nt;
+  for (std::size_t c = 0; c * per < p.h.size(); c += std::size_t(every)) {
+    std::fill(p.h.begin() + std::ptrdiff_t(c * per), p.h.begin() + std::ptrdiff_t((c + 1) * per),
+              cf32(0.f, 0.f));
+  }
+  return p;
 }
 
 }  // namespace mimorx::test

@@ -4,7 +4,9 @@
 // children of the kept paths (ties broken by child index, so the list is deterministic).
 // Max-log LLRs come from the final list:
 //   LLR(b) = clip((min_{list, b=1} d - min_{list, b=0} d) / N0), positive = bit 0,
-// and a bit with no counter-hypothesis in the list gets +-llr_clip.
+// and a bit with no counter-hypothesis in the list takes as that minimum the distance of the
+// best path with only the real coordinate carrying the bit moved to the nearest level with the
+// other value (0 on H = 0; docs/kbest.md).
 //
 // The QR is the N-way detector's Algorithm 1 (MRVD + modified Gram-Schmidt of [H | y]) with the
 // natural column order. Supported: nt in {2, 4, 8}, nt <= nr <= 64, QPSK to 256-QAM;

@@ -10,8 +10,10 @@
 //   LLR(b) = clip((min_{list, b=1} d - min_{list, b=0} d) / N0),  d = ||y - H x||^2,
 // positive = bit 0 (mimorx convention). The paper writes 1/(2 sigma^2) with sigma^2 the noise
 // variance per real dimension; with N0 = 2 sigma^2 both are the same scaling. A bit without a
-// counter-hypothesis in the list gets +-llr_clip. N = 1 is plain SSFE; N = nt expands every
-// symbol once (exact max-log for 2 x 2).
+// counter-hypothesis in the list takes as that minimum the distance of the best candidate with
+// only the real coordinate carrying the bit moved to the nearest level with the other value
+// (docs/kbest.md). N = 1 is plain SSFE; N = nt expands every symbol once (exact max-log for
+// 2 x 2).
 //
 // Supported: nt in {2, 4, 8}, nr >= nt (nr <= 64), QPSK, 16-, 64-, 256-QAM (BPSK is not
 // separable into two PAM axes: Unsupported).

@@ -13,7 +13,8 @@
 //
 // With clip = L > 0 the counter-hypothesis metrics are capped at the ML metric + L N0 during the
 // search (the paper's LLR clipping): every |LLR| <= L, and an LLR with |LLR| < L is exact.
-// CPU only for now: a CUDA backend is refused with Unsupported.
+// CPU and CUDA backends give the same bits, LLRs and SearchStats bit for bit (docs/sts.md, "GPU
+// mapping").
 #include <cstdint>
 #include <memory>
 
@@ -33,6 +34,8 @@ struct StsConfig {
   // when clip > 0); finite, > 0. Unused when node_cap = 0.
   float capped_llr = 32.f;
   bool sorted_qr = true;  // SQRD column order (sphere.hpp); false: the natural order
+  // CUDA: check device inputs for NaN/Inf (detect::validate; a synchronising kernel).
+  bool check_device_values = true;
 };
 
 // SearchStats per vector (sphere.hpp): nodes = partial distances evaluated (leaves included),
@@ -41,7 +44,9 @@ struct StsConfig {
 // such a vector are bounds from the leaves found so far, not exact max-log values.
 class StsPlan {
  public:
-  // Throws InvalidArgument for a bad config, Unsupported for a CUDA backend.
+  // Throws InvalidArgument for a bad config, Unsupported for a CUDA backend in a build without
+  // CUDA. On CUDA, run() is asynchronous on `stream` apart from the input check
+  // (check_device_values); the device workspace is kept between calls.
   StsPlan(const StsConfig& config, Backend backend);
   ~StsPlan();
   StsPlan(StsPlan&&) noexcept;
@@ -59,6 +64,8 @@ class StsPlan {
   const Backend& backend() const { return backend_; }
 
  private:
+  void run_cuda(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
+                View<SearchStats> stats, const Stream& stream);
   struct Workspace;
   StsConfig cfg_;
   Backend backend_;

@@ -1,0 +1,70 @@
+#pragma once
+// The NR slot link's grid steps on the host (CPU backend): layer mapping onto the data REs,
+// DM-RS, the channel per RE, y = H x + n over the grid, the receiver's CSI and the LLRs back in
+// codeword order. Layouts of one slot (n_sc subcarriers, 14 symbols, re = l n_sc + k):
+//   x  transmitted grid   re x layers            (x[re * layers + j], layer j = antenna j)
+//   h  channel            re matrices n_rx x layers, column-major (TdlChannel's layout)
+//   y  received grid      re x n_rx              (((b 14 + l) n_sc + k) n_rx + r over slots b)
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/nr/slot.hpp"
+#include "mimorx/sim/nr_link.hpp"
+
+namespace mimorx::sim::detail {
+
+inline constexpr std::uint64_t kStreamNrFlat = 0x5100000000000011ULL;
+inline constexpr std::uint64_t kStreamNrNoise = 0x5100000000000012ULL;
+
+// Noise slot of transmission `tx` of block `block` (independent of harq_transmissions).
+inline std::uint64_t nr_noise_slot(std::int64_t block, int tx) {
+  return std::uint64_t(block) * kMaxHarqTransmissions + std::uint64_t(tx);
+}
+
+inline std::int64_t grid_res(const nr::SlotPlan& plan) {
+  return std::int64_t(nr::SlotPlan::kSymbols) * plan.n_subcarriers();
+}
+
+// Codeword symbols d (data_res x layers, codeword order) -> layer mapping (nr::map_to_layers)
+// -> layer j's symbol i on data RE i, antenna j. x: grid_res x layers, zeroed here first.
+void place_layers(const nr::SlotPlan& plan, std::span<const cf32> d, std::span<cf32> x);
+// Adds port p's DM-RS values on its REs (antenna p).
+void place_dmrs(const nr::SlotPlan& plan, std::span<cf32> x);
+
+// The channel of one transmission: H per RE of the grid (grid_res matrices n_rx x layers).
+class NrSlotChannel {
+ public:
+  NrSlotChannel(const NrLinkConfig& config, const nr::SlotPlan& plan);
+  ~NrSlotChannel();
+  void generate(std::uint64_t seed, std::int64_t block, int tx, std::span<cf32> h);
+
+ private:
+  int n_rx_, layers_;
+  std::int64_t res_;
+  std::unique_ptr<channel::TdlChannel> tdl_;  // empty: flat Rayleigh
+};
+
+// y = H x + n on every RE; n ~ CN(0, n0) per RE and receive antenna from the noise slot's
+// Philox counters.
+void receive_grid(std::uint64_t seed, std::uint64_t noise_slot, const nr::SlotPlan& plan, int n_rx,
+                  std::span<const cf32> h, std::span<const cf32> x, float n0, std::span<cf32> y);
+
+// The data REs' received vectors (data_res x n_rx) from the grid.
+void gather_data_y(const nr::SlotPlan& plan, int n_rx, std::span<const cf32> y,
+                   std::span<cf32> y_data);
+
+// What the receiver knows for detection: H per data RE (data_res matrices n_rx x layers) and
+// N0 per data RE. THE PLUG-IN POINT OF THE CHANNEL ESTIMATOR (NrCsi): perfect copies the true
+// channel at the data REs and the true N0; an estimator computes both from the grid y.
+void receiver_csi(NrCsi csi, const nr::SlotPlan& plan, int n_rx, std::span<const cf32> y_grid,
+                  std::span<const cf32> h_true, float n0_true, std::span<cf32> h_data,
+                  std::span<float> noise_var);
+
+// Detector LLRs (data RE i, layer j, bit k at (i layers + j) m + k) -> codeword order
+// (symbol v i + j of the codeword, the inverse of the layer mapping, bit k at (v i + j) m + k).
+void llrs_to_codeword(std::span<const float> detected, int layers, int m,
+                      std::span<float> codeword);
+
+}  // namespace mimorx::sim::detail
