@@ -308,23 +308,10 @@ MIMORX_HD std::uint8_t hard_of_minima(float min0, float min1) { return min1 < mi
 // -0, so the bit patterns of non-negative metrics order like the metrics (NaN after +inf); ties
 // go to the lower index. A total order: every backend picks the same best candidate.
 MIMORX_HD std::uint64_t candidate_key(float d, unsigned c) {
-#if defined(__CUDA_ARCH__)
-  const std::uint32_t b = __float_as_uint(d);
-#else
-  std::uint32_t b;
-  std::memcpy(&b, &d, sizeof b);
-#endif
-  return (std::uint64_t(b) << 32) | c;
+  return (std::uint64_t(rounding::bits_of_float(d)) << 32) | c;
 }
 MIMORX_HD float key_metric(std::uint64_t key) {
-  const std::uint32_t b = std::uint32_t(key >> 32);
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(b);
-#else
-  float d;
-  std::memcpy(&d, &b, sizeof d);
-  return d;
-#endif
+  return rounding::float_of_bits(std::uint32_t(key >> 32));
 }
 
 // The level of a 2^ka-PAM axis nearest to level ib whose axis bit c_jj is `value`; of two at
