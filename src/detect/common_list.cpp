@@ -20,6 +20,11 @@ ListSearch::ListSearch(const MimoShape& s, Backend b, bool check, std::int64_t p
 ListSearch::~ListSearch() = default;
 
 void ListSearch::check_outputs(std::int64_t v, View<std::uint8_t> bits, View<float> llrs) const {
+  check_soft_outputs(backend, v, nbits, bits, llrs);
+}
+
+void check_soft_outputs(const Backend& backend, std::int64_t v, int nbits, View<std::uint8_t> bits,
+                        View<float> llrs) {
   const Memory mem = memory_of(backend);
   require_size(bits, v * nbits, "bits");
   require_memory(bits.where, mem, "bits");

@@ -37,6 +37,11 @@ class ListSearch {
   const int nbits;  // bits per received vector, nt * m
 };
 
+// Output checks of a soft-output detector: bits V * nbits, llrs V * nbits or empty (hard
+// output only), both in the backend's memory.
+void check_soft_outputs(const Backend& backend, std::int64_t v, int nbits, View<std::uint8_t> bits,
+                        View<float> llrs);
+
 // The config checks the list detectors share, naming `detector` ("the N-way detector"):
 // nt in {2, 4, 8}, nt <= nr <= 64, a square QAM (two independent PAM axes: no BPSK) and a
 // finite llr_clip > 0.

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "detect/common_list.hpp"
 #include "detect/sphere_math.hpp"
 #include "detect/sts_cuda.hpp"
 #include "detect/sts_math.hpp"
@@ -57,12 +58,7 @@ void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> ll
   const std::int64_t V = num_vectors(in), C = in.h.batch;
   const int nt = s.nt, nr = s.nr, per = s.bits_per_vector();
   const Memory mem = memory_of(backend_);
-  require_size(bits, V * per, "bits");
-  require_memory(bits.where, mem, "bits");
-  require(llrs.size == 0 || llrs.size == V * per, "llrs",
-          "has " + std::to_string(llrs.size) + " elements, expected " + std::to_string(V * per) +
-              " (or 0 for hard output only)");
-  if (llrs.size) require_memory(llrs.where, mem, "llrs");
+  detail::check_soft_outputs(backend_, V, per, bits, llrs);
   require(
       stats.size == 0 || stats.size == V, "stats",
       "has " + std::to_string(stats.size) + " elements, expected " + std::to_string(V) + " (or 0)");
