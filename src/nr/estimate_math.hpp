@@ -1,0 +1,127 @@
+#pragma once
+// Per-element arithmetic of the channel estimator (mimorx/nr/estimate.hpp), shared by the CPU
+// reference and the CUDA kernels: correctly rounded operations only (rng::detail::fmul/fadd,
+// dmul/dadd; no contraction), every sum in one fixed order, hence the same bits on both.
+//
+// Four stages per slot b, each a pure function of the previous stage's output and the plan's
+// tables (built once in estimate_plan.cpp):
+//   ls:    g[b][q][r]       = c0_q y[b, l_q, k0_q, r] + c1_q y[b, l_q, k1_q, r]   (pilot q)
+//   freq:  f[b][d][k][e]    = sum_t W[p][k][t] g[b][d Qs + off_p + s[p][k] + t][r], e = p n_rx + r
+//   time:  h[b, l, k](r, p) = wa_l f[b][da_l][k][e] + wb_l f[b][db_l][k][e]
+//   noise: part[b][d][p][r] = sum_j scale_j |g_i - a_j g_i0 - b_j g_i1|^2  (residual j of port p,
+//                             double), N0[b] = (sum over (d, p, r) in order) / count.
+#include <cstdint>
+
+#include "mimorx/core/complex.hpp"
+#include "mimorx/core/hd.hpp"
+#include "mimorx/core/rng.hpp"
+
+namespace mimorx::nr::detail {
+
+inline constexpr int kSlotSymbols = 14;
+
+// One pilot estimate: one RE (k1 < 0) or an OCC pair, with the despreading coefficients
+// c = conj(a) / (|a|^2 m), m = REs in the pilot.
+struct PilotRe {
+  int l = 0;
+  int k0 = 0, k1 = -1;
+  cf32 c0, c1;
+};
+
+// One noise residual of a port: pilot i against the line through pilots i0 and i1 (indices in
+// the port's pilot list of one DM-RS symbol), scaled by 1 / its noise variance over N0.
+struct Residual {
+  int i = 0, i0 = 0, i1 = 0;
+  float a = 0.f, b = 0.f;
+  double scale = 0.0;
+};
+
+struct EstimateArgs {
+  int n_sc = 0, n_rx = 0, layers = 0;
+  int dmrs_symbols = 0;                  // D
+  int slot_pilots = 0;                   // Qs: pilots of all ports in one DM-RS symbol
+  int taps = 0;                          // T
+  const PilotRe* pilots = nullptr;       // D * Qs, order (d, p, i)
+  const int* port_offset = nullptr;      // layers: first pilot of port p within a DM-RS symbol
+  const int* start = nullptr;            // layers * n_sc: first pilot of the window of (p, k)
+  const cf32* weight = nullptr;          // layers * n_sc * T
+  const int* time_a = nullptr;           // 14: DM-RS symbol index da_l
+  const int* time_b = nullptr;           // 14: db_l
+  const float* time_wa = nullptr;        // 14
+  const float* time_wb = nullptr;        // 14
+  const Residual* residuals = nullptr;   // every port's residuals, port p at residual_offset[p]
+  const int* residual_offset = nullptr;  // layers + 1
+  double inv_residual_count = 0.0;       // 1 / (D n_rx sum_p residuals of p)
+};
+
+MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
+  using rng::detail::fadd;
+  using rng::detail::fmul;
+  return {fadd(fmul(a.re, b.re), -fmul(a.im, b.im)), fadd(fmul(a.re, b.im), fmul(a.im, b.re))};
+}
+MIMORX_HD cf32 cadd_rn(cf32 a, cf32 b) {
+  return {rng::detail::fadd(a.re, b.re), rng::detail::fadd(a.im, b.im)};
+}
+MIMORX_HD cf32 cscale_rn(cf32 a, float s) {
+  return {rng::detail::fmul(a.re, s), rng::detail::fmul(a.im, s)};
+}
+
+// Stage ls: pilot q of one slot's grid `y` (element (l n_sc + k) n_rx + r), antenna r.
+MIMORX_HD cf32 ls_entry(const EstimateArgs& a, const cf32* y, int q, int r) {
+  const PilotRe& p = a.pilots[q];
+  const std::int64_t row = std::int64_t(p.l) * a.n_sc;
+  cf32 v = cmul_rn(p.c0, y[(row + p.k0) * a.n_rx + r]);
+  if (p.k1 >= 0) v = cadd_rn(v, cmul_rn(p.c1, y[(row + p.k1) * a.n_rx + r]));
+  return v;
+}
+
+// Stage freq: DM-RS symbol d, subcarrier k, port p, antenna r from one slot's pilot estimates
+// `g` (element q n_rx + r).
+MIMORX_HD cf32 freq_entry(const EstimateArgs& a, const cf32* g, int d, int k, int p, int r) {
+  const std::int64_t pk = std::int64_t(p) * a.n_sc + k;
+  const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[p] + a.start[pk];
+  const cf32* w = a.weight + pk * a.taps;
+  cf32 acc{0.f, 0.f};
+  for (int t = 0; t < a.taps; ++t) acc = cadd_rn(acc, cmul_rn(w[t], g[(base + t) * a.n_rx + r]));
+  return acc;
+}
+
+// Stage time: symbol l, entry e of the n_rx x layers matrix at subcarrier k, from one slot's
+// frequency estimates `f` (element ((d n_sc + k) layers n_rx + e).
+MIMORX_HD cf32 time_entry(const EstimateArgs& a, const cf32* f, int l, int k, int e) {
+  const std::int64_t per = std::int64_t(a.layers) * a.n_rx;
+  const cf32 fa = f[(std::int64_t(a.time_a[l]) * a.n_sc + k) * per + e];
+  const cf32 fb = f[(std::int64_t(a.time_b[l]) * a.n_sc + k) * per + e];
+  return cadd_rn(cscale_rn(fa, a.time_wa[l]), cscale_rn(fb, a.time_wb[l]));
+}
+
+// Stage noise, part 1: the scaled squared residuals of port p, antenna r in DM-RS symbol d.
+MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* g, int d, int p, int r) {
+  using rng::detail::dadd;
+  using rng::detail::dmul;
+  using rng::detail::fadd;
+  using rng::detail::fmul;
+  const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[p];
+  double acc = 0.0;
+  for (int j = a.residual_offset[p]; j < a.residual_offset[p + 1]; ++j) {
+    const Residual& s = a.residuals[j];
+    const cf32 gi = g[(base + s.i) * a.n_rx + r];
+    const cf32 g0 = g[(base + s.i0) * a.n_rx + r];
+    const cf32 g1 = g[(base + s.i1) * a.n_rx + r];
+    const float re = fadd(fadd(gi.re, -fmul(s.a, g0.re)), -fmul(s.b, g1.re));
+    const float im = fadd(fadd(gi.im, -fmul(s.a, g0.im)), -fmul(s.b, g1.im));
+    const double e2 = dadd(dmul(double(re), double(re)), dmul(double(im), double(im)));
+    acc = dadd(acc, dmul(s.scale, e2));
+  }
+  return acc;
+}
+
+// Stage noise, part 2: N0 of one slot from its D * layers * n_rx partial sums, in order.
+MIMORX_HD float noise_total(const EstimateArgs& a, const double* partial) {
+  const int n = a.dmrs_symbols * a.layers * a.n_rx;
+  double acc = 0.0;
+  for (int i = 0; i < n; ++i) acc = rng::detail::dadd(acc, partial[i]);
+  return float(rng::detail::dmul(acc, a.inv_residual_count));
+}
+
+}  // namespace mimorx::nr::detail
