@@ -95,8 +95,8 @@ TEST(ChannelEstimate, LmmseFlatNoiselessIsClose) {
   }
 }
 
-// Mean of the per-slot N0 estimates over many slots equals N0 within 5 standard errors, and
-// within 3 % (the residuals are exact zero-mean noise on a flat channel).
+// Mean of the per-slot N0 estimates over many slots equals N0 within 5 standard errors (the
+// residuals are exact zero-mean noise on a flat channel), with a standard error below 1.5 %.
 TEST(ChannelEstimate, NoiseVarianceIsUnbiasedOnFlatChannel) {
   MIMORX_SEEDED_GENERATOR(g);
   struct Case {
@@ -106,10 +106,10 @@ TEST(ChannelEstimate, NoiseVarianceIsUnbiasedOnFlatChannel) {
   for (const Case c : {Case{DmrsType::type1, 1, 1}, Case{DmrsType::type1, 2, 2},
                        Case{DmrsType::type2, 1, 1}, Case{DmrsType::type2, 3, 2}}) {
     SCOPED_TRACE("type " + std::to_string(int(c.type)) + ", layers " + std::to_string(c.layers));
-    SlotConfig sc = slot_config(c.type, c.layers, 1, 6);
+    SlotConfig sc = slot_config(c.type, c.layers, 3, 6);
     sc.cdm_groups_without_data = c.cdm;
     const SlotPlan plan(sc);
-    const int n_rx = 2, slots = 60;
+    const int n_rx = 4, slots = 40;
     for (float n0 : {0.1f, 1.0f}) {
       const ChannelEstimator est(plan, n_rx, {}, Backend::cpu());
       const Grid h = test::flat_channel(plan, n_rx, slots, g);
@@ -124,7 +124,7 @@ TEST(ChannelEstimate, NoiseVarianceIsUnbiasedOnFlatChannel) {
       std::printf("type %d, %d layers, N0 %.2f: mean estimate %.4f (se %.4f)\n", int(c.type),
                   c.layers, double(n0), mean, se);
       EXPECT_NEAR(mean, n0, 5 * se) << "N0 " << n0;
-      EXPECT_NEAR(mean / n0, 1.0, 0.03) << "N0 " << n0;
+      EXPECT_LT(se / n0, 0.015) << "N0 " << n0;
     }
   }
 }
