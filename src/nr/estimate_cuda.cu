@@ -70,7 +70,7 @@ __global__ void partial_kernel(EstimateArgs a, const cf32* g, std::int64_t items
 
 __global__ void noise_kernel(EstimateArgs a, const double* partial, std::int64_t slots,
                              float* noise) {
-  const std::int64_t per = std::int64_t(a.dmrs_symbols) * a.layers * a.n_rx;
+  const std::int64_t per = std::int64_t(a.dmrs_symbols) * a.noise_rows * a.n_rx;
   MIMORX_EST_GRID_STRIDE(b, slots) noise[b] = noise_total(a, partial + b * per);
 }
 }  // namespace
@@ -85,14 +85,14 @@ void estimate_cuda(const EstimateArgs& a, const cf32* y, std::int64_t slots, cf3
   const std::int64_t g_items = slots * d * a.slot_pilots * a.n_rx;
   const std::int64_t f_items = slots * d * a.n_sc * per;
   const std::int64_t h_items = slots * kSlotSymbols * a.n_sc * per;
-  const std::int64_t p_items = slots * d * per;
+  const std::int64_t p_items = slots * d * a.noise_rows * a.n_rx;
   ls_kernel<<<grid_for(g_items), kThreads, 0, s>>>(a, y, g_items, g);
   MIMORX_CUDA_CHECK_LAUNCH();
   freq_kernel<<<grid_for(f_items), kThreads, 0, s>>>(a, g, f_items, f);
   MIMORX_CUDA_CHECK_LAUNCH();
   time_kernel<<<grid_for(h_items), kThreads, 0, s>>>(a, f, h_items, h, h_stride);
   MIMORX_CUDA_CHECK_LAUNCH();
-  partial_kernel<<<grid_for(p_items), kThreads, 0, s>>>(a, g, p_items, partial);
+  partial_kernel<<<grid_for(p_items), kThreads, 0, s>>>(a, y, g, p_items, partial);
   MIMORX_CUDA_CHECK_LAUNCH();
   noise_kernel<<<grid_for(slots), kThreads, 0, s>>>(a, partial, slots, noise);
   MIMORX_CUDA_CHECK_LAUNCH();

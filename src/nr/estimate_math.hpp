@@ -8,8 +8,9 @@
 //   ls:    g[b][q][r]       = c0_q y[b, l_q, k0_q, r] + c1_q y[b, l_q, k1_q, r]   (pilot q)
 //   freq:  f[b][d][k][e]    = sum_t W[p][k][t] g[b][d Qs + off_p + s[p][k] + t][r], e = p n_rx + r
 //   time:  h[b, l, k](r, p) = wa_l f[b][da_l][k][e] + wb_l f[b][db_l][k][e]
-//   noise: part[b][d][p][r] = sum_j scale_j |g_i - a_j g_i0 - b_j g_i1|^2  (residual j of port p,
-//                             double), N0[b] = (sum over (d, p, r) in order) / count.
+//   noise: part[b][d][u][r] = sum_j |y[b, l_d, e_j, r]|^2 over the empty DM-RS REs e_j (u = 0),
+//                             or sum_j scale_j |g_i - a_j g_i0 - b_j g_i1|^2 over the residuals
+//                             j of port u (double); N0[b] = (sum over (d, u, r) in order) / count.
 #include <cstdint>
 
 #include "mimorx/core/complex.hpp"
@@ -51,7 +52,11 @@ struct EstimateArgs {
   const float* time_wb = nullptr;        // 14
   const Residual* residuals = nullptr;   // every port's residuals, port p at residual_offset[p]
   const int* residual_offset = nullptr;  // layers + 1
-  double inv_residual_count = 0.0;       // 1 / (D n_rx sum_p residuals of p)
+  const int* dmrs_l = nullptr;           // D: the DM-RS symbols l
+  const int* empty_k = nullptr;          // empty_count: subcarriers of the empty DM-RS REs
+  int empty_count = 0;                   // > 0: N0 from the empty REs, else from residuals
+  int noise_rows = 0;                    // 1 (empty REs) or layers (residuals)
+  double inv_noise_count = 0.0;          // 1 / (terms summed per slot)
 };
 
 MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
@@ -95,15 +100,26 @@ MIMORX_HD cf32 time_entry(const EstimateArgs& a, const cf32* f, int l, int k, in
   return cadd_rn(cscale_rn(fa, a.time_wa[l]), cscale_rn(fb, a.time_wb[l]));
 }
 
-// Stage noise, part 1: the scaled squared residuals of port p, antenna r in DM-RS symbol d.
-MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* g, int d, int p, int r) {
+// Stage noise, part 1, row u (0 .. noise_rows - 1), antenna r, DM-RS symbol d of one slot
+// (grid y, pilot estimates g). Empty REs: sum |y|^2 over the empty REs of the symbol (u = 0).
+// Residuals: the scaled squared residuals of port u.
+MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32* g, int d, int u,
+                               int r) {
   using rng::detail::dadd;
   using rng::detail::dmul;
   using rng::detail::fadd;
   using rng::detail::fmul;
-  const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[p];
   double acc = 0.0;
-  for (int j = a.residual_offset[p]; j < a.residual_offset[p + 1]; ++j) {
+  if (a.empty_count > 0) {
+    const std::int64_t row = std::int64_t(a.dmrs_l[d]) * a.n_sc;
+    for (int j = 0; j < a.empty_count; ++j) {
+      const cf32 v = y[(row + a.empty_k[j]) * a.n_rx + r];
+      acc = dadd(acc, dadd(dmul(double(v.re), double(v.re)), dmul(double(v.im), double(v.im))));
+    }
+    return acc;
+  }
+  const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[u];
+  for (int j = a.residual_offset[u]; j < a.residual_offset[u + 1]; ++j) {
     const Residual& s = a.residuals[j];
     const cf32 gi = g[(base + s.i) * a.n_rx + r];
     const cf32 g0 = g[(base + s.i0) * a.n_rx + r];
@@ -116,12 +132,12 @@ MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* g, int d, int 
   return acc;
 }
 
-// Stage noise, part 2: N0 of one slot from its D * layers * n_rx partial sums, in order.
+// Stage noise, part 2: N0 of one slot from its D * noise_rows * n_rx partial sums, in order.
 MIMORX_HD float noise_total(const EstimateArgs& a, const double* partial) {
-  const int n = a.dmrs_symbols * a.layers * a.n_rx;
+  const int n = a.dmrs_symbols * a.noise_rows * a.n_rx;
   double acc = 0.0;
   for (int i = 0; i < n; ++i) acc = rng::detail::dadd(acc, partial[i]);
-  return float(rng::detail::dmul(acc, a.inv_residual_count));
+  return float(rng::detail::dmul(acc, a.inv_noise_count));
 }
 
 }  // namespace mimorx::nr::detail

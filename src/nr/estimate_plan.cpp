@@ -112,16 +112,18 @@ struct ChannelEstimator::Impl {
   int n_sc = 0, n_rx = 0, layers = 0, dmrs_symbols = 0, slot_pilots = 0, taps = 0;
   std::vector<int> port_pilots;
   std::vector<bool> port_despread;
-  double inv_residual_count = 0.0;
+  double inv_noise_count = 0.0;
+  int noise_rows = 0;
 
   std::vector<PilotRe> pilots;
-  std::vector<int> port_offset, start, time_a, time_b, residual_offset;
+  std::vector<int> port_offset, start, time_a, time_b, residual_offset, dmrs_l, empty_k;
   std::vector<cf32> weight;
   std::vector<float> time_wa, time_wb;
   std::vector<Residual> residuals;
 
   Buffer<PilotRe> pilots_dev;
-  Buffer<int> port_offset_dev, start_dev, time_a_dev, time_b_dev, residual_offset_dev;
+  Buffer<int> port_offset_dev, start_dev, time_a_dev, time_b_dev, residual_offset_dev, dmrs_l_dev,
+      empty_k_dev;
   Buffer<cf32> weight_dev;
   Buffer<float> time_wa_dev, time_wb_dev;
   Buffer<Residual> residuals_dev;
@@ -138,7 +140,11 @@ struct ChannelEstimator::Impl {
     a.dmrs_symbols = dmrs_symbols;
     a.slot_pilots = slot_pilots;
     a.taps = taps;
-    a.inv_residual_count = inv_residual_count;
+    a.inv_noise_count = inv_noise_count;
+    a.noise_rows = noise_rows;
+    a.empty_count = int(empty_k.size());
+    a.dmrs_l = device ? dmrs_l_dev.data() : dmrs_l.data();
+    a.empty_k = device ? empty_k_dev.data() : empty_k.data();
     a.pilots = device ? pilots_dev.data() : pilots.data();
     a.port_offset = device ? port_offset_dev.data() : port_offset.data();
     a.start = device ? start_dev.data() : start.data();
@@ -157,6 +163,7 @@ struct ChannelEstimator::Impl {
   void build_lmmse(const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry);
   void build_time(const SlotPlan& plan);
   void build_residuals(const std::vector<std::vector<PilotGeometry>>& geometry);
+  void build_noise(const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry);
 };
 
 // LS pilots. A port that shares its CDM group with another scheduled port is despread over
@@ -346,7 +353,34 @@ void ChannelEstimator::Impl::build_residuals(
     residual_offset.push_back(int(residuals.size()));
     count += residual_offset.back() - residual_offset[residual_offset.size() - 2];
   }
-  inv_residual_count = 1.0 / (double(count) * dmrs_symbols * n_rx);
+  inv_noise_count = 1.0 / (double(count) * dmrs_symbols * n_rx);
+}
+
+// Empty DM-RS REs: the REs of CDM groups without data that no scheduled port uses. Where there
+// are none (or the config says so), the residuals.
+void ChannelEstimator::Impl::build_noise(const SlotPlan& plan,
+                                         const std::vector<std::vector<PilotGeometry>>& geometry) {
+  const SlotConfig& c = plan.config();
+  if (config.noise_from_empty_res) {
+    for (int group = 0; group < c.cdm_groups_without_data; ++group) {
+      bool used = false;
+      for (int p = 0; p < layers; ++p) used = used || plan.cdm_group(p) == group;
+      for (int k = 0; !used && k < n_sc; ++k) {
+        if (in_cdm_group(c.dmrs_type, group, k)) empty_k.push_back(k);
+      }
+    }
+    std::sort(empty_k.begin(), empty_k.end());
+  }
+  dmrs_l = plan.dmrs_symbols();
+  residual_offset.assign(std::size_t(layers) + 1, 0);
+  if (!empty_k.empty()) {
+    noise_rows = 1;
+    inv_noise_count = 1.0 / (double(empty_k.size()) * dmrs_symbols * n_rx);
+    return;
+  }
+  residual_offset.clear();
+  noise_rows = layers;
+  build_residuals(geometry);
 }
 
 ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const EstimatorConfig& config,
@@ -372,7 +406,7 @@ ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const Estimat
     m.build_lmmse(plan, geometry);
   }
   m.build_time(plan);
-  m.build_residuals(geometry);
+  m.build_noise(plan, geometry);
   if (backend.is_cuda()) {
     upload(m.pilots, m.pilots_dev, backend);
     upload(m.port_offset, m.port_offset_dev, backend);
@@ -382,8 +416,10 @@ ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const Estimat
     upload(m.time_b, m.time_b_dev, backend);
     upload(m.time_wa, m.time_wa_dev, backend);
     upload(m.time_wb, m.time_wb_dev, backend);
-    upload(m.residuals, m.residuals_dev, backend);
     upload(m.residual_offset, m.residual_offset_dev, backend);
+    upload(m.dmrs_l, m.dmrs_l_dev, backend);
+    if (!m.empty_k.empty()) upload(m.empty_k, m.empty_k_dev, backend);
+    if (!m.residuals.empty()) upload(m.residuals, m.residuals_dev, backend);
   }
 }
 
@@ -396,6 +432,7 @@ int ChannelEstimator::n_rx() const { return impl_->n_rx; }
 int ChannelEstimator::layers() const { return impl_->layers; }
 int ChannelEstimator::n_subcarriers() const { return impl_->n_sc; }
 int ChannelEstimator::taps() const { return impl_->taps; }
+bool ChannelEstimator::uses_empty_res() const { return !impl_->empty_k.empty(); }
 int ChannelEstimator::pilots(int port) const {
   require(port >= 0 && port < impl_->layers, "port",
           std::to_string(port) + "; allowed 0.." + std::to_string(impl_->layers - 1));
@@ -428,7 +465,7 @@ void ChannelEstimator::estimate(View<const cf32> y, std::int64_t slots, MatrixBa
   const std::int64_t d = m.dmrs_symbols, per = std::int64_t(m.layers) * m.n_rx;
   const std::size_t g_size = std::size_t(slots * d * m.slot_pilots * m.n_rx);
   const std::size_t f_size = std::size_t(slots * d * m.n_sc * per);
-  const std::size_t p_size = std::size_t(slots * d * per);
+  const std::size_t p_size = std::size_t(slots * d * m.noise_rows * m.n_rx);
   if (m.g.size() < g_size) m.g = Buffer<cf32>::on(m.backend, g_size);
   if (m.f.size() < f_size) m.f = Buffer<cf32>::on(m.backend, f_size);
   if (m.partial.size() < p_size) m.partial = Buffer<double>::on(m.backend, p_size);
@@ -472,15 +509,15 @@ void ChannelEstimator::estimate(View<const cf32> y, std::int64_t slots, MatrixBa
     h.matrix(mat)[e] = detail::time_entry(a, f + (bl / kSlotSymbols) * f_slot,
                                           int(bl % kSlotSymbols), int(mat % m.n_sc), e);
   }
-  const std::int64_t p_items = slots * d * per;
+  const std::int64_t p_items = slots * d * m.noise_rows * m.n_rx;
 #pragma omp parallel for schedule(static)
   for (std::int64_t x = 0; x < p_items; ++x) {
-    const std::int64_t bdp = x / m.n_rx, bd = bdp / m.layers;
-    partial[x] = detail::noise_partial(a, g + (bd / d) * g_slot, int(bd % d), int(bdp % m.layers),
-                                       int(x % m.n_rx));
+    const std::int64_t bdu = x / m.n_rx, bd = bdu / m.noise_rows, b = bd / d;
+    partial[x] = detail::noise_partial(a, y.data + b * grid * m.n_rx, g + b * g_slot, int(bd % d),
+                                       int(bdu % m.noise_rows), int(x % m.n_rx));
   }
   for (std::int64_t b = 0; b < slots; ++b) {
-    noise_var[b] = detail::noise_total(a, partial + b * d * per);
+    noise_var[b] = detail::noise_total(a, partial + b * d * m.noise_rows * m.n_rx);
   }
 }
 

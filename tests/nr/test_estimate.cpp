@@ -95,37 +95,50 @@ TEST(ChannelEstimate, LmmseFlatNoiselessIsClose) {
   }
 }
 
-// Mean of the per-slot N0 estimates over many slots equals N0 within 5 standard errors (the
-// residuals are exact zero-mean noise on a flat channel), with a standard error below 1.5 %.
+// Mean of the per-slot N0 estimates over many slots equals N0 within 5 standard errors (on a
+// flat channel the residuals are exact zero-mean noise, as are the empty REs), with a
+// standard error below 1.5 %. Both sources: empty DM-RS REs, pilot residuals of per-RE and
+// despread pilots, uniform (type 1) and non-uniform (type 2 per-RE) pilot spacing.
 TEST(ChannelEstimate, NoiseVarianceIsUnbiasedOnFlatChannel) {
   MIMORX_SEEDED_GENERATOR(g);
   struct Case {
     DmrsType type;
     int layers, cdm;
+    bool allow_empty, empty;
+    float n0;
   };
-  for (const Case c : {Case{DmrsType::type1, 1, 1}, Case{DmrsType::type1, 2, 2},
-                       Case{DmrsType::type2, 1, 1}, Case{DmrsType::type2, 3, 2}}) {
-    SCOPED_TRACE("type " + std::to_string(int(c.type)) + ", layers " + std::to_string(c.layers));
+  const Case cases[] = {
+      {DmrsType::type1, 1, 1, true, false, 0.1f},  {DmrsType::type1, 1, 2, true, true, 1.0f},
+      {DmrsType::type1, 2, 2, false, false, 0.3f}, {DmrsType::type1, 4, 2, true, false, 1.0f},
+      {DmrsType::type2, 1, 1, true, false, 1.0f},  {DmrsType::type2, 3, 2, true, false, 0.1f},
+      {DmrsType::type2, 2, 3, true, true, 0.05f},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("type " + std::to_string(int(c.type)) + ", layers " + std::to_string(c.layers) +
+                 ", CDM groups without data " + std::to_string(c.cdm));
     SlotConfig sc = slot_config(c.type, c.layers, 3, 6);
     sc.cdm_groups_without_data = c.cdm;
     const SlotPlan plan(sc);
     const int n_rx = 4, slots = 40;
-    for (float n0 : {0.1f, 1.0f}) {
-      const ChannelEstimator est(plan, n_rx, {}, Backend::cpu());
-      const Grid h = test::flat_channel(plan, n_rx, slots, g);
-      const Result r = run(est, test::receive(plan, n_rx, slots, h, n0, g), slots);
-      double sum = 0.0, sum2 = 0.0;
-      for (float x : r.noise) {
-        sum += x;
-        sum2 += double(x) * x;
-      }
-      const double mean = sum / slots, var = sum2 / slots - mean * mean;
-      const double se = std::sqrt(var / slots);
-      std::printf("type %d, %d layers, N0 %.2f: mean estimate %.4f (se %.4f)\n", int(c.type),
-                  c.layers, double(n0), mean, se);
-      EXPECT_NEAR(mean, n0, 5 * se) << "N0 " << n0;
-      EXPECT_LT(se / n0, 0.015) << "N0 " << n0;
+    EstimatorConfig cfg;
+    cfg.noise_from_empty_res = c.allow_empty;
+    const ChannelEstimator est(plan, n_rx, cfg, Backend::cpu());
+    EXPECT_EQ(est.uses_empty_res(), c.empty);
+    const Grid h = test::flat_channel(plan, n_rx, slots, g);
+    const Result r = run(est, test::receive(plan, n_rx, slots, h, c.n0, g), slots);
+    double sum = 0.0, sum2 = 0.0;
+    for (float x : r.noise) {
+      sum += x;
+      sum2 += double(x) * x;
     }
+    const double mean = sum / slots, var = sum2 / slots - mean * mean;
+    const double se = std::sqrt(var / slots);
+    std::printf(
+        "type %d, %d layers, %d CDM groups without data, %s: N0 %.2f, mean estimate %.4f "
+        "(se %.4f)\n",
+        int(c.type), c.layers, c.cdm, c.empty ? "empty REs" : "residuals", double(c.n0), mean, se);
+    EXPECT_NEAR(mean, c.n0, 5 * se);
+    EXPECT_LT(se / c.n0, 0.015);
   }
 }
 

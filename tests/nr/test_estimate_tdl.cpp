@@ -20,21 +20,27 @@ using test::Grid;
 using test::kSlotSymbols;
 
 // Mean |h_est - h|^2 over every RE of the slots and every entry (E|h|^2 = 1 for TDL).
+// Only symbols first..last of each slot where given.
 double mse(const ChannelEstimator& est, const Grid& y, const Grid& h, std::int64_t slots,
-           std::vector<float>* noise = nullptr) {
+           std::vector<float>* noise = nullptr, int first = 0, int last = kSlotSymbols - 1) {
   Grid out(h.size());
-  std::vector<float> n0(std::size_t(slots));
+  std::vector<float> n0(static_cast<std::size_t>(slots));
   est.estimate(View<const cf32>(y.data(), std::int64_t(y.size()), Memory::host), slots,
-               MatrixBatch<cf32>(out.data(), slots * kSlotSymbols * est.n_subcarriers(),
-                                 est.n_rx(), est.layers(), Memory::host),
+               MatrixBatch<cf32>(out.data(), slots * kSlotSymbols * est.n_subcarriers(), est.n_rx(),
+                                 est.layers(), Memory::host),
                View<float>(n0.data(), slots, Memory::host));
+  const std::size_t per_symbol = std::size_t(est.n_subcarriers()) * est.n_rx() * est.layers();
   double acc = 0.0;
+  std::size_t count = 0;
   for (std::size_t i = 0; i < h.size(); ++i) {
+    const int l = int(i / per_symbol % kSlotSymbols);
+    if (l < first || l > last) continue;
     const double dr = out[i].re - h[i].re, di = out[i].im - h[i].im;
     acc += dr * dr + di * di;
+    ++count;
   }
   if (noise) *noise = n0;
-  return acc / double(h.size());
+  return acc / double(count);
 }
 
 SlotConfig slot_config(int layers, int additional, int n_prb) {
@@ -47,23 +53,30 @@ SlotConfig slot_config(int layers, int additional, int n_prb) {
   return c;
 }
 
-// Noiseless TDL-A, 30 ns, 300 Hz at 30 kHz: the error comes from interpolation only; more
-// DM-RS symbols follow the time variation better.
+// Noiseless TDL-A, 30 ns, 300 Hz at 30 kHz: the error comes from interpolation only. Between
+// the first and the last DM-RS symbol (2..11 for additional positions 1..3) more DM-RS symbols
+// follow the time variation better; over the slot the hold before symbol 2 and after symbol 11
+// dominates once there are two or more.
 TEST(ChannelEstimateTdl, NoiselessErrorShrinksWithMoreDmrsSymbols) {
   MIMORX_SEEDED_GENERATOR(g);
   channel::TdlConfig tdl = channel::parse_tdl("tdl-a:30:300:low");
   tdl.n_rx = 2;
   const std::int64_t slots = 6;
-  std::vector<double> nmse;
+  std::vector<double> inner, all;
   for (int add = 0; add <= 3; ++add) {
     const SlotPlan plan(slot_config(1, add, 8));
     const Grid h = test::tdl_channel(plan, tdl, g_seed, slots);
     const ChannelEstimator est(plan, tdl.n_rx, {}, Backend::cpu());
-    nmse.push_back(mse(est, test::receive(plan, tdl.n_rx, slots, h, 0.f, g), h, slots));
-    std::printf("additional position %d: NMSE %.2f dB\n", add, 10 * std::log10(nmse.back()));
+    const Grid y = test::receive(plan, tdl.n_rx, slots, h, 0.f, g);
+    all.push_back(mse(est, y, h, slots));
+    inner.push_back(mse(est, y, h, slots, nullptr, 2, 11));
+    std::printf("additional position %d: NMSE %.2f dB (symbols 2..11: %.2f dB)\n", add,
+                10 * std::log10(all.back()), 10 * std::log10(inner.back()));
   }
-  for (int add = 1; add <= 3; ++add) EXPECT_LT(nmse[add], nmse[add - 1]) << add;
-  EXPECT_LT(nmse[3], 1e-3);
+  for (int add = 1; add <= 3; ++add) EXPECT_LT(inner[add], inner[add - 1]) << add;
+  EXPECT_LT(all[1], all[0]);
+  EXPECT_LT(all[3], 3e-3);
+  EXPECT_LT(inner[3], 1e-4);
 }
 
 // TDL-C 300 ns, 100 Hz (TDLC300-100), 2 layers on ports 0, 1 (despread), 2 receive antennas,
@@ -84,22 +97,34 @@ TEST(ChannelEstimateTdl, MseFallsWithSnrAndLmmseBeatsLinear) {
   EstimatorConfig robust;  // exponential profile, 300 ns, designed for 20 dB
   robust.freq = FreqInterpolation::lmmse;
   const ChannelEstimator linear_est(plan, tdl.n_rx, {}, Backend::cpu());
+  EstimatorConfig residual;
+  residual.noise_from_empty_res = false;
+  const ChannelEstimator residual_est(plan, tdl.n_rx, residual, Backend::cpu());
+  ASSERT_TRUE(linear_est.uses_empty_res());
   const ChannelEstimator robust_est(plan, tdl.n_rx, robust, Backend::cpu());
   std::vector<double> lin, mm, rob;
-  std::printf("Es/N0 dB | linear | LMMSE (TDL-C profile) | LMMSE (exponential) | N0 est/N0\n");
+  std::printf(
+      "Es/N0 dB | linear | LMMSE (TDL-C profile) | LMMSE (exponential) | "
+      "N0 est/N0: empty REs, residuals\n");
   for (double snr : {0.0, 10.0, 20.0, 30.0}) {
     const float n0 = float(std::pow(10.0, -snr / 10));
     const Grid y = test::receive(plan, tdl.n_rx, slots, h, n0, g);
     lmmse.lmmse_snr_db = snr;
     const ChannelEstimator lmmse_est(plan, tdl.n_rx, lmmse, Backend::cpu());
-    std::vector<float> noise;
+    std::vector<float> noise, noise_res;
     lin.push_back(mse(linear_est, y, h, slots, &noise));
+    mse(residual_est, y, h, slots, &noise_res);
     mm.push_back(mse(lmmse_est, y, h, slots));
     rob.push_back(mse(robust_est, y, h, slots));
-    double mean_n0 = 0.0;
-    for (float x : noise) mean_n0 += x / double(slots);
-    std::printf("%8.0f | %6.2f | %21.2f | %19.2f | %.3f\n", snr, 10 * std::log10(lin.back()),
-                10 * std::log10(mm.back()), 10 * std::log10(rob.back()), mean_n0 / n0);
+    double mean_n0 = 0.0, mean_res = 0.0;
+    for (std::int64_t b = 0; b < slots; ++b) {
+      mean_n0 += noise[std::size_t(b)] / double(slots);
+      mean_res += noise_res[std::size_t(b)] / double(slots);
+    }
+    std::printf("%8.0f | %6.2f | %21.2f | %19.2f | %.3f, %.3f\n", snr, 10 * std::log10(lin.back()),
+                10 * std::log10(mm.back()), 10 * std::log10(rob.back()), mean_n0 / n0,
+                mean_res / n0);
+    EXPECT_NEAR(mean_n0 / n0, 1.0, 0.1);  // empty REs: unbiased whatever the channel
   }
   for (std::size_t i = 0; i < lin.size(); ++i) {
     if (i > 0) {

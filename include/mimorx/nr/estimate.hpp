@@ -30,6 +30,10 @@ struct EstimatorConfig {
   double lmmse_snr_db = 20.0;
   // lmmse: pilot estimates per interpolation window, 2..64 (fewer where a port has fewer).
   int lmmse_window = 16;
+  // N0 from the DM-RS REs that carry nothing (CDM groups without data that no scheduled port
+  // uses: y = n there when no other transmitter uses those ports) where the slot has them;
+  // otherwise, or when false, from the residual of the pilot estimates.
+  bool noise_from_empty_res = true;
 };
 
 // Throws InvalidArgument naming the first bad field.
@@ -61,6 +65,8 @@ class ChannelEstimator {
   int pilots(int port) const;
   // Whether `port`'s estimates are despread over OCC pairs.
   bool despread(int port) const;
+  // Whether N0 comes from empty DM-RS REs (else from the pilot residual).
+  bool uses_empty_res() const;
   // Frequency-interpolation taps per subcarrier: 2 (linear) or the LMMSE window used.
   int taps() const;
 
