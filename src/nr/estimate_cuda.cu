@@ -12,9 +12,9 @@ int grid_for(std::int64_t n) {
   return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
 }
 
-#define MIMORX_EST_GRID_STRIDE(x, n)                                                  \
-  for (std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; x < (n); \
-       x += std::int64_t(gridDim.x) * blockDim.x)
+#define MIMORX_EST_GRID_STRIDE(i, n)                                                  \
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += std::int64_t(gridDim.x) * blockDim.x)
 
 // x = (b * D * Qs + q) * n_rx + r.
 __global__ void ls_kernel(EstimateArgs a, const cf32* y, std::int64_t items, cf32* g) {
@@ -55,16 +55,17 @@ __global__ void time_kernel(EstimateArgs a, const cf32* f, std::int64_t items, c
   }
 }
 
-// x = ((b * D + d) * layers + p) * n_rx + r.
-__global__ void partial_kernel(EstimateArgs a, const cf32* g, std::int64_t items, double* partial) {
+// x = ((b * D + d) * noise_rows + u) * n_rx + r.
+__global__ void partial_kernel(EstimateArgs a, const cf32* y, const cf32* g, std::int64_t items,
+                               double* partial) {
   const std::int64_t g_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots * a.n_rx;
+  const std::int64_t grid = std::int64_t(kSlotSymbols) * a.n_sc * a.n_rx;
   MIMORX_EST_GRID_STRIDE(x, items) {
     const int r = int(x % a.n_rx);
-    const std::int64_t bdp = x / a.n_rx;
-    const int p = int(bdp % a.layers);
-    const std::int64_t bd = bdp / a.layers;
-    partial[x] =
-        noise_partial(a, g + (bd / a.dmrs_symbols) * g_slot, int(bd % a.dmrs_symbols), p, r);
+    const std::int64_t bdu = x / a.n_rx;
+    const int u = int(bdu % a.noise_rows);
+    const std::int64_t bd = bdu / a.noise_rows, b = bd / a.dmrs_symbols;
+    partial[x] = noise_partial(a, y + b * grid, g + b * g_slot, int(bd % a.dmrs_symbols), u, r);
   }
 }
 
