@@ -27,6 +27,16 @@ __global__ void ls_kernel(EstimateArgs a, const cf32* y, std::int64_t items, cf3
   }
 }
 
+// x = (b * D * Qs + q) * n_rx + r.
+__global__ void cdm_kernel(EstimateArgs a, const cf32* g, std::int64_t items, cf32* c) {
+  const std::int64_t per_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots;
+  MIMORX_EST_GRID_STRIDE(x, items) {
+    const int r = int(x % a.n_rx);
+    const std::int64_t bq = x / a.n_rx;
+    c[x] = cdm_entry(a, g + (bq / per_slot) * per_slot * a.n_rx, int(bq % per_slot), r);
+  }
+}
+
 // x = ((b * D + d) * n_sc + k) * layers * n_rx + p * n_rx + r.
 __global__ void freq_kernel(EstimateArgs a, const cf32* g, std::int64_t items, cf32* f) {
   const std::int64_t g_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots * a.n_rx;
@@ -76,9 +86,9 @@ __global__ void noise_kernel(EstimateArgs a, const double* partial, std::int64_t
 }
 }  // namespace
 
-void estimate_cuda(const EstimateArgs& a, const cf32* y, std::int64_t slots, cf32* g, cf32* f,
-                   double* partial, cf32* h, std::int64_t h_stride, float* noise, int device,
-                   void* stream) {
+void estimate_cuda(const EstimateArgs& a, const cf32* y, std::int64_t slots, cf32* g, cf32* c,
+                   cf32* f, double* partial, cf32* h, std::int64_t h_stride, float* noise,
+                   int device, void* stream) {
   if (slots == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t s = mimorx::detail::as_stream(stream);
@@ -89,7 +99,9 @@ void estimate_cuda(const EstimateArgs& a, const cf32* y, std::int64_t slots, cf3
   const std::int64_t p_items = slots * d * a.noise_rows * a.n_rx;
   ls_kernel<<<grid_for(g_items), kThreads, 0, s>>>(a, y, g_items, g);
   MIMORX_CUDA_CHECK_LAUNCH();
-  freq_kernel<<<grid_for(f_items), kThreads, 0, s>>>(a, g, f_items, f);
+  cdm_kernel<<<grid_for(g_items), kThreads, 0, s>>>(a, g, g_items, c);
+  MIMORX_CUDA_CHECK_LAUNCH();
+  freq_kernel<<<grid_for(f_items), kThreads, 0, s>>>(a, c, f_items, f);
   MIMORX_CUDA_CHECK_LAUNCH();
   time_kernel<<<grid_for(h_items), kThreads, 0, s>>>(a, f, h_items, h, h_stride);
   MIMORX_CUDA_CHECK_LAUNCH();

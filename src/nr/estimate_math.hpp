@@ -3,14 +3,16 @@
 // reference and the CUDA kernels: correctly rounded operations only (rng::detail::fmul/fadd,
 // dmul/dadd; no contraction), every sum in one fixed order, hence the same bits on both.
 //
-// Four stages per slot b, each a pure function of the previous stage's output and the plan's
+// Five stages per slot b, each a pure function of earlier stages' outputs and the plan's
 // tables (built once in estimate_plan.cpp):
 //   ls:    g[b][q][r]       = c0_q y[b, l_q, k0_q, r] + c1_q y[b, l_q, k1_q, r]   (pilot q)
-//   freq:  f[b][d][k][e]    = sum_t W[p][k][t] g[b][d Qs + off_p + s[p][k] + t][r], e = p n_rx + r
+//   cdm:   c[b][q][r]       = g[b][q][r] + ca_q g[b][ja_q][r] + cb_q g[b][jb_q][r]  (leakage)
+//   freq:  f[b][d][k][e]    = sum_t W[p][k][t] c[b][d Qs + off_p + s[p][k] + t][r], e = p n_rx + r
 //   time:  h[b, l, k](r, p) = wa_l f[b][da_l][k][e] + wb_l f[b][db_l][k][e]
 //   noise: part[b][d][u][r] = sum_j |y[b, l_d, e_j, r]|^2 over the empty DM-RS REs e_j (u = 0),
-//                             or sum_j scale_j |g_i - a_j g_i0 - b_j g_i1|^2 over the residuals
-//                             j of port u (double); N0[b] = (sum over (d, u, r) in order) / count.
+//                             or sum_j scale_j |sum_t u_jt g[b][d Qs + off_u + s_j + t][r]|^2 over
+//                             the residuals j of port u (double); N0[b] = (sum over (d, u, r) in
+//                             order) / count.
 #include <cstdint>
 
 #include "mimorx/core/complex.hpp"
@@ -29,34 +31,42 @@ struct PilotRe {
   cf32 c0, c1;
 };
 
-// One noise residual of a port: pilot i against the line through pilots i0 and i1 (indices in
-// the port's pilot list of one DM-RS symbol), scaled by 1 / its noise variance over N0.
+// One noise residual of a port: e = sum_t u_t g[start + t] (indices in the port's pilot list
+// of one DM-RS symbol, u = residual_weight[weight + t]), scaled by 1 / (its noise variance / N0).
 struct Residual {
-  int i = 0, i0 = 0, i1 = 0;
-  float a = 0.f, b = 0.f;
+  int start = 0, taps = 0, weight = 0;
   double scale = 0.0;
+};
+
+// Removal of the other port's leakage from a despread pilot (zero coefficients elsewhere):
+// pilot i of a port in DM-RS symbol d plus ca g[ja] + cb g[jb], indices within the symbol.
+struct CdmCorrection {
+  int ja = 0, jb = 0;
+  float ca = 0.f, cb = 0.f;
 };
 
 struct EstimateArgs {
   int n_sc = 0, n_rx = 0, layers = 0;
-  int dmrs_symbols = 0;                  // D
-  int slot_pilots = 0;                   // Qs: pilots of all ports in one DM-RS symbol
-  int taps = 0;                          // T
-  const PilotRe* pilots = nullptr;       // D * Qs, order (d, p, i)
-  const int* port_offset = nullptr;      // layers: first pilot of port p within a DM-RS symbol
-  const int* start = nullptr;            // layers * n_sc: first pilot of the window of (p, k)
-  const cf32* weight = nullptr;          // layers * n_sc * T
-  const int* time_a = nullptr;           // 14: DM-RS symbol index da_l
-  const int* time_b = nullptr;           // 14: db_l
-  const float* time_wa = nullptr;        // 14
-  const float* time_wb = nullptr;        // 14
-  const Residual* residuals = nullptr;   // every port's residuals, port p at residual_offset[p]
-  const int* residual_offset = nullptr;  // layers + 1
-  const int* dmrs_l = nullptr;           // D: the DM-RS symbols l
-  const int* empty_k = nullptr;          // empty_count: subcarriers of the empty DM-RS REs
-  int empty_count = 0;                   // > 0: N0 from the empty REs, else from residuals
-  int noise_rows = 0;                    // 1 (empty REs) or layers (residuals)
-  double inv_noise_count = 0.0;          // 1 / (terms summed per slot)
+  int dmrs_symbols = 0;                        // D
+  int slot_pilots = 0;                         // Qs: pilots of all ports in one DM-RS symbol
+  int taps = 0;                                // T
+  const PilotRe* pilots = nullptr;             // D * Qs, order (d, p, i)
+  const CdmCorrection* corrections = nullptr;  // Qs, by pilot within a DM-RS symbol
+  const int* port_offset = nullptr;       // layers: first pilot of port p within a DM-RS symbol
+  const int* start = nullptr;             // layers * n_sc: first pilot of the window of (p, k)
+  const cf32* weight = nullptr;           // layers * n_sc * T
+  const int* time_a = nullptr;            // 14: DM-RS symbol index da_l
+  const int* time_b = nullptr;            // 14: db_l
+  const float* time_wa = nullptr;         // 14
+  const float* time_wb = nullptr;         // 14
+  const Residual* residuals = nullptr;    // every port's residuals, port p at residual_offset[p]
+  const cf32* residual_weight = nullptr;  // the residuals' u
+  const int* residual_offset = nullptr;   // layers + 1
+  const int* dmrs_l = nullptr;            // D: the DM-RS symbols l
+  const int* empty_k = nullptr;           // empty_count: subcarriers of the empty DM-RS REs
+  int empty_count = 0;                    // > 0: N0 from the empty REs, else from residuals
+  int noise_rows = 0;                     // 1 (empty REs) or layers (residuals)
+  double inv_noise_count = 0.0;           // 1 / (terms summed per slot)
 };
 
 MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
@@ -80,8 +90,17 @@ MIMORX_HD cf32 ls_entry(const EstimateArgs& a, const cf32* y, int q, int r) {
   return v;
 }
 
-// Stage freq: DM-RS symbol d, subcarrier k, port p, antenna r from one slot's pilot estimates
-// `g` (element q n_rx + r).
+// Stage cdm: pilot q (of D Qs), antenna r of one slot's pilot estimates `g`.
+MIMORX_HD cf32 cdm_entry(const EstimateArgs& a, const cf32* g, int q, int r) {
+  const CdmCorrection& c = a.corrections[q % a.slot_pilots];
+  const std::int64_t base = std::int64_t(q / a.slot_pilots) * a.slot_pilots;
+  const cf32 v =
+      cadd_rn(g[std::int64_t(q) * a.n_rx + r], cscale_rn(g[(base + c.ja) * a.n_rx + r], c.ca));
+  return cadd_rn(v, cscale_rn(g[(base + c.jb) * a.n_rx + r], c.cb));
+}
+
+// Stage freq: DM-RS symbol d, subcarrier k, port p, antenna r from one slot's corrected pilot
+// estimates `g` (element q n_rx + r).
 MIMORX_HD cf32 freq_entry(const EstimateArgs& a, const cf32* g, int d, int k, int p, int r) {
   const std::int64_t pk = std::int64_t(p) * a.n_sc + k;
   const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[p] + a.start[pk];
@@ -107,8 +126,6 @@ MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32*
                                int r) {
   using rng::detail::dadd;
   using rng::detail::dmul;
-  using rng::detail::fadd;
-  using rng::detail::fmul;
   double acc = 0.0;
   if (a.empty_count > 0) {
     const std::int64_t row = std::int64_t(a.dmrs_l[d]) * a.n_sc;
@@ -121,12 +138,12 @@ MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32*
   const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[u];
   for (int j = a.residual_offset[u]; j < a.residual_offset[u + 1]; ++j) {
     const Residual& s = a.residuals[j];
-    const cf32 gi = g[(base + s.i) * a.n_rx + r];
-    const cf32 g0 = g[(base + s.i0) * a.n_rx + r];
-    const cf32 g1 = g[(base + s.i1) * a.n_rx + r];
-    const float re = fadd(fadd(gi.re, -fmul(s.a, g0.re)), -fmul(s.b, g1.re));
-    const float im = fadd(fadd(gi.im, -fmul(s.a, g0.im)), -fmul(s.b, g1.im));
-    const double e2 = dadd(dmul(double(re), double(re)), dmul(double(im), double(im)));
+    cf32 e{0.f, 0.f};
+    for (int t = 0; t < s.taps; ++t) {
+      e = cadd_rn(e,
+                  cmul_rn(a.residual_weight[s.weight + t], g[(base + s.start + t) * a.n_rx + r]));
+    }
+    const double e2 = dadd(dmul(double(e.re), double(e.re)), dmul(double(e.im), double(e.im)));
     acc = dadd(acc, dmul(s.scale, e2));
   }
   return acc;

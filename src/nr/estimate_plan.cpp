@@ -19,6 +19,7 @@ namespace mimorx::nr {
 namespace {
 
 using cd = std::complex<double>;
+using detail::CdmCorrection;
 using detail::EstimateArgs;
 using detail::kSlotSymbols;
 using detail::PilotRe;
@@ -116,20 +117,24 @@ struct ChannelEstimator::Impl {
   int noise_rows = 0;
 
   std::vector<PilotRe> pilots;
+  std::vector<CdmCorrection> corrections;
   std::vector<int> port_offset, start, time_a, time_b, residual_offset, dmrs_l, empty_k;
   std::vector<cf32> weight;
   std::vector<float> time_wa, time_wb;
   std::vector<Residual> residuals;
+  std::vector<cf32> residual_weight;
 
   Buffer<PilotRe> pilots_dev;
+  Buffer<CdmCorrection> corrections_dev;
   Buffer<int> port_offset_dev, start_dev, time_a_dev, time_b_dev, residual_offset_dev, dmrs_l_dev,
       empty_k_dev;
   Buffer<cf32> weight_dev;
   Buffer<float> time_wa_dev, time_wb_dev;
   Buffer<Residual> residuals_dev;
+  Buffer<cf32> residual_weight_dev;
 
-  // Workspace: pilot estimates, frequency estimates, noise partial sums.
-  mutable Buffer<cf32> g, f;
+  // Workspace: pilot estimates (as measured, corrected), frequency estimates, noise partials.
+  mutable Buffer<cf32> g, c, f;
   mutable Buffer<double> partial;
 
   EstimateArgs args(bool device) const {
@@ -147,6 +152,7 @@ struct ChannelEstimator::Impl {
     a.empty_k = device ? empty_k_dev.data() : empty_k.data();
     a.pilots = device ? pilots_dev.data() : pilots.data();
     a.port_offset = device ? port_offset_dev.data() : port_offset.data();
+    a.corrections = device ? corrections_dev.data() : corrections.data();
     a.start = device ? start_dev.data() : start.data();
     a.weight = device ? weight_dev.data() : weight.data();
     a.time_a = device ? time_a_dev.data() : time_a.data();
@@ -155,14 +161,18 @@ struct ChannelEstimator::Impl {
     a.time_wb = device ? time_wb_dev.data() : time_wb.data();
     a.residuals = device ? residuals_dev.data() : residuals.data();
     a.residual_offset = device ? residual_offset_dev.data() : residual_offset.data();
+    a.residual_weight = device ? residual_weight_dev.data() : residual_weight.data();
     return a;
   }
 
   void build_pilots(const SlotPlan& plan, std::vector<std::vector<PilotGeometry>>& geometry);
+  void build_corrections(const SlotPlan& plan,
+                         const std::vector<std::vector<PilotGeometry>>& geometry);
   void build_linear(const std::vector<std::vector<PilotGeometry>>& geometry);
   void build_lmmse(const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry);
   void build_time(const SlotPlan& plan);
-  void build_residuals(const std::vector<std::vector<PilotGeometry>>& geometry);
+  void build_residuals(const SlotPlan& plan,
+                       const std::vector<std::vector<PilotGeometry>>& geometry);
   void build_noise(const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry);
 };
 
@@ -218,6 +228,34 @@ void ChannelEstimator::Impl::build_pilots(const SlotPlan& plan,
         pilots[std::size_t(d) * slot_pilots + port_offset[std::size_t(p)] + i] =
             per_port[std::size_t(p)][std::size_t(d) * n + i];
       }
+    }
+  }
+}
+
+// Port p despread over the pair (k0, k1) with port q of its CDM group picks up
+// (H_q(k0) - H_q(k1)) / 2 (the OCC ratios w_q / w_p are (+1, -1) for either order), about
+// -(k1 - k0) / 2 H_q'. Adding (k1 - k0) / 2 times q's slope between its pilots i - 1 and i + 1
+// (one-sided at the band edges) leaves a third-order error. Ports alone: no terms.
+void ChannelEstimator::Impl::build_corrections(
+    const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry) {
+  corrections.assign(std::size_t(slot_pilots), CdmCorrection{});
+  for (int p = 0; p < layers; ++p) {
+    const int off = port_offset[std::size_t(p)];
+    for (int i = 0; i < port_pilots[std::size_t(p)]; ++i) {
+      corrections[std::size_t(off + i)] = {off + i, off + i, 0.f, 0.f};
+    }
+    if (!port_despread[std::size_t(p)] || !config.cdm_leakage_correction) continue;
+    int q = -1;
+    for (int o = 0; o < layers; ++o) {
+      if (o != p && plan.cdm_group(o) == plan.cdm_group(p)) q = o;
+    }
+    const std::vector<PilotGeometry>& geo = geometry[std::size_t(p)];
+    const int n = int(geo.size()), off_q = port_offset[std::size_t(q)];
+    for (int i = 0; i < n; ++i) {
+      const int lo = std::max(i - 1, 0), hi = std::min(i + 1, n - 1);
+      const double span = geo[std::size_t(hi)].position() - geo[std::size_t(lo)].position();
+      const double c = (geo[std::size_t(i)].k[1] - geo[std::size_t(i)].k[0]) / (2.0 * span);
+      corrections[std::size_t(off + i)] = {off_q + hi, off_q + lo, float(c), float(-c)};
     }
   }
 }
@@ -316,42 +354,64 @@ void ChannelEstimator::Impl::build_time(const SlotPlan& plan) {
   }
 }
 
-// Noise residuals: every pilot i with two neighbours against the line through them,
-// e = g_i - a g_{i-1} - b g_{i+1}, a = (x_{i+1} - x_i) / (x_{i+1} - x_{i-1}), b = 1 - a, which
-// is zero for a channel linear in frequency, so E|e|^2 = N0 (v_i + a^2 v_{i-1} + b^2 v_{i+1})
-// (v: the pilots' noise variances over N0; distinct pilots have independent noise) and
-// scale = 1 / (v_i + a^2 v_{i-1} + b^2 v_{i+1}) makes each term an unbiased estimate of N0.
-// A port with two pilots uses their difference.
+// Noise residuals: every pilot i against its prediction from the other pilots o of its window
+// (T = min(lmmse_window, pilots) pilots around i): e = g_i - sum_o w_o g_o, w the minimiser of
+// the design's E|e|^2 (profile and SNR of the config, whichever interpolator is chosen) under
+// sum_o w_o = 1, so that e has no channel part on a flat channel (ordinary kriging). Distinct
+// pilots have independent noise: E|e|^2 = N0 (v_i + sum_o |w_o|^2 v_o) + the channel's
+// prediction error (v: the pilots' noise variances over N0), and scale = 1 / (v_i + sum_o
+// |w_o|^2 v_o) makes each term an estimate of N0 biased upwards by the prediction error only.
 void ChannelEstimator::Impl::build_residuals(
-    const std::vector<std::vector<PilotGeometry>>& geometry) {
+    const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry) {
+  const FreqCorrelation corr(config, plan.subcarrier_spacing_khz() * 1e3);
+  const double n0 = std::pow(10.0, -config.lmmse_snr_db / 10.0);
   std::int64_t count = 0;
   residual_offset.push_back(0);
   for (int p = 0; p < layers; ++p) {
     const std::vector<PilotGeometry>& geo = geometry[std::size_t(p)];
-    const int n = int(geo.size());
-    auto add = [&](int i, int i0, int i1, double a) {
-      Residual s;
-      s.i = i;
-      s.i0 = i0;
-      s.i1 = i1;
-      s.a = float(a);
-      s.b = float(1.0 - a);
-      const double fa = s.a, fb = s.b;
-      s.scale = 1.0 / (geo[std::size_t(i)].noise + fa * fa * geo[std::size_t(i0)].noise +
-                       fb * fb * geo[std::size_t(i1)].noise);
-      residuals.push_back(s);
-    };
-    if (n == 2) {
-      add(1, 0, 0, 1.0);
-    } else {
-      for (int i = 1; i + 1 < n; ++i) {
-        const double x0 = geo[std::size_t(i - 1)].position(), x = geo[std::size_t(i)].position(),
-                     x1 = geo[std::size_t(i + 1)].position();
-        add(i, i - 1, i + 1, (x1 - x) / (x1 - x0));
+    const int n = int(geo.size()), t_p = std::min(config.lmmse_window, n);
+    for (int i = 0; i < n; ++i) {
+      const int s0 = std::clamp(i - t_p / 2, 0, n - t_p);
+      std::vector<int> others;
+      for (int o = s0; o < s0 + t_p; ++o) {
+        if (o != i) others.push_back(o);
       }
+      const int m = int(others.size());
+      // Bordered system of the constraint sum_o w_o = 1: [A 1; 1^T 0] [w^H; mu] = [R_io^H; 1].
+      Eigen::MatrixXcd a = Eigen::MatrixXcd::Zero(m + 1, m + 1);
+      Eigen::VectorXcd rhs(m + 1);
+      const PilotGeometry& gi = geo[std::size_t(i)];
+      for (int u = 0; u < m; ++u) {
+        const PilotGeometry& gu = geo[std::size_t(others[std::size_t(u)])];
+        for (int v = 0; v < m; ++v) {
+          const PilotGeometry& gv = geo[std::size_t(others[std::size_t(v)])];
+          a(u, v) = cross(corr, gu.k, gu.count, gv.k, gv.count);
+        }
+        a(u, u) += n0 * gu.noise;
+        a(u, m) = a(m, u) = 1.0;
+        rhs(u) = std::conj(cross(corr, gi.k, gi.count, gu.k, gu.count));
+      }
+      rhs(m) = 1.0;
+      const Eigen::VectorXcd wh = a.partialPivLu().solve(rhs);
+      Residual res;
+      res.start = s0;
+      res.taps = t_p;
+      res.weight = int(residual_weight.size());
+      double var = 0.0;
+      for (int o = s0, u = 0; o < s0 + t_p; ++o) {
+        cf32 w{1.f, 0.f};
+        if (o != i) {
+          const cd wo = -std::conj(wh(u++));
+          w = cf32{float(wo.real()), float(wo.imag())};
+        }
+        residual_weight.push_back(w);
+        var += (double(w.re) * w.re + double(w.im) * w.im) * geo[std::size_t(o)].noise;
+      }
+      res.scale = 1.0 / var;
+      residuals.push_back(res);
     }
     residual_offset.push_back(int(residuals.size()));
-    count += residual_offset.back() - residual_offset[residual_offset.size() - 2];
+    count += n;
   }
   inv_noise_count = 1.0 / (double(count) * dmrs_symbols * n_rx);
 }
@@ -380,7 +440,7 @@ void ChannelEstimator::Impl::build_noise(const SlotPlan& plan,
   }
   residual_offset.clear();
   noise_rows = layers;
-  build_residuals(geometry);
+  build_residuals(plan, geometry);
 }
 
 ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const EstimatorConfig& config,
@@ -400,6 +460,7 @@ ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const Estimat
   m.dmrs_symbols = int(plan.dmrs_symbols().size());
   std::vector<std::vector<PilotGeometry>> geometry;
   m.build_pilots(plan, geometry);
+  m.build_corrections(plan, geometry);
   if (config.freq == FreqInterpolation::linear) {
     m.build_linear(geometry);
   } else {
@@ -409,6 +470,7 @@ ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const Estimat
   m.build_noise(plan, geometry);
   if (backend.is_cuda()) {
     upload(m.pilots, m.pilots_dev, backend);
+    upload(m.corrections, m.corrections_dev, backend);
     upload(m.port_offset, m.port_offset_dev, backend);
     upload(m.start, m.start_dev, backend);
     upload(m.weight, m.weight_dev, backend);
@@ -420,6 +482,7 @@ ChannelEstimator::ChannelEstimator(const SlotPlan& plan, int n_rx, const Estimat
     upload(m.dmrs_l, m.dmrs_l_dev, backend);
     if (!m.empty_k.empty()) upload(m.empty_k, m.empty_k_dev, backend);
     if (!m.residuals.empty()) upload(m.residuals, m.residuals_dev, backend);
+    if (!m.residual_weight.empty()) upload(m.residual_weight, m.residual_weight_dev, backend);
   }
 }
 
@@ -467,14 +530,15 @@ void ChannelEstimator::estimate(View<const cf32> y, std::int64_t slots, MatrixBa
   const std::size_t f_size = std::size_t(slots * d * m.n_sc * per);
   const std::size_t p_size = std::size_t(slots * d * m.noise_rows * m.n_rx);
   if (m.g.size() < g_size) m.g = Buffer<cf32>::on(m.backend, g_size);
+  if (m.c.size() < g_size) m.c = Buffer<cf32>::on(m.backend, g_size);
   if (m.f.size() < f_size) m.f = Buffer<cf32>::on(m.backend, f_size);
   if (m.partial.size() < p_size) m.partial = Buffer<double>::on(m.backend, p_size);
 
   if (m.backend.is_cuda()) {
 #if MIMORX_HAS_CUDA
-    detail::estimate_cuda(m.args(true), y.data, slots, m.g.data(), m.f.data(), m.partial.data(),
-                          h.data, h.batch_stride, noise_var.data, m.backend.device(),
-                          stream.handle());
+    detail::estimate_cuda(m.args(true), y.data, slots, m.g.data(), m.c.data(), m.f.data(),
+                          m.partial.data(), h.data, h.batch_stride, noise_var.data,
+                          m.backend.device(), stream.handle());
 #endif
     return;
   }
@@ -482,6 +546,7 @@ void ChannelEstimator::estimate(View<const cf32> y, std::int64_t slots, MatrixBa
   // The CPU reference: the stages of estimate_math.hpp over the same elements as the kernels.
   const EstimateArgs a = m.args(false);
   cf32* g = m.g.data();
+  cf32* c = m.c.data();
   cf32* f = m.f.data();
   double* partial = m.partial.data();
   const std::int64_t per_slot = d * m.slot_pilots, g_slot = per_slot * m.n_rx;
@@ -493,12 +558,17 @@ void ChannelEstimator::estimate(View<const cf32> y, std::int64_t slots, MatrixBa
     g[x] = detail::ls_entry(a, y.data + (bq / per_slot) * grid * m.n_rx, int(bq % per_slot),
                             int(x % m.n_rx));
   }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t x = 0; x < g_items; ++x) {
+    const std::int64_t bq = x / m.n_rx;
+    c[x] = detail::cdm_entry(a, g + (bq / per_slot) * g_slot, int(bq % per_slot), int(x % m.n_rx));
+  }
   const std::int64_t f_items = slots * f_slot;
 #pragma omp parallel for schedule(static)
   for (std::int64_t x = 0; x < f_items; ++x) {
     const int e = int(x % per);
     const std::int64_t bdk = x / per, bd = bdk / m.n_sc;
-    f[x] = detail::freq_entry(a, g + (bd / d) * g_slot, int(bd % d), int(bdk % m.n_sc), e / m.n_rx,
+    f[x] = detail::freq_entry(a, c + (bd / d) * g_slot, int(bd % d), int(bdk % m.n_sc), e / m.n_rx,
                               e % m.n_rx);
   }
   const std::int64_t h_items = slots * grid * per;

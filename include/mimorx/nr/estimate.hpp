@@ -34,6 +34,9 @@ struct EstimatorConfig {
   // uses: y = n there when no other transmitter uses those ports) where the slot has them;
   // otherwise, or when false, from the residual of the pilot estimates.
   bool noise_from_empty_res = true;
+  // Despread pilots: remove the other port's leakage (half its channel difference over the OCC
+  // pair) using that port's slope between neighbouring pilots.
+  bool cdm_leakage_correction = true;
 };
 
 // Throws InvalidArgument naming the first bad field.
