@@ -1,7 +1,7 @@
 // ChannelEstimator: the CUDA backend gives the CPU reference's estimates and noise variances
-// bit for bit (memcmp) for linear and LMMSE interpolation, both noise sources, with and
-// without the CDM leakage correction, DM-RS types 1
-// and 2, 1..4 layers, 1..8 antennas, padded output strides. Skips without a GPU.
+// bit for bit (memcmp) for linear and LMMSE interpolation, both noise sources, with and without
+// the CDM leakage correction, DM-RS types 1 and 2, 1..4 layers, 1..8 antennas, padded output
+// strides. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
