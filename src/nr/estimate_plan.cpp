@@ -34,41 +34,39 @@ struct PilotGeometry {
 };
 
 // E[H(k + dk) H*(k)] for the design profile: sum_n P_n exp(-j 2 pi dk df tau_n), or
-// 1 / (1 + j 2 pi dk df tau) for the exponential profile of rms delay spread tau.
+// 1 / (1 + j 2 pi dk df tau) for the exponential profile of rms delay spread tau; tabulated for
+// the subcarrier offsets of the grid, |dk| < n_sc.
 class FreqCorrelation {
  public:
-  FreqCorrelation(const EstimatorConfig& c, double scs_hz) : scs_hz_(scs_hz) {
-    if (c.pdp_delay_ns.empty()) {
-      exp_tau_s_ = c.delay_spread_ns * 1e-9;
-      return;
-    }
+  FreqCorrelation(const EstimatorConfig& c, double scs_hz, int n_sc)
+      : n_sc_(n_sc), table_(std::size_t(2 * n_sc + 1)) {
     double total = 0.0;
     for (double p : c.pdp_power) total += p;
-    for (std::size_t n = 0; n < c.pdp_power.size(); ++n) {
-      tau_s_.push_back(c.pdp_delay_ns[n] * 1e-9);
-      power_.push_back(c.pdp_power[n] / total);
+    for (int dk = -n_sc; dk <= n_sc; ++dk) {
+      const double w = 2.0 * std::numbers::pi * dk * scs_hz;
+      cd acc = 0.0;
+      if (c.pdp_delay_ns.empty()) {
+        acc = 1.0 / cd(1.0, w * c.delay_spread_ns * 1e-9);
+      } else {
+        for (std::size_t n = 0; n < c.pdp_power.size(); ++n) {
+          acc += c.pdp_power[n] / total * std::polar(1.0, -w * c.pdp_delay_ns[n] * 1e-9);
+        }
+      }
+      table_[std::size_t(dk + n_sc)] = acc;
     }
   }
-  cd operator()(double dk) const {
-    const double w = 2.0 * std::numbers::pi * dk * scs_hz_;
-    if (tau_s_.empty()) return 1.0 / cd(1.0, w * exp_tau_s_);
-    cd acc = 0.0;
-    for (std::size_t n = 0; n < tau_s_.size(); ++n)
-      acc += power_[n] * std::polar(1.0, -w * tau_s_[n]);
-    return acc;
-  }
+  cd operator()(int dk) const { return table_[std::size_t(dk + n_sc_)]; }
 
  private:
-  double scs_hz_;
-  double exp_tau_s_ = 0.0;
-  std::vector<double> tau_s_, power_;
+  int n_sc_;
+  std::vector<cd> table_;
 };
 
 // E[a b*] for pilot/subcarrier sets: the mean of r(k_a - k_b) over their REs.
 cd cross(const FreqCorrelation& r, const int* ka, int na, const int* kb, int nb) {
   cd acc = 0.0;
   for (int i = 0; i < na; ++i) {
-    for (int j = 0; j < nb; ++j) acc += r(double(ka[i] - kb[j]));
+    for (int j = 0; j < nb; ++j) acc += r(ka[i] - kb[j]);
   }
   return acc / double(na * nb);
 }
@@ -287,7 +285,7 @@ void ChannelEstimator::Impl::build_linear(const std::vector<std::vector<PilotGeo
 // correlation, N0 = 10^(-lmmse_snr_db / 10).
 void ChannelEstimator::Impl::build_lmmse(const SlotPlan& plan,
                                          const std::vector<std::vector<PilotGeometry>>& geometry) {
-  const FreqCorrelation r(config, plan.subcarrier_spacing_khz() * 1e3);
+  const FreqCorrelation r(config, plan.subcarrier_spacing_khz() * 1e3, n_sc);
   const double n0 = std::pow(10.0, -config.lmmse_snr_db / 10.0);
   int max_n = 0;
   for (const auto& geo : geometry) max_n = std::max(max_n, int(geo.size()));
@@ -363,7 +361,7 @@ void ChannelEstimator::Impl::build_time(const SlotPlan& plan) {
 // |w_o|^2 v_o) makes each term an estimate of N0 biased upwards by the prediction error only.
 void ChannelEstimator::Impl::build_residuals(
     const SlotPlan& plan, const std::vector<std::vector<PilotGeometry>>& geometry) {
-  const FreqCorrelation corr(config, plan.subcarrier_spacing_khz() * 1e3);
+  const FreqCorrelation corr(config, plan.subcarrier_spacing_khz() * 1e3, n_sc);
   const double n0 = std::pow(10.0, -config.lmmse_snr_db / 10.0);
   std::int64_t count = 0;
   residual_offset.push_back(0);
