@@ -20,15 +20,16 @@ enum class FreqInterpolation { linear, lmmse };
 
 struct EstimatorConfig {
   FreqInterpolation freq = FreqInterpolation::linear;
-  // lmmse: the channel's power-delay profile (delays in ns, >= 0; linear powers, >= 0, summing
-  // to 1 within 1e-3, normalised here); empty: an exponential profile with rms delay spread
-  // `delay_spread_ns`.
+  // The design of the LMMSE interpolator and of the noise residuals' predictor: the channel's
+  // power-delay profile (delays in ns, >= 0; linear powers, >= 0, summing to 1 within 1e-3,
+  // normalised here); empty: an exponential profile with rms delay spread `delay_spread_ns`.
   std::vector<double> pdp_delay_ns, pdp_power;
   double delay_spread_ns = 300.0;  // (0, 100000]
-  // The SNR the LMMSE interpolator is designed for: 1/N0 with unit channel power per entry and
+  // The SNR the LMMSE weights are designed for: 1/N0 with unit channel power per entry and
   // unit-energy data symbols (channel/snr.hpp), [-30, 100] dB.
   double lmmse_snr_db = 20.0;
-  // lmmse: pilot estimates per interpolation window, 2..64 (fewer where a port has fewer).
+  // Pilot estimates per LMMSE window (interpolation, noise residuals), 2..64 (fewer where a
+  // port has fewer).
   int lmmse_window = 16;
   // N0 from the DM-RS REs that carry nothing (CDM groups without data that no scheduled port
   // uses: y = n there when no other transmitter uses those ports) where the slot has them;
@@ -54,7 +55,8 @@ class ChannelEstimator {
   //    receive vector of RE (k, l) contiguous); only the DM-RS REs are read.
   // h: estimates in the TDL layout: matrix (b * 14 + l) * n_sc + k, n_rx x layers
   //    column-major, written for every RE (k, l) of the slot, l = 0..13.
-  // noise_var: per slot, N0 estimated from the DM-RS residual.
+  // noise_var: per slot, N0 estimated from the empty DM-RS REs or the pilot residuals
+  //    (EstimatorConfig::noise_from_empty_res).
   // All three in the backend's memory. The workspace is the plan's: one call at a time.
   void estimate(View<const cf32> y, std::int64_t slots, MatrixBatch<cf32> h, View<float> noise_var,
                 const Stream& stream = {}) const;
