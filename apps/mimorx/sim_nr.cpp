@@ -40,8 +40,17 @@ sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
               "tdl-c:300:100:low");
   if (o.channel != "iid") c.tdl = channel::parse_tdl(o.channel);
   c.harq_transmissions = o.harq;
-  require(o.csi == "perfect", "csi",
-          "'" + o.csi + "'; only perfect (the true channel and noise variance) is available");
+  if (o.csi == "perfect") {
+    c.csi = sim::NrCsi::perfect;
+  } else if (o.csi == "ls-linear") {
+    c.csi = sim::NrCsi::ls_linear;
+  } else if (o.csi == "ls-lmmse") {
+    c.csi = sim::NrCsi::ls_lmmse;
+  } else {
+    throw InvalidArgument("csi: '" + o.csi +
+                          "'; give perfect (the true H and N0), ls-linear or ls-lmmse (DM-RS "
+                          "estimates with linear or LMMSE interpolation, docs/nr_link.md)");
+  }
   c.decoder = k.decoder;
   c.seed = k.seed;
   c.max_slots = o.slots;
@@ -112,8 +121,10 @@ void add_nr_options(CLI::App& cmd, NrOptions& o) {
                      "tdl-X:DS:fD:corr, e.g. tdl-c:300:100:low (docs/channel.md)"));
   add(cmd.add_option("--nrx", o.nrx, "--nr: receive antennas, 1..8, at least --layers"));
   add(cmd.add_option("--slots", o.slots, "--nr: slots per SNR point, at most"));
-  add(cmd.add_option("--csi", o.csi,
-                     "--nr: the receiver's channel knowledge: perfect (true H and N0)"));
+  add(cmd.add_option(
+      "--csi", o.csi,
+      "--nr: the receiver's channel knowledge: perfect (true H and N0), ls-linear or "
+      "ls-lmmse (DM-RS estimates of H and N0)"));
 }
 
 void check_nr_options_unused(const NrOptions& o) {

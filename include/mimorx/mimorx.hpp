@@ -44,6 +44,7 @@
 #include "mimorx/modem/modem.hpp"
 #include "mimorx/modem/modulation.hpp"
 #include "mimorx/nr/dmrs.hpp"
+#include "mimorx/nr/estimate.hpp"
 #include "mimorx/nr/gold.hpp"
 #include "mimorx/nr/layer_map.hpp"
 #include "mimorx/nr/mcs.hpp"

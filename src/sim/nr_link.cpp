@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mimorx/core/error.hpp"
 #include "mimorx/ldpc/transport_batch.hpp"
 #include "mimorx/modem/modem.hpp"
+#include "mimorx/nr/estimate.hpp"
 #include "mimorx/nr/tbs.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "sim/checks.hpp"
@@ -88,6 +90,10 @@ class NrStep {
     harq_.assign(n * chain_.harq_size(), 0.f);
     x_.resize(n * std::size_t(res_) * v_);
     h_.resize(n * std::size_t(res_) * c.n_rx * v_);
+    if (c.csi != NrCsi::perfect) {
+      h_est_.resize(h_.size());
+      n0_est_.resize(n);
+    }
     y_.resize(n * std::size_t(res_) * c.n_rx);
     h_data_.resize(n * std::size_t(data_) * c.n_rx * v_);
     y_data_.resize(n * std::size_t(data_) * c.n_rx);
@@ -176,9 +182,12 @@ class NrStep {
       detail::place_dmrs(plan_, x);
       detail::receive_grid(c_.seed, detail::nr_noise_slot(block, tx), plan_, n_rx, h, x, n0, y);
       detail::gather_data_y(plan_, n_rx, y, {y_data_.data() + P * yd, yd});
-      detail::receiver_csi(c_.csi, plan_, n_rx, y, h, n0, {h_data_.data() + P * hd, hd},
-                           {noise_.data() + P * std::size_t(data_), std::size_t(data_)});
+      if (c_.csi == NrCsi::perfect) {
+        detail::data_re_csi(plan_, n_rx, h, n0, {h_data_.data() + P * hd, hd},
+                            {noise_.data() + P * std::size_t(data_), std::size_t(data_)});
+      }
     }
+    if (c_.csi != NrCsi::perfect) estimate_csi(num, n0);
     const std::int64_t vecs = std::int64_t(num) * data_;
     detect::DetectInput in;
     in.h = ConstMatrixBatch<cf32>(h_data_.data(), vecs, n_rx, v_, mem);
@@ -199,6 +208,34 @@ class NrStep {
                        View<std::uint8_t>(crc_.data(), num, mem));
   }
 
+  // The DM-RS estimator's H and N0 on the whole grids of the batch, then at the data REs. The
+  // LMMSE design follows the point's SNR: the estimator is rebuilt when N0 changes.
+  void estimate_csi(int num, float n0) {
+    if (!estimator_ || estimator_n0_ != n0) {
+      nr::EstimatorConfig e;
+      e.freq =
+          c_.csi == NrCsi::ls_lmmse ? nr::FreqInterpolation::lmmse : nr::FreqInterpolation::linear;
+      e.delay_spread_ns = c_.tdl ? c_.tdl->delay_spread_ns : 100.0;
+      e.lmmse_snr_db = std::clamp(-10.0 * std::log10(double(n0)), -30.0, 100.0);
+      estimator_.emplace(plan_, c_.n_rx, e, Backend::cpu());
+      estimator_n0_ = n0;
+    }
+    const auto mem = Memory::host;
+    const std::size_t hg = std::size_t(res_) * c_.n_rx * v_;
+    estimator_->estimate(
+        View<const cf32>(y_.data(), std::int64_t(num) * res_ * c_.n_rx, mem), num,
+        MatrixBatch<cf32>(h_est_.data(), std::int64_t(num) * res_, c_.n_rx, v_, mem),
+        View<float>(n0_est_.data(), num, mem));
+    const std::size_t hd = std::size_t(data_) * c_.n_rx * v_;
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < num; ++p) {
+      const auto P = std::size_t(p);
+      detail::data_re_csi(plan_, c_.n_rx, {h_est_.data() + P * hg, hg}, n0_est_[P],
+                          {h_data_.data() + P * hd, hd},
+                          {noise_.data() + P * std::size_t(data_), std::size_t(data_)});
+    }
+  }
+
   const NrLinkConfig& c_;
   nr::SlotPlan plan_;
   ldpc::TransportConfig tc_;
@@ -212,7 +249,10 @@ class NrStep {
   std::int64_t g_;
   int tbs_;
   std::vector<std::uint8_t> tb_, sent_, decoded_, coded_, hard_, crc_;
-  std::vector<cf32> symbols_, x_, h_, y_, h_data_, y_data_;
+  std::vector<cf32> symbols_, x_, h_, y_, h_data_, y_data_, h_est_;
+  std::vector<float> n0_est_;
+  std::optional<nr::ChannelEstimator> estimator_;
+  float estimator_n0_ = -1.f;
   std::vector<float> harq_, noise_, llrs_, cw_llrs_;
 };
 

@@ -56,11 +56,10 @@ void gather_data_y(const nr::SlotPlan& plan, int n_rx, std::span<const cf32> y,
                    std::span<cf32> y_data);
 
 // What the receiver knows for detection: H per data RE (data_res matrices n_rx x layers) and
-// N0 per data RE. THE PLUG-IN POINT OF THE CHANNEL ESTIMATOR (NrCsi): perfect copies the true
-// channel at the data REs and the true N0; an estimator computes both from the grid y.
-void receiver_csi(NrCsi csi, const nr::SlotPlan& plan, int n_rx, std::span<const cf32> y_grid,
-                  std::span<const cf32> h_true, float n0_true, std::span<cf32> h_data,
-                  std::span<float> noise_var);
+// N0 per data RE, from a grid of channel matrices (the true one, or the estimator's output in
+// the same layout) and one N0 for the slot.
+void data_re_csi(const nr::SlotPlan& plan, int n_rx, std::span<const cf32> h_grid, float n0,
+                 std::span<cf32> h_data, std::span<float> noise_var);
 
 // Detector LLRs (data RE i, layer j, bit k at (i layers + j) m + k) -> codeword order
 // (symbol v i + j of the codeword, the inverse of the layer mapping, bit k at (v i + j) m + k).

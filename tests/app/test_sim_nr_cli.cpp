@@ -32,6 +32,20 @@ json read_json(const std::string& path) {
 const std::string kNr =
     "sim --nr --prb 4 --layers 2 --nrx 2 --mcs 9 --backend cpu --seed 5 --slots 12 ";
 
+TEST(SimNrCli, EstimatedCsiRunsAndIsRecorded) {
+  for (const char* csi : {"ls-linear", "ls-lmmse"}) {
+    const auto path = temp_path(std::string("csi_") + csi + ".json");
+    const auto r = test::run_cli(kNr + "--channel tdl-c:300:100:low --csi " + csi +
+                                 " --snr -10,40 --json " + path);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto j = read_json(path);
+    EXPECT_EQ(j["config"]["csi"], csi);
+    EXPECT_EQ(j["points"][0]["residual_bler"], 1.0) << csi;
+    EXPECT_EQ(j["points"][1]["residual_bler"], 0.0) << csi;
+    std::remove(path.c_str());
+  }
+}
+
 TEST(SimNrCli, JsonHoldsTheLinkAndThePointsCounts) {
   const auto path = temp_path("nr.json");
   const auto csv = temp_path("nr.csv");

@@ -30,8 +30,11 @@
 namespace mimorx::sim {
 
 // Where the receiver's H and N0 come from. perfect: the true channel and noise variance
-// (genie). The DM-RS estimator plugs in as a further value (nr_link_csi.cpp).
-enum class NrCsi { perfect };
+// (genie). ls_linear, ls_lmmse: the DM-RS channel estimator (nr/estimate.hpp) on the received
+// grid, with linear or LMMSE frequency interpolation (the LMMSE design: an exponential
+// power-delay profile with the TDL's delay spread, 100 ns on the flat channel, at the point's
+// SNR), and N0 estimated per slot.
+enum class NrCsi { perfect, ls_linear, ls_lmmse };
 
 inline constexpr int kMaxHarqTransmissions = 4;
 
