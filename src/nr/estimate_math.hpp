@@ -1,7 +1,7 @@
 #pragma once
 // Per-element arithmetic of the channel estimator (mimorx/nr/estimate.hpp), shared by the CPU
-// reference and the CUDA kernels: correctly rounded operations only (rng::detail::fmul/fadd,
-// dmul/dadd; no contraction), every sum in one fixed order, hence the same bits on both.
+// reference and the CUDA kernels: correctly rounded operations only (core/rounding.hpp; no
+// contraction), every sum in one fixed order, hence the same bits on both.
 //
 // Five stages per slot b, each a pure function of earlier stages' outputs and the plan's
 // tables (built once in estimate_plan.cpp):
@@ -18,6 +18,7 @@
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/hd.hpp"
 #include "mimorx/core/rng.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::nr::detail {
 
@@ -69,24 +70,12 @@ struct EstimateArgs {
   double inv_noise_count = 0.0;           // 1 / (terms summed per slot)
 };
 
-MIMORX_HD cf32 cmul_rn(cf32 a, cf32 b) {
-  using rng::detail::fadd;
-  using rng::detail::fmul;
-  return {fadd(fmul(a.re, b.re), -fmul(a.im, b.im)), fadd(fmul(a.re, b.im), fmul(a.im, b.re))};
-}
-MIMORX_HD cf32 cadd_rn(cf32 a, cf32 b) {
-  return {rng::detail::fadd(a.re, b.re), rng::detail::fadd(a.im, b.im)};
-}
-MIMORX_HD cf32 cscale_rn(cf32 a, float s) {
-  return {rng::detail::fmul(a.re, s), rng::detail::fmul(a.im, s)};
-}
-
 // Stage ls: pilot q of one slot's grid `y` (element (l n_sc + k) n_rx + r), antenna r.
 MIMORX_HD cf32 ls_entry(const EstimateArgs& a, const cf32* y, int q, int r) {
   const PilotRe& p = a.pilots[q];
   const std::int64_t row = std::int64_t(p.l) * a.n_sc;
-  cf32 v = cmul_rn(p.c0, y[(row + p.k0) * a.n_rx + r]);
-  if (p.k1 >= 0) v = cadd_rn(v, cmul_rn(p.c1, y[(row + p.k1) * a.n_rx + r]));
+  cf32 v = rounding::cmul(p.c0, y[(row + p.k0) * a.n_rx + r]);
+  if (p.k1 >= 0) v = rounding::cadd(v, rounding::cmul(p.c1, y[(row + p.k1) * a.n_rx + r]));
   return v;
 }
 
@@ -94,9 +83,9 @@ MIMORX_HD cf32 ls_entry(const EstimateArgs& a, const cf32* y, int q, int r) {
 MIMORX_HD cf32 cdm_entry(const EstimateArgs& a, const cf32* g, int q, int r) {
   const CdmCorrection& c = a.corrections[q % a.slot_pilots];
   const std::int64_t base = std::int64_t(q / a.slot_pilots) * a.slot_pilots;
-  const cf32 v =
-      cadd_rn(g[std::int64_t(q) * a.n_rx + r], cscale_rn(g[(base + c.ja) * a.n_rx + r], c.ca));
-  return cadd_rn(v, cscale_rn(g[(base + c.jb) * a.n_rx + r], c.cb));
+  const cf32 v = rounding::cadd(g[std::int64_t(q) * a.n_rx + r],
+                                rounding::cscale(g[(base + c.ja) * a.n_rx + r], c.ca));
+  return rounding::cadd(v, rounding::cscale(g[(base + c.jb) * a.n_rx + r], c.cb));
 }
 
 // Stage freq: DM-RS symbol d, subcarrier k, port p, antenna r from one slot's corrected pilot
@@ -106,7 +95,8 @@ MIMORX_HD cf32 freq_entry(const EstimateArgs& a, const cf32* g, int d, int k, in
   const std::int64_t base = std::int64_t(d) * a.slot_pilots + a.port_offset[p] + a.start[pk];
   const cf32* w = a.weight + pk * a.taps;
   cf32 acc{0.f, 0.f};
-  for (int t = 0; t < a.taps; ++t) acc = cadd_rn(acc, cmul_rn(w[t], g[(base + t) * a.n_rx + r]));
+  for (int t = 0; t < a.taps; ++t)
+    acc = rounding::cadd(acc, rounding::cmul(w[t], g[(base + t) * a.n_rx + r]));
   return acc;
 }
 
@@ -116,7 +106,7 @@ MIMORX_HD cf32 time_entry(const EstimateArgs& a, const cf32* f, int l, int k, in
   const std::int64_t per = std::int64_t(a.layers) * a.n_rx;
   const cf32 fa = f[(std::int64_t(a.time_a[l]) * a.n_sc + k) * per + e];
   const cf32 fb = f[(std::int64_t(a.time_b[l]) * a.n_sc + k) * per + e];
-  return cadd_rn(cscale_rn(fa, a.time_wa[l]), cscale_rn(fb, a.time_wb[l]));
+  return rounding::cadd(rounding::cscale(fa, a.time_wa[l]), rounding::cscale(fb, a.time_wb[l]));
 }
 
 // Stage noise, part 1, row u (0 .. noise_rows - 1), antenna r, DM-RS symbol d of one slot
@@ -124,8 +114,8 @@ MIMORX_HD cf32 time_entry(const EstimateArgs& a, const cf32* f, int l, int k, in
 // Residuals: the scaled squared residuals of port u.
 MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32* g, int d, int u,
                                int r) {
-  using rng::detail::dadd;
-  using rng::detail::dmul;
+  using rounding::dadd;
+  using rounding::dmul;
   double acc = 0.0;
   if (a.empty_count > 0) {
     const std::int64_t row = std::int64_t(a.dmrs_l[d]) * a.n_sc;
@@ -140,8 +130,8 @@ MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32*
     const Residual& s = a.residuals[j];
     cf32 e{0.f, 0.f};
     for (int t = 0; t < s.taps; ++t) {
-      e = cadd_rn(e,
-                  cmul_rn(a.residual_weight[s.weight + t], g[(base + s.start + t) * a.n_rx + r]));
+      e = rounding::cadd(
+          e, rounding::cmul(a.residual_weight[s.weight + t], g[(base + s.start + t) * a.n_rx + r]));
     }
     const double e2 = dadd(dmul(double(e.re), double(e.re)), dmul(double(e.im), double(e.im)));
     acc = dadd(acc, dmul(s.scale, e2));
@@ -153,8 +143,8 @@ MIMORX_HD double noise_partial(const EstimateArgs& a, const cf32* y, const cf32*
 MIMORX_HD float noise_total(const EstimateArgs& a, const double* partial) {
   const int n = a.dmrs_symbols * a.noise_rows * a.n_rx;
   double acc = 0.0;
-  for (int i = 0; i < n; ++i) acc = rng::detail::dadd(acc, partial[i]);
-  return float(rng::detail::dmul(acc, a.inv_noise_count));
+  for (int i = 0; i < n; ++i) acc = rounding::dadd(acc, partial[i]);
+  return float(rounding::dmul(acc, a.inv_noise_count));
 }
 
 }  // namespace mimorx::nr::detail
