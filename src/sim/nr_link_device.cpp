@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/cuda_check.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
 #include "mimorx/core/error.hpp"
@@ -93,13 +94,15 @@ class NrDeviceStep final : public NrLinkStep {
     tables_.res = res_;
     tables_.layers = v_;
     tables_.n_rx = c.n_rx;
-    stream_.synchronize();
+    // The plans above may upload their tables on other streams: all of it done before use.
+    MIMORX_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void run(std::int64_t first, std::int64_t count, float n0, std::vector<int>& used,
            std::vector<std::uint8_t>& delivered, std::vector<std::uint8_t>& undetected) override {
     const auto cnt = std::size_t(count);
     void* st = stream_.handle();
+    MIMORX_CUDA_CHECK(cudaSetDevice(backend_.device()));  // the kernels below launch on it
     transport_bits_cuda(c_.seed, first, count, tbs_, sent_.data(), st);
     tb_.copy_from(sent_, cnt * tbs_, stream_);
     harq_.fill_bytes(0, stream_);
@@ -181,6 +184,7 @@ class NrDeviceStep final : public NrLinkStep {
       if (!estimator_ || estimator_n0_ != n0) {
         estimator_.emplace(plan_, n_rx, nr_estimator_config(c_, n0), backend_);
         estimator_n0_ = n0;
+        MIMORX_CUDA_CHECK(cudaDeviceSynchronize());  // its tables, uploaded on another stream
       }
       estimator_->estimate(
           View<const cf32>(y_.data(), std::int64_t(num) * res_ * n_rx, mem), num,
