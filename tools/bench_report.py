@@ -215,6 +215,14 @@ def rows_sim_link(r, ref):
                 r.get("fraction_of_decoder"))]
 
 
+def rows_sim_nr_link(r, ref):
+    """gpubench_nr_link_sim: simulated NR slots per second on each backend."""
+    w = (f"{r['backend']} {r['detector']}, {r['prb']} PRB {r['scs_khz']} kHz, "
+         f"{r['layers']}x{r['n_rx']}, MCS {r['mcs']} (table {r['mcs_table']}), {r['channel']}, "
+         f"{r['csi']}, {r['snr_db']:g} dB")
+    return [Row("sim_nr_link", r, w, r["slots_per_s"], "slots/s")]
+
+
 def rows_python_sionna_link(r, ref):
     """examples/python/sionna_link.py: each block and the link, mimorx.sionna's beside Sionna's
     (the peer, measured in the same script)."""
@@ -260,6 +268,8 @@ MODULES = OrderedDict([
     ("sim_link", ("Coded link on the GPU (`gpubench_link_sim`)",
                   "the standalone decoder's throughput for the same code",
                   {"sim_link": rows_sim_link})),
+    ("sim_nr_link", ("NR slot link (`gpubench_nr_link_sim`)", "not stated",
+                     {"sim_nr_link": rows_sim_nr_link})),
 ])
 
 KIND_TO_MODULE = {kind: module for module, (_, _, kinds) in MODULES.items() for kind in kinds}

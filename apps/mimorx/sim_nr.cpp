@@ -102,7 +102,8 @@ std::vector<double> nr_sweep(const NrOptions& o, const NrCommon& k, const sim::N
 void add_nr_options(CLI::App& cmd, NrOptions& o) {
   cmd.add_flag("--nr", o.enabled,
                "NR slots (docs/nr_link.md): MCS tables, TBS, layers on a resource grid, flat or "
-               "TDL channel, HARQ; throughput and BLER per transmission (CPU backend)")
+               "TDL channel, HARQ; throughput and BLER per transmission (CPU or CUDA backend, same "
+               "counts)")
       ->capture_default_str();
   const auto add = [&](CLI::Option* opt) { o.options.push_back(opt->capture_default_str()); };
   add(cmd.add_option("--mcs", o.mcs, "--nr: MCS index (0..28; table 2: 0..27)"));
@@ -133,9 +134,7 @@ void check_nr_options_unused(const NrOptions& o) {
 }
 
 void run_nr_sim(const NrOptions& o, const NrCommon& k) {
-  require(k.backend == "auto" || k.backend == "cpu", "backend",
-          "'" + k.backend + "': --nr runs on the CPU backend only for now; use --backend cpu");
-  const Backend backend = Backend::cpu();
+  const Backend backend = Backend::parse(k.backend);
   const sim::NrLinkConfig c = link_config(o, k);
   const sim::NrLinkSetup s = sim::nr_link_setup(c);
   const auto snrs = nr_sweep(o, k, s, c.slot.layers, c.n_rx);

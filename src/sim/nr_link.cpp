@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -19,12 +20,11 @@
 #include "sim/checks.hpp"
 #include "sim/frames.hpp"
 #include "sim/nr_link_grid.hpp"
+#include "sim/nr_link_step.hpp"
 
 namespace mimorx::sim {
 
 namespace {
-
-constexpr std::array<int, kMaxHarqTransmissions> kRvSequence = {0, 2, 3, 1};
 
 void check_config(const NrLinkConfig& c) {
   nr::validate(c.slot);
@@ -56,15 +56,23 @@ Modulation modulation_of(int qm) {
   }
 }
 
-std::int64_t auto_batch(const NrLinkConfig& c, std::int64_t grid_res) {
-  if (c.batch_blocks > 0) return c.batch_blocks;
-  // About 2^18 grid REs a batch: progress stays frequent and the grids of a batch stay small.
-  return std::clamp<std::int64_t>((std::int64_t(1) << 18) / grid_res, 1,
-                                  std::max(64, 4 * omp_get_max_threads()));
+std::int64_t auto_batch(const NrLinkConfig& c, const Backend& b, std::int64_t grid_res,
+                        std::int64_t g) {
+  std::int64_t want = c.batch_blocks;
+  if (want == 0) {
+    // CPU: about 2^18 grid REs a batch (progress stays frequent, the grids stay small). GPU:
+    // about 2^22 grid REs a batch fill the device's grid kernels, detector and decoder.
+    want = b.is_cuda() ? (std::int64_t(1) << 22) / grid_res
+                       : std::clamp<std::int64_t>((std::int64_t(1) << 18) / grid_res, 1,
+                                                  std::max(64, 4 * omp_get_max_threads()));
+  }
+  // Buffers hold batch x G values: keep every index inside int32 where the plans use int.
+  const std::int64_t cap = std::max<std::int64_t>(1, (INT_MAX / 4) / g);
+  return std::clamp<std::int64_t>(want, 1, cap);
 }
 
 // The per-batch state of the link: every buffer sized for `batch` blocks on the host.
-class NrStep {
+class NrStep final : public detail::NrLinkStep {
  public:
   NrStep(const NrLinkConfig& c, std::int64_t batch)
       : c_(c),
@@ -112,7 +120,7 @@ class NrStep {
   // Blocks [first, first + count): per block the transmissions it used (1..N) and whether it
   // was delivered (TB CRC passed with the sent bits) or not.
   void run(std::int64_t first, std::int64_t count, float n0, std::vector<int>& used,
-           std::vector<std::uint8_t>& delivered, std::vector<std::uint8_t>& undetected) {
+           std::vector<std::uint8_t>& delivered, std::vector<std::uint8_t>& undetected) override {
     const auto cnt = std::size_t(count);
     detail::transport_bits_cpu(c_.seed, first, count, tbs_, sent_.data());
     used.assign(cnt, 0);
@@ -157,7 +165,7 @@ class NrStep {
   // One transmission (redundancy version of `tx`) of the pending blocks, in compact order.
   void transmit(std::int64_t first, const std::vector<std::int64_t>& pending, int tx, float n0) {
     const int num = int(pending.size());
-    const int rv = kRvSequence[std::size_t(tx)];
+    const int rv = detail::kNrRvSequence[std::size_t(tx)];
     const int n_rx = c_.n_rx;
     const auto mem = Memory::host;
     chain_.encode(View<const std::uint8_t>(tb_.data(), std::int64_t(num) * tbs_, mem), num,
@@ -212,12 +220,7 @@ class NrStep {
   // LMMSE design follows the point's SNR: the estimator is rebuilt when N0 changes.
   void estimate_csi(int num, float n0) {
     if (!estimator_ || estimator_n0_ != n0) {
-      nr::EstimatorConfig e;
-      e.freq =
-          c_.csi == NrCsi::ls_lmmse ? nr::FreqInterpolation::lmmse : nr::FreqInterpolation::linear;
-      e.delay_spread_ns = c_.tdl ? c_.tdl->delay_spread_ns : 100.0;
-      e.lmmse_snr_db = std::clamp(-10.0 * std::log10(double(n0)), -30.0, 100.0);
-      estimator_.emplace(plan_, c_.n_rx, e, Backend::cpu());
+      estimator_.emplace(plan_, c_.n_rx, detail::nr_estimator_config(c_, n0), Backend::cpu());
       estimator_n0_ = n0;
     }
     const auto mem = Memory::host;
@@ -291,14 +294,16 @@ NrLinkSetup nr_link_setup(const NrLinkConfig& c) {
 
 std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& backend,
                                        const std::vector<double>& snr_db, const NrHooks& hooks) {
-  require(!backend.is_cuda(), "backend",
-          "the NR slot link runs on the CPU backend only for now; use --backend cpu");
   check_config(c);
   detail::check_shape_and_snr({c.slot.layers, c.n_rx, Modulation::qpsk}, snr_db);
   const NrLinkSetup setup = nr_link_setup(c);
   const nr::SlotPlan plan(c.slot);
-  const std::int64_t batch = std::min(auto_batch(c, detail::grid_res(plan)), c.max_slots);
-  NrStep step(c, batch);  // builds the detector and the channel: their errors come here
+  const std::int64_t batch =
+      std::min(auto_batch(c, backend, detail::grid_res(plan), setup.g), c.max_slots);
+  // Builds the detector and the channel: their errors come here.
+  const std::unique_ptr<detail::NrLinkStep> step =
+      backend.is_cuda() ? detail::make_nr_step_cuda(c, backend, batch)
+                        : std::make_unique<NrStep>(c, batch);
   if (hooks.ready) hooks.ready(setup);
 
   std::vector<NrPointResult> results;
@@ -318,7 +323,7 @@ std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& bac
     while (!stopped) {
       // Every block takes at least one slot: no more blocks than slots left are needed.
       const std::int64_t count = std::min(batch, c.max_slots - r.slots);
-      step.run(next, count, n0, used, delivered, undetected);
+      step->run(next, count, n0, used, delivered, undetected);
       next += count;
       // Blocks in order; the point ends exactly at the block that meets a stop rule.
       for (std::int64_t b = 0; b < count && !stopped; ++b) {

@@ -5,27 +5,40 @@
 //   x  transmitted grid   re x layers            (x[re * layers + j], layer j = antenna j)
 //   h  channel            re matrices n_rx x layers, column-major (TdlChannel's layout)
 //   y  received grid      re x n_rx              (((b 14 + l) n_sc + k) n_rx + r over slots b)
+// The per-RE arithmetic is nr_link_math.hpp's, which the CUDA kernels (nr_link_cuda.hpp) share.
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "mimorx/core/complex.hpp"
+#include "mimorx/nr/estimate.hpp"
 #include "mimorx/nr/slot.hpp"
 #include "mimorx/sim/nr_link.hpp"
+#include "sim/nr_link_math.hpp"
 
 namespace mimorx::sim::detail {
 
-inline constexpr std::uint64_t kStreamNrFlat = 0x5100000000000011ULL;
-inline constexpr std::uint64_t kStreamNrNoise = 0x5100000000000012ULL;
-
-// Noise slot of transmission `tx` of block `block` (independent of harq_transmissions).
-inline std::uint64_t nr_noise_slot(std::int64_t block, int tx) {
-  return std::uint64_t(block) * kMaxHarqTransmissions + std::uint64_t(tx);
-}
+static_assert(kNrMaxHarq == kMaxHarqTransmissions);
 
 inline std::int64_t grid_res(const nr::SlotPlan& plan) {
   return std::int64_t(nr::SlotPlan::kSymbols) * plan.n_subcarriers();
 }
+
+// Grid position (re = l n_sc + k) of each data RE, in the data REs' order.
+std::vector<int> data_re_positions(const nr::SlotPlan& plan);
+
+// The DM-RS values of every port: x[at[q]] = value[q] (at = re * layers + port).
+struct DmrsTable {
+  std::vector<int> at;
+  std::vector<cf32> value;
+};
+DmrsTable dmrs_table(const nr::SlotPlan& plan);
+
+// The link's TDL channel: the configuration's model with the slot's antennas, grid and direction.
+channel::TdlConfig nr_tdl_config(const NrLinkConfig& config, const nr::SlotPlan& plan);
+// The link's DM-RS estimator at noise level n0 (the LMMSE design follows the point's SNR).
+nr::EstimatorConfig nr_estimator_config(const NrLinkConfig& config, float n0);
 
 // Codeword symbols d (data_res x layers, codeword order) -> layer mapping (nr::map_to_layers)
 // -> layer j's symbol i on data RE i, antenna j. x: grid_res x layers, zeroed here first.

@@ -228,6 +228,49 @@ TEST(NrLink, LayerMappingOntoTheGridAndBackRoundTrips) {
   }
 }
 
+// The tables the GPU kernels read (data-RE positions, DM-RS entries) describe the grid that
+// place_layers and place_dmrs write: every nonzero of x is a table entry with its value, and
+// the tables cover disjoint elements of x.
+TEST(NrLink, GridTablesDescribeTheHostGrid) {
+  for (int v : {1, 2, 3, 4}) {
+    nr::SlotConfig sc;
+    sc.n_prb = 3;
+    sc.layers = v;
+    sc.dmrs_type = v == 3 ? nr::DmrsType::type2 : nr::DmrsType::type1;
+    sc.additional_position = 2;
+    const nr::SlotPlan plan(sc);
+    const int data = plan.data_re_count();
+    const std::int64_t res = detail::grid_res(plan);
+    std::vector<cf32> d(std::size_t(data) * v);
+    for (std::size_t s = 0; s < d.size(); ++s) d[s] = {float(s) + 1.f, -float(s)};
+    std::vector<cf32> x(std::size_t(res) * v);
+    detail::place_layers(plan, d, x);
+    detail::place_dmrs(plan, x);
+    std::vector<cf32> t(x.size(), cf32{0.f, 0.f});
+    std::vector<int> written(x.size(), 0);
+    const std::vector<int> pos = detail::data_re_positions(plan);
+    ASSERT_EQ(pos.size(), std::size_t(data));
+    for (std::size_t i = 0; i < pos.size(); ++i)
+      for (int j = 0; j < v; ++j) {
+        const std::size_t at = std::size_t(pos[i]) * v + j;
+        t[at] = d[v * i + j];
+        ++written[at];
+      }
+    const detail::DmrsTable dmrs = detail::dmrs_table(plan);
+    ASSERT_EQ(dmrs.at.size(), dmrs.value.size());
+    ASSERT_FALSE(dmrs.at.empty());
+    for (std::size_t q = 0; q < dmrs.at.size(); ++q) {
+      t[std::size_t(dmrs.at[q])] = dmrs.value[q];
+      ++written[std::size_t(dmrs.at[q])];
+    }
+    for (std::size_t e = 0; e < x.size(); ++e) {
+      EXPECT_LE(written[e], 1) << v << " " << e;
+      EXPECT_EQ(x[e].re, t[e].re) << v << " " << e;
+      EXPECT_EQ(x[e].im, t[e].im) << v << " " << e;
+    }
+  }
+}
+
 TEST(NrLink, BadInputIsRefused) {
   const auto bad = [](auto edit) {
     NrLinkConfig c = small_config(1);

@@ -12,7 +12,9 @@
 //
 // Addressing (so that counts depend neither on the batch size nor on harq_transmissions for the
 // transmissions both make): block t is channel realisation t; its transmission i (0-based) is
-// slot i of that realisation (TdlSlots{t, i, 1}) and noise slot 4 t + i.
+// slot i of that realisation (TdlSlots{t, i, 1}) and noise slot 4 t + i. The same addressing,
+// the shared per-RE arithmetic (src/sim/nr_link_math.hpp) and the backends' bit-identical plans
+// give the same counts on the CPU and CUDA backends.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -107,7 +109,8 @@ struct NrHooks {
   NrProgress point_done;                          // a finished point
 };
 
-// CPU backend only (InvalidArgument otherwise). Validates everything before `ready`.
+// On the CPU or a CUDA backend, with identical counts for one seed (and any batch_blocks).
+// Validates everything before `ready`.
 std::vector<NrPointResult> run_nr_link(const NrLinkConfig& config, const Backend& backend,
                                        const std::vector<double>& snr_db,
                                        const NrHooks& hooks = {});
