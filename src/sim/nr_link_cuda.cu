@@ -41,7 +41,7 @@ __global__ void place_dmrs_kernel(NrGridTables t, int num, cf32* x) {
     const std::int64_t p = e / t.dmrs_count;
     const int q = int(e - p * t.dmrs_count);
     cf32& at = x[p * t.res * t.layers + t.dmrs_at[q]];
-    at = {add_rn(at.re, t.dmrs_value[q].re), add_rn(at.im, t.dmrs_value[q].im)};
+    at = rounding::cadd(at, t.dmrs_value[q]);
   }
 }
 

@@ -74,7 +74,7 @@ void place_dmrs(const nr::SlotPlan& plan, std::span<cf32> x) {
   for (int p = 0; p < v; ++p) {
     for (const auto& re : plan.dmrs_res(p)) {
       const std::size_t at = (std::size_t(re.l) * std::size_t(n_sc) + std::size_t(re.k)) * v + p;
-      x[at] = {add_rn(x[at].re, re.value.re), add_rn(x[at].im, re.value.im)};
+      x[at] = rounding::cadd(x[at], re.value);
     }
   }
 }

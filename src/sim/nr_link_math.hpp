@@ -2,13 +2,13 @@
 // Per-RE arithmetic of the NR slot link, shared by the CPU steps (nr_link_grid.cpp) and the CUDA
 // kernels (nr_link_cuda.cu). Every random value is addressed by (seed, stream, counter) through
 // Philox, with counters that depend on the block and transmission only; every product and sum
-// is rounded explicitly (frames_math.hpp's mul_rn/add_rn: -ffp-contract=off on the host,
+// is rounded explicitly (core/rounding.hpp: -ffp-contract=off on the host,
 // __fmul_rn/__fadd_rn on the GPU), so both backends give the same bits.
 #include <cstdint>
 
 #include "mimorx/core/complex.hpp"
 #include "mimorx/core/rng.hpp"
-#include "sim/frames_math.hpp"
+#include "mimorx/core/rounding.hpp"
 
 namespace mimorx::sim::detail {
 
@@ -21,9 +21,9 @@ MIMORX_HD std::uint64_t nr_noise_slot(std::int64_t block, int tx) {
   return std::uint64_t(block) * kNrMaxHarq + std::uint64_t(tx);
 }
 
-// sqrt(n0 / 2) in double with rng.hpp's correctly rounded operations (libm and CUDA agree).
+// sqrt(n0 / 2) in double with correctly rounded operations (libm and CUDA agree).
 MIMORX_HD float nr_noise_scale(float n0) {
-  return float(rng::detail::dsqrt(rng::detail::dmul(double(n0), 0.5)));
+  return float(rounding::dsqrt(rounding::dmul(double(n0), 0.5)));
 }
 
 // Entry e (column-major n_rx x layers, e < per) of the flat Rayleigh channel of a noise slot:
@@ -33,7 +33,7 @@ MIMORX_HD cf32 nr_flat_entry(std::uint64_t seed, std::uint64_t noise_slot, int p
   const float s = 0.70710678118654752f;
   float re, im;
   rng::gaussian_pair_at(seed, kStreamNrFlat, i, &re, &im);
-  return {mul_rn(re, s), mul_rn(im, s)};
+  return {rounding::fmul(re, s), rounding::fmul(im, s)};
 }
 
 // y on receive antenna r of grid RE `re`: sum_j H(r, j) x_j + n, noise from the slot's counter
@@ -46,10 +46,9 @@ MIMORX_HD cf32 nr_received(std::uint64_t seed, std::uint64_t noise_slot, std::in
       (noise_slot * std::uint64_t(res) * std::uint64_t(n_rx) + std::uint64_t(re * n_rx + r)) * 2;
   float nre, nim;
   rng::gaussian_pair_at(seed, kStreamNrNoise, i, &nre, &nim);
-  cf32 acc{mul_rn(nre, s), mul_rn(nim, s)};
+  cf32 acc{rounding::fmul(nre, s), rounding::fmul(nim, s)};
   for (int j = 0; j < layers; ++j) {
-    const cf32 p = cmul_rn(h_re[j * n_rx + r], x_re[j]);
-    acc = {add_rn(acc.re, p.re), add_rn(acc.im, p.im)};
+    acc = rounding::cadd(acc, rounding::cmul(h_re[j * n_rx + r], x_re[j]));
   }
   return acc;
 }
