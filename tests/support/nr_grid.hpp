@@ -1,6 +1,7 @@
 #pragma once
 // Received NR grids for channel-estimation tests: y[k, l] = H[k, l] x[k, l] + n with x the
 // DM-RS values of every port at its REs, random QPSK data at the data REs, zero elsewhere.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -37,18 +38,25 @@ inline Grid flat_channel(const nr::SlotPlan& plan, int n_rx, std::int64_t slots,
 }
 
 // A TDL channel (cfg's n_rx, n_tx = layers, n_subcarriers, scs set from the plan), slots of
-// independent realisations.
+// independent realisations. TDL correlation exists for 1, 2, 4 and 8 antennas: 3 layers take the
+// first 3 columns of a 4-antenna channel.
 inline Grid tdl_channel(const nr::SlotPlan& plan, channel::TdlConfig cfg, std::uint64_t seed,
                         std::int64_t slots) {
-  cfg.n_tx = plan.config().layers;
+  const int v = plan.config().layers;
+  cfg.n_tx = v == 3 ? 4 : v;
   cfg.n_subcarriers = plan.n_subcarriers();
   cfg.subcarrier_spacing_khz = plan.subcarrier_spacing_khz();
   cfg.symbols_per_slot = kSlotSymbols;
   channel::TdlChannel ch(cfg, Backend::cpu());
-  Grid h(std::size_t(slots * ch.matrices_per_slot() * cfg.n_rx * cfg.n_tx));
+  const std::int64_t mats = slots * ch.matrices_per_slot();
+  Grid full(std::size_t(mats * cfg.n_rx * cfg.n_tx));
   ch.generate(seed, {0, 0, 1},
-              MatrixBatch<cf32>(h.data(), slots * ch.matrices_per_slot(), cfg.n_rx, cfg.n_tx,
-                                Memory::host));
+              MatrixBatch<cf32>(full.data(), mats, cfg.n_rx, cfg.n_tx, Memory::host));
+  if (cfg.n_tx == v) return full;
+  Grid h(std::size_t(mats * cfg.n_rx * v));
+  for (std::int64_t i = 0; i < mats; ++i) {
+    std::copy_n(full.begin() + i * cfg.n_rx * cfg.n_tx, cfg.n_rx * v, h.begin() + i * cfg.n_rx * v);
+  }
   return h;
 }
 
