@@ -146,6 +146,13 @@ def rows_kbest(r, ref):
     return [Row("kbest", r, w, r["detect_gbps"], "Gbit/s")]
 
 
+def rows_sts(r, ref):
+    clip = "exact" if not r["clip"] else f"clip {r['clip']:g}"
+    w = (f"{r['nt']}x{r['nr']} {r['mod']}, {r['snr_db']:g} dB, {clip}, {r['vectors']} vectors, "
+         f"{r['vectors_per_channel']} a channel, {r['avg_nodes']:.0f} nodes a vector")
+    return [Row("sts", r, w, r["gbit_per_s"], "Gbit/s")]
+
+
 def rows_ldpc_decoder(r, ref):
     # The automatic block shape only (the benchmark also runs forced variants).
     if r.get("requested_max_block_threads", 0) != 0 or not r.get("packed", True):
@@ -251,6 +258,8 @@ MODULES = OrderedDict([
                 {"psd_auto": rows_sphere, "psd_paper_setup": rows_sphere})),
     ("nway", ("N-way detector (`gpubench_nway_detect`)", "not stated", {"nway": rows_nway})),
     ("kbest", ("K-best detector (`gpubench_kbest_detect`)", "not stated", {"kbest": rows_kbest})),
+    ("sts", ("Single-tree-search soft sphere decoder (`gpubench_sts_detect`)", "not stated",
+             {"sts": rows_sts})),
     ("ldpc_decoder", ("5G NR LDPC decoder (`gpubench_decoder_ldpc`)",
                       "the larger of the DRAM and shared-memory instruction floors",
                       {"ldpc_decoder": rows_ldpc_decoder})),

@@ -110,6 +110,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int r = tid; r < count; r += BLOCK) bw[r] = kbest::path_bits(pf + r * d, nt, axis_k);
   __syncthreads();
   const float inv_n0 = rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
+  nway::PathErrors pe;  // the best path's errors, computed at this thread's first flip
   for (int j = tid; j < nb; j += BLOCK) {
     float m0 = kInf, m1 = kInf;
     for (int r = 0; r < count; ++r) {
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(BLOCK)
       }
     }
     // Path 0 of the sorted list is the best candidate (nway::complete_minima).
-    nway::complete_minima(e, lay, axis_k, nt, 0, pf, j, &m0, &m1);
+    nway::complete_minima(e, lay, axis_k, nt, 0, pf, j, &m0, &m1, pe);
     bits[v * nb + j] = nway::hard_of_minima(m0, m1);
     if (llrs) llrs[v * nb + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
   }

@@ -168,9 +168,10 @@ struct KbestSearch final : detail::ListSearch {
         }
         // The list is sorted: path 0 is the best candidate, whose single-coordinate flips
         // supply the missing counter-hypotheses.
+        nway::PathErrors pe;
         for (int j = 0; j < nb; ++j) {
           nway::complete_minima(e + v * lay.es, lay, axis_k, nt, 0, &paths[0], j, &min0[j],
-                                &min1[j]);
+                                &min1[j], pe);
         }
         const float inv_n0 = nway::fdiv(1.f, in.noise_var[in.noise_var.size == 1 ? 0 : v]);
         nway::write_minima(min0, min1, nb, inv_n0, cfg.llr_clip, bits.data + v * nb,

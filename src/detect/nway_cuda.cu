@@ -98,13 +98,15 @@ __global__ void __launch_bounds__(kBlock)
   const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
   // Bit j's hard decision and LLR from its minima, a missing one completed by the flip of the
   // best candidate.
+  // The best candidate's path and errors, computed at this thread's first flip.
+  nway::PathErrors pe;
+  int lev[D];
   auto finish = [&](float m0, float m1, int j) {
     if ((m0 == kInf) != (m1 == kInf)) {
       const int c = int(unsigned(best_key[vl])), nb = c / M;
       const float* ep = tile + (vl * n_ways + nb) * esp;
-      int lev[D];
-      nway::search_path<D, L>(ep, c - nb * M, lev);
-      nway::complete_minima(ep, nway::Layout(NT), KA, NT, nb, lev, j, &m0, &m1);
+      if (!pe.ready) nway::search_path<D, L>(ep, c - nb * M, lev);
+      nway::complete_minima(ep, nway::Layout(NT), KA, NT, nb, lev, j, &m0, &m1, pe);
     }
     const std::int64_t o = v * NB + j;
     bits[o] = nway::hard_of_minima(m0, m1);

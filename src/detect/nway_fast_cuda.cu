@@ -70,6 +70,20 @@ __global__ void __launch_bounds__(kQrThreads)
   }
 }
 
+// A bit with no counter-hypothesis in the list: the flip of the best candidate (pass bn, levels
+// packed in blw) with its pass's E from global memory (nway::complete_minima). Not inlined: the
+// merge loop is unrolled over the bits, and one copy of this rarely taken path keeps the
+// unrolled loop small.
+template <int NT, int L>
+__device__ __noinline__ void flip_missing(const float* e, int bn, unsigned blw, int j, float* m0,
+                                          float* m1, nway::PathErrors* pe) {
+  using S = FastShape<NT, L>;
+  int lev[S::D];
+#pragma unroll
+  for (int l = 0; l < S::D; ++l) lev[l] = int(blw >> (S::KA * l)) & (L - 1);
+  nway::complete_minima(e, nway::Layout(NT), S::KA, NT, bn, lev, j, m0, m1, *pe);
+}
+
 // ---- search + LLR merge ----------------------------------------------------------------------
 // A vector has tv = next_pow2(n_ways) * (M / C) threads (a power of two <= 32, consecutive
 // lanes): thread (n, part) runs candidates part * C .. part * C + C - 1 of pass n; threads with
@@ -165,6 +179,7 @@ __global__ void __launch_bounds__(kSearchThreads)
 
   const bool valid = v < vectors;
   const float inv_n0 = valid ? rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]) : 0.f;
+  nway::PathErrors pe;  // the best candidate's errors, computed at this thread's first flip
 #pragma unroll
   for (int j = 0; j < NB; ++j) {
     if (valid && (j & (tv - 1)) == tl) {
@@ -172,15 +187,8 @@ __global__ void __launch_bounds__(kSearchThreads)
       // Bit c of the best candidate is the complement of its Gray bit.
       const bool best_one = ((bw >> pos) & 1u) == 0;
       float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
-      if (cm[pos] == kInf) {
-        // No counter-hypothesis in the list: the flip of the best candidate
-        // (nway::complete_minima) with its pass's E from global memory.
-        int lev[S::D];
-#pragma unroll
-        for (int l = 0; l < S::D; ++l) lev[l] = int(blw >> (S::KA * l)) & (L - 1);
-        nway::complete_minima(e_in + (v * n_ways + bn) * ES, nway::Layout(NT), S::KA, NT, bn, lev,
-                              j, &m0, &m1);
-      }
+      if (cm[pos] == kInf)
+        flip_missing<NT, L>(e_in + (v * n_ways + bn) * ES, bn, blw, j, &m0, &m1, &pe);
       s_bits[vl * NB + j] = nway::hard_of_minima(m0, m1);
       if (llrs) s_llr[vl * NB + j] = nway::llr_of_minima(m0, m1, inv_n0, clip);
     }

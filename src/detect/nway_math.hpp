@@ -325,23 +325,37 @@ MIMORX_HD int flip_level(int ka, int ib, int jj, unsigned value) {
   return ib;  // unreachable for ka >= 1: both values of every axis bit occur
 }
 
-// The tree metric of the path `lev` (levels of the real coordinates 0..D-1 of E, metric d_b)
-// with coordinate p moved to level `to`: with the path's errors e_i = yhat_i - sum_c R'_ic a_c
-// (computed as search_path computes them) and delta the amplitude change,
-//   d' = d_b + delta^2 sum_{i<=p} R'_ip^2 - 2 delta sum_{i<=p} R'_ip e_i.
+// The errors of the path `lev` (levels of the real coordinates 0..D-1 of E), computed as
+// search_path computes them: e_i = yhat_i - sum_{c >= i} R'_ic a_c. Filled once per list (the
+// first bit that needs a flip) and shared by all its bits.
+struct PathErrors {
+  float err[16];
+  bool ready = false;
+};
 template <class Level>
-MIMORX_HD float flip_metric(const float* e, const Layout& lay, int levels, const Level* lev,
-                            float d_b, int p, int to) {
-  float s = 0.f, t = 0.f;
-  for (int i = 0; i <= p; ++i) {
+MIMORX_HD void path_errors(const float* e, const Layout& lay, int levels, const Level* lev,
+                           PathErrors& pe) {
+  for (int i = 0; i < lay.d; ++i) {
     float z = e[lay.yhat(i)];
     for (int c = lay.d - 1; c > i; --c) {
       z = ffma(-e[lay.r(i, c)], float(level_amplitude(levels, int(lev[c]))), z);
     }
-    const float err = ffma(-e[lay.r(i, i)], float(level_amplitude(levels, int(lev[i]))), z);
+    pe.err[i] = ffma(-e[lay.r(i, i)], float(level_amplitude(levels, int(lev[i]))), z);
+  }
+  pe.ready = true;
+}
+
+// The tree metric of the path `lev` (metric d_b, errors pe) with coordinate p moved to level
+// `to`, delta the amplitude change:
+//   d' = d_b + delta^2 sum_{i<=p} R'_ip^2 - 2 delta sum_{i<=p} R'_ip e_i.
+template <class Level>
+MIMORX_HD float flip_metric(const float* e, const Layout& lay, const PathErrors& pe,
+                            const Level* lev, float d_b, int p, int to) {
+  float s = 0.f, t = 0.f;
+  for (int i = 0; i <= p; ++i) {
     const float rip = e[lay.r(i, p)];
     s = ffma(rip, rip, s);
-    t = ffma(rip, err, t);
+    t = ffma(rip, pe.err[i], t);
   }
   const float delta = float(2 * (to - int(lev[p])));
   return fadd(d_b, fmul(delta, ffma(delta, s, fmul(-2.f, t))));
@@ -350,18 +364,20 @@ MIMORX_HD float flip_metric(const float* e, const Layout& lay, int levels, const
 // Bit j (b_(j mod m) of stream j / m) of a list whose best candidate is the path `lev` of pass
 // n (rotated column q of the pass is stream (q + n) mod nt; n = 0: natural order): where one of
 // min0 / min1 is +inf and the other is not, the missing one becomes the flip metric of the bit
-// (the present one is the best candidate's metric d_b).
+// (the present one is the best candidate's metric d_b). pe: the path's errors, filled here on
+// first use; pass the same PathErrors for every bit of one list.
 template <class Level>
 MIMORX_HD void complete_minima(const float* e, const Layout& lay, int ka, int nt, int n,
-                               const Level* lev, int j, float* min0, float* min1) {
+                               const Level* lev, int j, float* min0, float* min1, PathErrors& pe) {
   constexpr float kInf = __builtin_huge_valf();
   const bool miss0 = *min0 == kInf, miss1 = *min1 == kInf;
   if (miss0 == miss1) return;
+  if (!pe.ready) path_errors(e, lay, 1 << ka, lev, pe);
   const int m = 2 * ka, t = j / m, b = j - t * m;
   const int q = t - n < 0 ? t - n + nt : t - n;
   const int p = 2 * q + (b & 1);
   const int to = flip_level(ka, int(lev[p]), b >> 1, miss0 ? 0u : 1u);
-  const float d = flip_metric(e, lay, 1 << ka, lev, miss0 ? *min1 : *min0, p, to);
+  const float d = flip_metric(e, lay, pe, lev, miss0 ? *min1 : *min0, p, to);
   *(miss0 ? min0 : min1) = d;
 }
 

@@ -171,9 +171,10 @@ struct NwaySearch final : detail::ListSearch {
         if (cand_d) continue;
         const float n0 = in.noise_var[in.noise_var.size == 1 ? 0 : v];
         const float inv_n0 = nway::fdiv(1.f, n0);
+        nway::PathErrors pe;
         for (int j = 0; j < nb; ++j) {
           nway::complete_minima(e + (v * nw + best_n) * es, lay, KA, NT, best_n, best_lev, j,
-                                &min0[j], &min1[j]);
+                                &min0[j], &min1[j], pe);
         }
         nway::write_minima(min0, min1, nb, inv_n0, clip, bits.data + v * nb,
                            llrs.size ? llrs.data + v * nb : nullptr);

@@ -173,13 +173,14 @@ void check_paths_and_merge(Modulation mod, int nw, std::uint64_t seed) {
         if (((w[i] ^ bw) >> b) & 1u) cm[b] = rounding::fmin_num(cm[b], d[i]);
     }
     const float inv_n0 = rounding::fdiv(1.f, p.n0[std::size_t(v)]);
+    nway::PathErrors pe;
     for (int j = 0; j < S::NB; ++j) {
       const int pos = S::position(j);
       const bool best_one = ((bw >> pos) & 1u) == 0;
       float m0 = best_one ? cm[pos] : bd, m1 = best_one ? bd : cm[pos];
       if (std::isinf(cm[pos])) {
         nway::complete_minima(e.data() + (v * nw + bn) * S::ES, nway::Layout(NT), S::KA, NT, bn,
-                              blev, j, &m0, &m1);
+                              blev, j, &m0, &m1, pe);
       }
       const std::size_t o = std::size_t(v) * S::NB + j;
       ASSERT_EQ(nway::hard_of_minima(m0, m1), ref_bits[o]) << what << " v " << v << " j " << j;
