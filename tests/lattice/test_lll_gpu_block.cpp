@@ -532,8 +532,11 @@ std::vector<std::string> column_warp_mismatches(std::uint64_t seed) {
       const std::string what = "seed " + std::to_string(seed) + " sz=" + std::to_string(c.sz) +
                                " delta=" + std::to_string(c.delta) + " block " + std::to_string(k) +
                                (k % 2 ? " (knapsack)" : " (Gaussian)");
-      if (c.phases == 0 && hst != LllStatus::reduced)
-        out.push_back(what + ": host model " + to_string(hst));
+      // Knapsack blocks may end in precision_loss (docs/lll.md, Limits); the GPU must then say
+      // the same.
+      const bool allowed =
+          hst == LllStatus::reduced || (k % 2 == 1 && hst == LllStatus::precision_loss);
+      if (c.phases == 0 && !allowed) out.push_back(what + ": host model " + to_string(hst));
       // The first entry of U that differs (bs: none), compared where both reduced.
       auto first_u_diff = [&](const std::int64_t* u) {
         std::size_t e = 0;
