@@ -813,8 +813,8 @@ TEST(LllPlanCpuErrors, Float32BigMultiplierInTheFinalCheckIsNotAccepted) {
 // (column_warp_lll.hpp): the R factors of Gaussian and knapsack blocks of 2..32 columns come
 // out LLL-reduced as R U, with U integer and unimodular (independent checks: long-double
 // Gram-Schmidt, exact det U). Knapsack blocks may end in precision_loss instead (R is updated by
-// reflections without recomputation; about 0.4 % of random 16-32-column blocks, docs/lll.md,
-// Limits): the status is then honest, and nothing else is checked for that block.
+// reflections without recomputation; a small fraction of random 16-32-column blocks,
+// docs/lll.md, Limits): the status is then honest, and nothing else is checked for that block.
 TEST(LllColumnWarp, HostModelReducesTriangularBlocks) {
   MIMORX_SEEDED_GENERATOR(g);
   for (int sz : {2, 3, 5, 8, 16, 31, 32}) {
