@@ -49,7 +49,7 @@ sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
   } else {
     throw InvalidArgument("csi: '" + o.csi +
                           "'; give perfect (the true H and N0), ls-linear or ls-lmmse (DM-RS "
-                          "estimates with linear or LMMSE interpolation, docs/nr_link.md)");
+                          "estimates with linear or LMMSE interpolation, docs/nr_estimate.md)");
   }
   c.decoder = k.decoder;
   c.seed = k.seed;

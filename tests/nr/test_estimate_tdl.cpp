@@ -1,6 +1,6 @@
 // ChannelEstimator on TDL channels: the interpolation error without noise shrinks with more
 // DM-RS symbols; the MSE falls with the SNR; the LMMSE interpolator beats linear on TDL-C.
-// The printed figures are the accuracy table of docs/nr_link.md.
+// The printed figures are the accuracy table of docs/nr_estimate.md.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>

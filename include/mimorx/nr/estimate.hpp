@@ -1,6 +1,6 @@
 #pragma once
-// Receiver channel estimation from the DM-RS of one slot (docs/nr_link.md, "Channel
-// estimation"): least-squares estimates at each port's DM-RS REs with CDM despreading,
+// Receiver channel estimation from the DM-RS of one slot (docs/nr_estimate.md):
+// least-squares estimates at each port's DM-RS REs with CDM despreading,
 // interpolation in frequency (linear, or LMMSE from a power-delay profile) and in time (linear
 // between DM-RS symbols), and the noise variance from the DM-RS residual. CPU and CUDA compute
 // the same bits.

@@ -1,5 +1,5 @@
 #pragma once
-// The NR slot link (docs/nr_link.md, "Simulator: NR slots"): one codeword of TS 38.214-sized
+// The NR slot link (docs/nr_sim.md): one codeword of TS 38.214-sized
 // transport blocks per slot on a resource grid, over a flat or TDL channel, with HARQ.
 //
 //   TBS, Qm and R from the MCS table (nr::SlotPlan::tbs_input) -> tbs information bits (Philox,
