@@ -1,19 +1,13 @@
 #include "channel/channel_cuda.hpp"
 #include "channel/fading_math.hpp"
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 
 namespace mimorx::channel::detail {
 namespace {
 constexpr int kThreads = 256;
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
-
-#define MIMORX_GRID_STRIDE(k, n)                                                      \
-  for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < (n); \
-       k += std::int64_t(gridDim.x) * blockDim.x)
+using mimorx::detail::grid_for;
 
 __global__ void g_kernel(std::uint64_t seed, std::int64_t first, std::int64_t count, int nr, int nt,
                          cf32* dst, std::int64_t stride) {

@@ -2,23 +2,17 @@
 // frequency response), one thread per output element, the arithmetic of tdl_math.hpp.
 #include "channel/tdl_math.hpp"
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 
 namespace mimorx::channel::detail {
 namespace {
 constexpr int kThreads = 256;
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
-
-#define MIMORX_TDL_GRID_STRIDE(x, n)                                                  \
-  for (std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; x < (n); \
-       x += std::int64_t(gridDim.x) * blockDim.x)
+using mimorx::detail::grid_for;
 
 __global__ void w_kernel(TdlArgs a, std::uint64_t seed, std::int64_t items, cf32* w) {
   const int p = a.n_rx * a.n_tx;
-  MIMORX_TDL_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int e = int(x % p), n = int((x / p) % a.taps);
     const std::int64_t bl = x / (std::int64_t(p) * a.taps);
     w[x] = tdl_w_entry(a, seed, bl / a.symbols, int(bl % a.symbols), n, e);
@@ -27,7 +21,7 @@ __global__ void w_kernel(TdlArgs a, std::uint64_t seed, std::int64_t items, cf32
 
 __global__ void a_kernel(TdlArgs a, std::int64_t items, const cf32* w, cf32* at) {
   const int p = a.n_rx * a.n_tx;
-  MIMORX_TDL_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int e = int(x % p), n = int((x / p) % a.taps);
     at[x] = tdl_a_entry(a, w + (x - e), n, e);
   }
@@ -36,7 +30,7 @@ __global__ void a_kernel(TdlArgs a, std::int64_t items, const cf32* w, cf32* at)
 __global__ void h_kernel(TdlArgs a, std::int64_t items, const cf32* at, cf32* h,
                          std::int64_t stride) {
   const int p = a.n_rx * a.n_tx;
-  MIMORX_TDL_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int e = int(x % p);
     const std::int64_t m = x / p;  // matrix (b * symbols + l) * n_sc + k
     const std::int64_t bl = m / a.n_sc;

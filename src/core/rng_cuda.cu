@@ -1,12 +1,13 @@
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "core/rng_cuda.hpp"
 #include "mimorx/core/rng.hpp"
 
 namespace mimorx::rng::detail {
 
 namespace {
-__global__ void uniform_kernel(std::uint64_t seed, std::uint64_t stream, float* out,
-                               std::int64_t n, std::uint64_t offset) {
+__global__ void uniform_kernel(std::uint64_t seed, std::uint64_t stream, float* out, std::int64_t n,
+                               std::uint64_t offset) {
   for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < n;
        k += std::int64_t(gridDim.x) * blockDim.x) {
     out[k] = uniform_at(seed, stream, offset + std::uint64_t(k));
@@ -19,10 +20,7 @@ __global__ void gaussian_kernel(std::uint64_t seed, std::uint64_t stream, float*
     out[k] = gaussian_at(seed, stream, offset + std::uint64_t(k));
   }
 }
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + 255) / 256;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
+using mimorx::detail::grid_for;
 }  // namespace
 
 void fill_uniform_cuda(std::uint64_t seed, std::uint64_t stream, float* out, std::int64_t n,

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "detect/ml_cuda.hpp"
 #include "detect/ml_math.hpp"
 
@@ -76,10 +77,7 @@ __global__ void finalize_soft(ModParams p, int nt, std::int64_t vectors, const f
   }
 }
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
+using mimorx::detail::grid_for;
 
 template <bool SOFT, int LV>
 void launch_ml(int nr, dim3 grid, cudaStream_t st, ModParams p, int nt, const cf32* h,

@@ -1,4 +1,5 @@
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "interop/layout_cuda.hpp"
 #include "interop/layout_math.hpp"
 
@@ -6,19 +7,11 @@ namespace mimorx::interop::detail {
 namespace {
 constexpr int kThreads = 256;
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
-
-// Grid-stride loop over the n elements of a (rows, cols) batch: i = r * cols + j.
-#define MIMORX_GRID_LOOP(i, n)                                                        \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += std::int64_t(gridDim.x) * blockDim.x)
+using mimorx::detail::grid_for;
 
 __global__ void bits_from_float_kernel(const float* in, std::int64_t rows, int in_cols,
                                        std::uint8_t* out, int out_cols, int* invalid) {
-  MIMORX_GRID_LOOP(i, rows * out_cols) {
+  MIMORX_GRID_STRIDE(i, rows * out_cols) {
     const std::int64_t r = i / out_cols;
     const int j = int(i - r * out_cols);
     std::uint8_t b = 0;
@@ -33,7 +26,7 @@ __global__ void bits_from_float_kernel(const float* in, std::int64_t rows, int i
 
 __global__ void gather_bits_kernel(const std::uint8_t* in, std::int64_t rows, int in_cols,
                                    const int* index, int out_cols, float* out) {
-  MIMORX_GRID_LOOP(i, rows * out_cols) {
+  MIMORX_GRID_STRIDE(i, rows * out_cols) {
     const std::int64_t r = i / out_cols;
     const int j = int(i - r * out_cols);
     const int k = index[j];
@@ -44,7 +37,7 @@ __global__ void gather_bits_kernel(const std::uint8_t* in, std::int64_t rows, in
 __global__ void gather_scaled_kernel(const float* in, std::int64_t rows, int in_cols,
                                      const int* index, int out_cols, float scale, const float* base,
                                      float* out) {
-  MIMORX_GRID_LOOP(i, rows * out_cols) {
+  MIMORX_GRID_STRIDE(i, rows * out_cols) {
     const std::int64_t r = i / out_cols;
     const int j = int(i - r * out_cols);
     const int k = index[j];
@@ -54,13 +47,13 @@ __global__ void gather_scaled_kernel(const float* in, std::int64_t rows, int in_
 }
 
 __global__ void scale_kernel(const float* in, std::int64_t n, float scale, float* out) {
-  MIMORX_GRID_LOOP(i, n) { out[i] = scale * in[i]; }
+  MIMORX_GRID_STRIDE(i, n) { out[i] = scale * in[i]; }
 }
 
 __global__ void transpose_kernel(const cf32* in, std::int64_t batch, int rows, int cols,
                                  cf32* out) {
   const std::int64_t per = std::int64_t(rows) * cols;
-  MIMORX_GRID_LOOP(o, batch * per) {
+  MIMORX_GRID_STRIDE(o, batch * per) {
     const std::int64_t b = o / per;
     const int e = int(o - b * per);  // column-major position: e = j * rows + i
     const int j = e / rows, i = e - j * rows;
@@ -70,9 +63,8 @@ __global__ void transpose_kernel(const cf32* in, std::int64_t batch, int rows, i
 
 __global__ void noise_kernel(const cf32* s, std::int64_t batch, int n, std::int64_t batch_stride,
                              std::int64_t diag_stride, float* n0) {
-  MIMORX_GRID_LOOP(b, batch) { n0[b] = covariance_noise(s + b * batch_stride, n, diag_stride); }
+  MIMORX_GRID_STRIDE(b, batch) { n0[b] = covariance_noise(s + b * batch_stride, n, diag_stride); }
 }
-#undef MIMORX_GRID_LOOP
 }  // namespace
 
 void bits_from_float_cuda(const float* in, std::int64_t rows, int in_cols, std::uint8_t* out,

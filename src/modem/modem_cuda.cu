@@ -1,4 +1,5 @@
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "mimorx/modem/demap.hpp"
 #include "modem/modem_cuda.hpp"
 
@@ -6,10 +7,7 @@ namespace mimorx::modem::detail {
 namespace {
 constexpr int kThreads = 256;
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
+using mimorx::detail::grid_for;
 
 __global__ void map_kernel(Modulation mod, const std::uint8_t* bits, cf32* symbols,
                            std::int64_t n) {

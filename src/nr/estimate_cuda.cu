@@ -1,26 +1,20 @@
 // CUDA backend of ChannelEstimator: one thread per output element of each stage of
 // estimate_math.hpp (the CPU reference runs the same functions in the same order per element).
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "nr/estimate_cuda.hpp"
 
 namespace mimorx::nr::detail {
 namespace {
 constexpr int kThreads = 256;
 
-int grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return int(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
-
-#define MIMORX_EST_GRID_STRIDE(i, n)                                                  \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += std::int64_t(gridDim.x) * blockDim.x)
+using mimorx::detail::grid_for;
 
 // x = (b * D * Qs + q) * n_rx + r.
 __global__ void ls_kernel(EstimateArgs a, const cf32* y, std::int64_t items, cf32* g) {
   const std::int64_t per_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots;
   const std::int64_t grid = std::int64_t(kSlotSymbols) * a.n_sc * a.n_rx;
-  MIMORX_EST_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int r = int(x % a.n_rx);
     const std::int64_t bq = x / a.n_rx;
     g[x] = ls_entry(a, y + (bq / per_slot) * grid, int(bq % per_slot), r);
@@ -30,7 +24,7 @@ __global__ void ls_kernel(EstimateArgs a, const cf32* y, std::int64_t items, cf3
 // x = (b * D * Qs + q) * n_rx + r.
 __global__ void cdm_kernel(EstimateArgs a, const cf32* g, std::int64_t items, cf32* c) {
   const std::int64_t per_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots;
-  MIMORX_EST_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int r = int(x % a.n_rx);
     const std::int64_t bq = x / a.n_rx;
     c[x] = cdm_entry(a, g + (bq / per_slot) * per_slot * a.n_rx, int(bq % per_slot), r);
@@ -41,7 +35,7 @@ __global__ void cdm_kernel(EstimateArgs a, const cf32* g, std::int64_t items, cf
 __global__ void freq_kernel(EstimateArgs a, const cf32* g, std::int64_t items, cf32* f) {
   const std::int64_t g_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots * a.n_rx;
   const int per = a.layers * a.n_rx;
-  MIMORX_EST_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int e = int(x % per);
     const std::int64_t bdk = x / per;
     const int k = int(bdk % a.n_sc);
@@ -56,7 +50,7 @@ __global__ void time_kernel(EstimateArgs a, const cf32* f, std::int64_t items, c
                             std::int64_t stride) {
   const int per = a.layers * a.n_rx;
   const std::int64_t f_slot = std::int64_t(a.dmrs_symbols) * a.n_sc * per;
-  MIMORX_EST_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int e = int(x % per);
     const std::int64_t m = x / per;  // matrix (b * 14 + l) * n_sc + k
     const std::int64_t bl = m / a.n_sc;
@@ -70,7 +64,7 @@ __global__ void partial_kernel(EstimateArgs a, const cf32* y, const cf32* g, std
                                double* partial) {
   const std::int64_t g_slot = std::int64_t(a.dmrs_symbols) * a.slot_pilots * a.n_rx;
   const std::int64_t grid = std::int64_t(kSlotSymbols) * a.n_sc * a.n_rx;
-  MIMORX_EST_GRID_STRIDE(x, items) {
+  MIMORX_GRID_STRIDE(x, items) {
     const int r = int(x % a.n_rx);
     const std::int64_t bdu = x / a.n_rx;
     const int u = int(bdu % a.noise_rows);
@@ -82,7 +76,7 @@ __global__ void partial_kernel(EstimateArgs a, const cf32* y, const cf32* g, std
 __global__ void noise_kernel(EstimateArgs a, const double* partial, std::int64_t slots,
                              float* noise) {
   const std::int64_t per = std::int64_t(a.dmrs_symbols) * a.noise_rows * a.n_rx;
-  MIMORX_EST_GRID_STRIDE(b, slots) noise[b] = noise_total(a, partial + b * per);
+  MIMORX_GRID_STRIDE(b, slots) noise[b] = noise_total(a, partial + b * per);
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_grid.cuh"
 #include "sim/nr_link_cuda.hpp"
 #include "sim/nr_link_math.hpp"
 
@@ -15,18 +16,14 @@ int grid_for(std::int64_t n) {
   return int(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 65536 * 4));
 }
 
-#define MIMORX_NR_GRID_STRIDE(i, n)                                                   \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += std::int64_t(gridDim.x) * blockDim.x)
-
 __global__ void zero_kernel(cf32* x, std::int64_t n) {
-  MIMORX_NR_GRID_STRIDE(i, n) { x[i] = cf32{0.f, 0.f}; }
+  MIMORX_GRID_STRIDE(i, n) { x[i] = cf32{0.f, 0.f}; }
 }
 
 // One thread per (slot, data RE, layer).
 __global__ void place_layers_kernel(NrGridTables t, int num, const cf32* d, cf32* x) {
   const int v = t.layers;
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(num) * t.data_res * v) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(num) * t.data_res * v) {
     const std::int64_t p = e / (std::int64_t(t.data_res) * v);
     const std::int64_t rest = e - p * t.data_res * v;
     const std::int64_t i = rest / v;
@@ -37,7 +34,7 @@ __global__ void place_layers_kernel(NrGridTables t, int num, const cf32* d, cf32
 
 // One thread per (slot, DM-RS entry): entries of one slot are distinct elements of x.
 __global__ void place_dmrs_kernel(NrGridTables t, int num, cf32* x) {
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(num) * t.dmrs_count) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(num) * t.dmrs_count) {
     const std::int64_t p = e / t.dmrs_count;
     const int q = int(e - p * t.dmrs_count);
     cf32& at = x[p * t.res * t.layers + t.dmrs_at[q]];
@@ -49,7 +46,7 @@ __global__ void place_dmrs_kernel(NrGridTables t, int num, cf32* x) {
 __global__ void flat_channel_kernel(NrGridTables t, std::uint64_t seed, const std::int64_t* blocks,
                                     int tx, int num, cf32* h) {
   const int per = t.n_rx * t.layers;
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(num) * t.res * per) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(num) * t.res * per) {
     const std::int64_t p = e / (t.res * per);
     const int k = int(e % per);
     h[e] = nr_flat_entry(seed, nr_noise_slot(blocks[p], tx), per, k);
@@ -60,7 +57,7 @@ __global__ void flat_channel_kernel(NrGridTables t, std::uint64_t seed, const st
 __global__ void receive_kernel(NrGridTables t, std::uint64_t seed, const std::int64_t* blocks,
                                int tx, int num, const cf32* h, const cf32* x, float s, cf32* y) {
   const int n_rx = t.n_rx, v = t.layers;
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(num) * t.res * n_rx) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(num) * t.res * n_rx) {
     const std::int64_t g = e / n_rx;  // slot p, RE re
     const int r = int(e - g * n_rx);
     const std::int64_t p = g / t.res, re = g - p * t.res;
@@ -73,7 +70,7 @@ __global__ void receive_kernel(NrGridTables t, std::uint64_t seed, const std::in
 __global__ void gather_kernel(NrGridTables t, int num, const cf32* y, const cf32* h, float n0,
                               const float* n0_slot, cf32* y_data, cf32* h_data, float* noise_var) {
   const int n_rx = t.n_rx, per = n_rx * t.layers;
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(num) * t.data_res * per) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(num) * t.data_res * per) {
     const std::int64_t g = e / per;  // slot p, data RE i
     const int k = int(e - g * per);
     const std::int64_t p = g / t.data_res, i = g - p * t.data_res;
@@ -87,7 +84,7 @@ __global__ void gather_kernel(NrGridTables t, int num, const cf32* y, const cf32
 // One thread per LLR.
 __global__ void llrs_kernel(const float* detected, std::int64_t num, std::int64_t g, int v, int m,
                             float* codeword) {
-  MIMORX_NR_GRID_STRIDE(e, num * g) {
+  MIMORX_GRID_STRIDE(e, num * g) {
     const std::int64_t b = e / g, rest = e - b * g;
     const std::int64_t i = rest / (std::int64_t(v) * m);
     const int jk = int(rest - i * v * m);
@@ -100,7 +97,7 @@ __global__ void llrs_kernel(const float* detected, std::int64_t num, std::int64_
 template <class T>
 __global__ void gather_rows_kernel(const T* in, const int* index, int rows, std::int64_t width,
                                    T* out) {
-  MIMORX_NR_GRID_STRIDE(e, std::int64_t(rows) * width) {
+  MIMORX_GRID_STRIDE(e, std::int64_t(rows) * width) {
     const std::int64_t p = e / width;
     out[e] = in[std::int64_t(index[p]) * width + (e - p * width)];
   }
