@@ -129,11 +129,11 @@ nlohmann::json stage_profile(const sim::CodedConfig& c) {
   }
   j["total_ms"] = total;
   j["stage_mbps"] = double(blocks) * c.tbs / (total * 1e-3) / 1e6;
-  // Floor of the channel step: every Gaussian pair is one float64 Box-Muller (about 110 float64
-  // operations: log series, sin/cos series, a division and a square root) at the H200's 33.5e12
-  // float64 operations per second (67 TFLOPS counting a fused multiply-add as two).
+  // Floor of the channel step: every Gaussian pair is one float32 Box-Muller (rng.hpp: about 70
+  // float32 instructions with the log and sin/cos series, an IEEE division and a square root)
+  // at the H200's 33.5e12 lane instructions per second (132 SMs x 128 lanes x 1.98 GHz).
   const double pairs = double(vecs) * (c.shape.nr * c.shape.nt + c.shape.nr);
-  j["channel_floor_ms"] = pairs * 110 / 33.5e12 * 1e3;
+  j["channel_floor_ms"] = pairs * 70 / 33.5e12 * 1e3;
   std::printf("  stages of one batch (%d blocks, %lld vectors):", blocks, static_cast<long long>(vecs));
   for (const auto& [name, fn] : stages) std::printf(" %s %.3f ms", name.c_str(), double(j[name + "_ms"]));
   std::printf("; sum %.3f ms = %.0f Mbit/s; channel floor %.3f ms\n", total,
