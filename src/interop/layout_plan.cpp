@@ -26,6 +26,22 @@ void require_host_index(View<const int> index, int in_cols, bool allow_negative)
   }
 }
 
+// The checks both gathers make: in (rows, in_cols), out (rows, index.size), all in `mem`;
+// returns out's columns.
+template <class In>
+int require_gather(View<const In> in, std::int64_t rows, int in_cols, View<const int> index,
+                   View<float> out, Memory mem) {
+  require(index.size <= (std::int64_t(1) << 30), "index", "is longer than 2^30 entries");
+  const int out_cols = int(index.size);
+  require_dims(rows, in_cols, out_cols);
+  require_memory(in.where, mem, "in");
+  require_memory(index.where, mem, "index");
+  require_memory(out.where, mem, "out");
+  require_size(in, rows * in_cols, "in");
+  require_size(out, rows * out_cols, "out");
+  return out_cols;
+}
+
 [[maybe_unused]] int device_of(const Backend& b) { return b.is_cuda() ? b.device() : 0; }
 }  // namespace
 
@@ -77,15 +93,7 @@ void LayoutConverter::bits_from_float(View<const float> in, std::int64_t rows, i
 void LayoutConverter::gather_bits_to_float(View<const std::uint8_t> in, std::int64_t rows,
                                            int in_cols, View<const int> index, View<float> out,
                                            const Stream& stream) const {
-  const int out_cols = int(index.size);
-  require(index.size <= (std::int64_t(1) << 30), "index", "is longer than 2^30 entries");
-  require_dims(rows, in_cols, out_cols);
-  const Memory mem = memory_of(backend_);
-  require_memory(in.where, mem, "in");
-  require_memory(index.where, mem, "index");
-  require_memory(out.where, mem, "out");
-  require_size(in, rows * in_cols, "in");
-  require_size(out, rows * out_cols, "out");
+  const int out_cols = require_gather(in, rows, in_cols, index, out, memory_of(backend_));
   if (backend_.is_cuda()) {
 #if MIMORX_HAS_CUDA
     detail::gather_bits_to_float_cuda(in.data, rows, in_cols, index.data, out_cols, out.data,
@@ -104,15 +112,8 @@ void LayoutConverter::gather_bits_to_float(View<const std::uint8_t> in, std::int
 void LayoutConverter::gather_scaled(View<const float> in, std::int64_t rows, int in_cols,
                                     View<const int> index, float scale, View<const float> base,
                                     bool accumulate, View<float> out, const Stream& stream) const {
-  const int out_cols = int(index.size);
-  require(index.size <= (std::int64_t(1) << 30), "index", "is longer than 2^30 entries");
-  require_dims(rows, in_cols, out_cols);
   const Memory mem = memory_of(backend_);
-  require_memory(in.where, mem, "in");
-  require_memory(index.where, mem, "index");
-  require_memory(out.where, mem, "out");
-  require_size(in, rows * in_cols, "in");
-  require_size(out, rows * out_cols, "out");
+  const int out_cols = require_gather(in, rows, in_cols, index, out, mem);
   if (!accumulate) {
     require_memory(base.where, mem, "base");
     require_size(base, out_cols, "base");
