@@ -18,8 +18,7 @@ struct Validated {};
 
 std::string channel_name(const std::optional<channel::TdlConfig>& tdl) {
   if (!tdl) return "flat rayleigh, one realisation per slot";
-  return fmt::format("{}:{:g}:{:g}:{}", channel::tdl_model_name(tdl->model), tdl->delay_spread_ns,
-                     tdl->max_doppler_hz, channel::tdl_correlation_name(tdl->correlation));
+  return channel::tdl_name(*tdl);
 }
 
 sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
@@ -35,9 +34,9 @@ sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
   c.mcs_table = nr::parse_mcs_table(o.mcs_table);
   c.mcs = o.mcs;
   c.n_rx = o.nrx;
-  require(o.channel == "iid" || o.channel.rfind("tdl-", 0) == 0, "channel",
-          "'" + o.channel + "'; give iid (flat Rayleigh) or tdl-<a..e>:DS:fD:corr, e.g. " +
-              "tdl-c:300:100:low");
+  require(o.channel == "iid" || o.channel.rfind("tdl", 0) == 0, "channel",
+          "'" + o.channel + "'; give iid (flat Rayleigh), tdl-<a..e>:DS:fD:corr (e.g. " +
+              "tdl-c:300:100:low) or tdla30|tdlb100|tdlc300-fD:corr (e.g. tdlb100-400:low)");
   if (o.channel != "iid") c.tdl = channel::parse_tdl(o.channel);
   c.harq_transmissions = o.harq;
   if (o.csi == "perfect") {
@@ -119,7 +118,8 @@ void add_nr_options(CLI::App& cmd, NrOptions& o) {
                      "--nr: transmissions per transport block at most, 1..4 (rv 0, 2, 3, 1)"));
   add(cmd.add_option("--channel", o.channel,
                      "--nr: iid (flat Rayleigh, one realisation per slot) or "
-                     "tdl-X:DS:fD:corr, e.g. tdl-c:300:100:low (docs/channel.md)"));
+                     "tdl-X:DS:fD:corr, e.g. tdl-c:300:100:low, or a TS 38.104 profile "
+                     "tdla30|tdlb100|tdlc300-fD:corr, e.g. tdlb100-400:low (docs/channel.md)"));
   add(cmd.add_option("--nrx", o.nrx, "--nr: receive antennas, 1..8, at least --layers"));
   add(cmd.add_option("--slots", o.slots, "--nr: slots per SNR point, at most"));
   add(cmd.add_option(

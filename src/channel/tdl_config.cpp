@@ -2,6 +2,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,27 @@ std::string_view tdl_model_name(TdlModel model) {
       return "tdl-d";
     case TdlModel::e:
       return "tdl-e";
+    case TdlModel::a30:
+      return "tdla30";
+    case TdlModel::b100:
+      return "tdlb100";
+    case TdlModel::c300:
+      return "tdlc300";
   }
   return "unknown";
+}
+
+std::string tdl_name(const TdlConfig& c) {
+  std::string out(tdl_model_name(c.model));
+  char buf[64];
+  if (tdl_fixed_delay_spread_ns(c.model)) {
+    std::snprintf(buf, sizeof buf, "-%g:", c.max_doppler_hz);
+  } else {
+    std::snprintf(buf, sizeof buf, ":%g:%g:", c.delay_spread_ns, c.max_doppler_hz);
+  }
+  out.append(buf);
+  out.append(tdl_correlation_name(c.correlation));
+  return out;
 }
 
 std::string_view tdl_correlation_name(TdlCorrelation level) {
@@ -79,8 +99,13 @@ std::string_view tdl_correlation_name(TdlCorrelation level) {
 }
 
 void validate(const TdlConfig& c) {
-  require(c.model >= TdlModel::a && c.model <= TdlModel::e, "model",
-          std::to_string(int(c.model)) + "; allowed TDL-A..TDL-E");
+  require(c.model >= TdlModel::a && c.model <= TdlModel::c300, "model",
+          std::to_string(int(c.model)) + "; allowed TDL-A..TDL-E, TDLA30, TDLB100, TDLC300");
+  const std::optional<double> fixed = tdl_fixed_delay_spread_ns(c.model);
+  require(!fixed || c.delay_spread_ns == *fixed, "delay_spread_ns",
+          std::to_string(c.delay_spread_ns) + "; " + std::string(tdl_model_name(c.model)) +
+              " has fixed delays (delay spread " + std::to_string(int(fixed.value_or(0.0))) +
+              " ns)");
   require(
       std::isfinite(c.delay_spread_ns) && c.delay_spread_ns > 0.0 && c.delay_spread_ns <= 10000.0,
       "delay_spread_ns", std::to_string(c.delay_spread_ns) + "; allowed (0, 10000] ns");
@@ -109,12 +134,57 @@ void validate(const TdlConfig& c) {
           std::to_string(c.symbols_per_slot) + "; allowed 1..14");
 }
 
+namespace {
+
+TdlCorrelation parse_correlation(std::string_view field, std::string_view text) {
+  const std::string corr = lower(field);
+  if (corr == "low") return TdlCorrelation::low;
+  if (corr == "medium") return TdlCorrelation::medium;
+  if (corr == "high") return TdlCorrelation::high;
+  throw InvalidArgument("channel: " + quoted(text) + "unknown correlation '" + std::string(field) +
+                        "'; allowed low, medium, high");
+}
+
+// "tdlb100-400:low": a fixed-delay profile of TS 38.104 Annex G with its maximum Doppler.
+TdlConfig parse_conformance_name(const std::vector<std::string_view>& f, std::string_view text) {
+  const std::string name = lower(f[0]);
+  const std::size_t dash = name.find('-');
+  const std::string model = name.substr(0, dash);
+  TdlConfig c;
+  if (model == "tdla30") {
+    c.model = TdlModel::a30;
+  } else if (model == "tdlb100") {
+    c.model = TdlModel::b100;
+  } else if (model == "tdlc300") {
+    c.model = TdlModel::c300;
+  } else {
+    throw InvalidArgument("channel: " + quoted(text) + "unknown model '" + model +
+                          "'; allowed tdla30, tdlb100, tdlc300 (TS 38.104 Annex G), or "
+                          "tdl-a..tdl-e:DS:fD:corr");
+  }
+  require(dash != std::string::npos, "channel",
+          quoted(text) + "expected " + model + "-<maximum Doppler in Hz>:correlation, e.g. " +
+              "tdlb100-400:low");
+  c.delay_spread_ns = *tdl_fixed_delay_spread_ns(c.model);
+  c.max_doppler_hz = number(std::string_view(f[0]).substr(dash + 1), "maximum Doppler (Hz)", text);
+  c.correlation = parse_correlation(f[1], text);
+  return c;
+}
+}  // namespace
+
 TdlConfig parse_tdl(std::string_view text) {
   const std::vector<std::string_view> f = split(text, ':');
+  if (f.size() == 2) {
+    TdlConfig c = parse_conformance_name(f, text);
+    require(c.max_doppler_hz >= 0.0 && c.max_doppler_hz <= 10000.0, "channel",
+            quoted(text) + "maximum Doppler " + std::to_string(c.max_doppler_hz) +
+                " Hz; allowed [0, 10000]");
+    return c;
+  }
   require(f.size() == 4, "channel",
           quoted(text) +
-              "expected model:delay_spread_ns:max_doppler_hz:correlation, e.g. "
-              "tdl-b:100:400:low");
+              "expected model:delay_spread_ns:max_doppler_hz:correlation (e.g. tdl-b:100:400:low) "
+              "or a TS 38.104 profile with its Doppler (e.g. tdlb100-400:low)");
   TdlConfig c;
   const std::string model = lower(f[0]);
   const std::string models[] = {"tdl-a", "tdl-b", "tdl-c", "tdl-d", "tdl-e"};
@@ -127,20 +197,11 @@ TdlConfig parse_tdl(std::string_view text) {
   }
   require(found, "channel",
           quoted(text) + "unknown model '" + std::string(f[0]) +
-              "'; allowed tdl-a, tdl-b, tdl-c, tdl-d, tdl-e");
+              "'; allowed tdl-a, tdl-b, tdl-c, tdl-d, tdl-e (or tdla30-fD:corr, tdlb100-fD:corr, "
+              "tdlc300-fD:corr)");
   c.delay_spread_ns = number(f[1], "delay spread (ns)", text);
   c.max_doppler_hz = number(f[2], "maximum Doppler (Hz)", text);
-  const std::string corr = lower(f[3]);
-  if (corr == "low") {
-    c.correlation = TdlCorrelation::low;
-  } else if (corr == "medium") {
-    c.correlation = TdlCorrelation::medium;
-  } else if (corr == "high") {
-    c.correlation = TdlCorrelation::high;
-  } else {
-    throw InvalidArgument("channel: " + quoted(text) + "unknown correlation '" + std::string(f[3]) +
-                          "'; allowed low, medium, high");
-  }
+  c.correlation = parse_correlation(f[3], text);
   require(c.delay_spread_ns > 0.0 && c.delay_spread_ns <= 10000.0, "channel",
           quoted(text) + "delay spread " + std::string(f[1]) + " ns; allowed (0, 10000]");
   require(c.max_doppler_hz >= 0.0 && c.max_doppler_hz <= 10000.0, "channel",

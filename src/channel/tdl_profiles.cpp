@@ -3,6 +3,8 @@
 // tau_norm,n and powers in dB, in the tables' row order. TDL-D/E list the first tap twice: the
 // LOS (specular) row and the Rayleigh row at the same delay, whose power ratio is the K-factor
 // of the table (13.3 dB, 22 dB). Delays scale as tau_n = tau_norm,n * DS (§7.7.3, eq. 7.7-1).
+// The simplified profiles of TS 38.104 V15 Annex G.2.1.1, Tables G.2.1.1-2 (TDLA30), -3
+// (TDLB100) and -4 (TDLC300): 12 taps each, delays in ns as tabulated (not scaled).
 #include <array>
 #include <cmath>
 #include <span>
@@ -82,6 +84,52 @@ constexpr std::array<Row, 15> kTdlE{{
     {20.6519, -29.2, false},
 }};
 
+// Delays in ns (not normalised).
+constexpr std::array<Row, 12> kTdlA30{{
+    {0, -15.5, false},
+    {10, 0.0, false},
+    {15, -5.1, false},
+    {20, -5.1, false},
+    {25, -9.6, false},
+    {50, -8.2, false},
+    {65, -13.1, false},
+    {75, -11.5, false},
+    {105, -11.0, false},
+    {135, -16.2, false},
+    {150, -16.6, false},
+    {290, -26.2, false},
+}};
+
+constexpr std::array<Row, 12> kTdlB100{{
+    {0, 0.0, false},
+    {10, -2.2, false},
+    {20, -0.6, false},
+    {30, -0.6, false},
+    {35, -0.3, false},
+    {45, -1.2, false},
+    {55, -5.9, false},
+    {120, -2.2, false},
+    {170, -0.8, false},
+    {245, -6.3, false},
+    {330, -7.5, false},
+    {480, -7.1, false},
+}};
+
+constexpr std::array<Row, 12> kTdlC300{{
+    {0, -6.9, false},
+    {65, 0.0, false},
+    {70, -7.7, false},
+    {190, -2.5, false},
+    {195, -2.4, false},
+    {200, -9.9, false},
+    {240, -8.0, false},
+    {325, -6.6, false},
+    {520, -7.1, false},
+    {1045, -13.0, false},
+    {1510, -14.2, false},
+    {2595, -16.0, false},
+}};
+
 std::span<const Row> rows_of(TdlModel model) {
   switch (model) {
     case TdlModel::a:
@@ -94,6 +142,12 @@ std::span<const Row> rows_of(TdlModel model) {
       return kTdlD;
     case TdlModel::e:
       return kTdlE;
+    case TdlModel::a30:
+      return kTdlA30;
+    case TdlModel::b100:
+      return kTdlB100;
+    case TdlModel::c300:
+      return kTdlC300;
   }
   throw InvalidArgument("model: unknown TDL model " + std::to_string(int(model)));
 }
@@ -103,14 +157,33 @@ std::vector<TdlTap> tdl_profile(TdlModel model, double delay_spread_ns) {
   require(std::isfinite(delay_spread_ns) && delay_spread_ns > 0.0, "delay_spread_ns",
           std::to_string(delay_spread_ns) + "; the delay spread must be finite and > 0 ns");
   const std::span<const Row> rows = rows_of(model);
+  const std::optional<double> fixed = tdl_fixed_delay_spread_ns(model);
+  require(!fixed || delay_spread_ns == *fixed, "delay_spread_ns",
+          std::to_string(delay_spread_ns) + "; " + std::string(tdl_model_name(model)) +
+              " has fixed delays (delay spread " + std::to_string(int(*fixed)) + " ns)");
+  const double scale = fixed ? 1.0 : delay_spread_ns;  // tabulated in ns, or normalised
   double total = 0.0;
   for (const Row& r : rows) total += std::pow(10.0, r.db / 10.0);
   std::vector<TdlTap> taps;
   taps.reserve(rows.size());
   for (const Row& r : rows) {
-    taps.push_back({r.delay * delay_spread_ns, std::pow(10.0, r.db / 10.0) / total, r.los});
+    taps.push_back({r.delay * scale, std::pow(10.0, r.db / 10.0) / total, r.los});
   }
   return taps;
+}
+
+std::optional<double> tdl_fixed_delay_spread_ns(TdlModel model) {
+  switch (model) {
+    case TdlModel::a30:
+      return 30.0;
+    case TdlModel::b100:
+      return 100.0;
+    case TdlModel::c300:
+      return 300.0;
+    default:
+      (void)rows_of(model);  // rejects an invalid enumerator
+      return std::nullopt;
+  }
 }
 
 std::optional<double> tdl_k_factor_db(TdlModel model) {

@@ -49,6 +49,82 @@ TEST(TdlProfile, TablesOfTr38901) {
               {{0, 0.0, -0.03}, {1, 0.0, -22.03}, {7, 1.9092, -18.6}, {14, 20.6519, -29.2}});
 }
 
+// TS 38.104 V15 Tables G.2.1.1-2..4, typed again here: (row, delay in ns, dB).
+void expect_fixed_rows(TdlModel model, double ds, std::initializer_list<SpecRow> spec) {
+  ASSERT_EQ(tdl_fixed_delay_spread_ns(model).value_or(-1.0), ds);
+  const std::vector<TdlTap> taps = tdl_profile(model, ds);
+  ASSERT_EQ(taps.size(), 12u) << tdl_model_name(model);
+  double total = 0.0, linear = 0.0;
+  for (const TdlTap& t : taps) total += t.power;
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  for (const SpecRow& r : spec) linear += std::pow(10.0, r.db / 10.0);
+  for (const SpecRow& r : spec) {
+    EXPECT_EQ(taps[r.index].delay_ns, r.delay) << tdl_model_name(model) << r.index;
+    EXPECT_NEAR(taps[r.index].power, std::pow(10.0, r.db / 10.0) / linear, 1e-12)
+        << tdl_model_name(model) << " row " << r.index;
+    EXPECT_FALSE(taps[r.index].los);
+  }
+  EXPECT_THROW(tdl_profile(model, ds + 1.0), InvalidArgument);
+}
+
+TEST(TdlProfile, FixedProfilesOfTs38104) {
+  expect_fixed_rows(TdlModel::a30, 30.0,
+                    {{0, 0, -15.5},
+                     {1, 10, 0.0},
+                     {2, 15, -5.1},
+                     {3, 20, -5.1},
+                     {4, 25, -9.6},
+                     {5, 50, -8.2},
+                     {6, 65, -13.1},
+                     {7, 75, -11.5},
+                     {8, 105, -11.0},
+                     {9, 135, -16.2},
+                     {10, 150, -16.6},
+                     {11, 290, -26.2}});
+  expect_fixed_rows(TdlModel::b100, 100.0,
+                    {{0, 0, 0.0},
+                     {1, 10, -2.2},
+                     {2, 20, -0.6},
+                     {3, 30, -0.6},
+                     {4, 35, -0.3},
+                     {5, 45, -1.2},
+                     {6, 55, -5.9},
+                     {7, 120, -2.2},
+                     {8, 170, -0.8},
+                     {9, 245, -6.3},
+                     {10, 330, -7.5},
+                     {11, 480, -7.1}});
+  expect_fixed_rows(TdlModel::c300, 300.0,
+                    {{0, 0, -6.9},
+                     {1, 65, 0.0},
+                     {2, 70, -7.7},
+                     {3, 190, -2.5},
+                     {4, 195, -2.4},
+                     {5, 200, -9.9},
+                     {6, 240, -8.0},
+                     {7, 325, -6.6},
+                     {8, 520, -7.1},
+                     {9, 1045, -13.0},
+                     {10, 1510, -14.2},
+                     {11, 2595, -16.0}});
+  for (TdlModel m : {TdlModel::a, TdlModel::b, TdlModel::c, TdlModel::d, TdlModel::e}) {
+    EXPECT_FALSE(tdl_fixed_delay_spread_ns(m).has_value());
+  }
+}
+
+// The simplified profiles keep the delay spread they are named after, to within 10 %.
+TEST(TdlProfile, FixedProfilesRmsDelaySpread) {
+  for (TdlModel m : {TdlModel::a30, TdlModel::b100, TdlModel::c300}) {
+    const double ds = *tdl_fixed_delay_spread_ns(m);
+    double mean = 0.0, second = 0.0;
+    for (const TdlTap& t : tdl_profile(m, ds)) {
+      mean += t.power * t.delay_ns;
+      second += t.power * t.delay_ns * t.delay_ns;
+    }
+    EXPECT_NEAR(std::sqrt(second - mean * mean) / ds, 1.0, 0.1) << tdl_model_name(m);
+  }
+}
+
 TEST(TdlProfile, LosRowAndKFactor) {
   for (TdlModel m : {TdlModel::d, TdlModel::e}) {
     const auto taps = tdl_profile(m, 50.0);
@@ -177,6 +253,28 @@ TEST(TdlParse, CommandLineNames) {
   EXPECT_EQ(parse_tdl("tdl-d:30:75:low").model, TdlModel::d);
 }
 
+TEST(TdlParse, ConformanceNames) {
+  const TdlConfig b = parse_tdl("tdlb100-400:low");
+  EXPECT_EQ(b.model, TdlModel::b100);
+  EXPECT_EQ(b.delay_spread_ns, 100.0);
+  EXPECT_EQ(b.max_doppler_hz, 400.0);
+  EXPECT_EQ(b.correlation, TdlCorrelation::low);
+  EXPECT_NO_THROW(validate(b));
+  const TdlConfig a = parse_tdl("TDLA30-10:Medium");
+  EXPECT_EQ(a.model, TdlModel::a30);
+  EXPECT_EQ(a.delay_spread_ns, 30.0);
+  EXPECT_EQ(a.max_doppler_hz, 10.0);
+  EXPECT_EQ(a.correlation, TdlCorrelation::medium);
+  const TdlConfig c = parse_tdl("tdlc300-100:high");
+  EXPECT_EQ(c.model, TdlModel::c300);
+  EXPECT_EQ(c.delay_spread_ns, 300.0);
+  // The command-line form round-trips.
+  for (const char* text :
+       {"tdlb100-400:low", "tdla30-10:medium", "tdl-c:300:100:low", "tdl-e:37.5:0:high"}) {
+    EXPECT_EQ(tdl_name(parse_tdl(text)), text);
+  }
+}
+
 void expect_parse_error(const std::string& text, const std::string& fragment) {
   try {
     parse_tdl(text);
@@ -204,6 +302,19 @@ TEST(TdlParse, ClearErrors) {
   expect_parse_error("tdl-b:100:400:mid", "unknown correlation 'mid'");
 }
 
+TEST(TdlParse, ConformanceNameErrors) {
+  expect_parse_error("tdlb100:low", "expected tdlb100-<maximum Doppler in Hz>");
+  expect_parse_error("tdlb100-x:low", "maximum Doppler (Hz) 'x' is not a number");
+  expect_parse_error("tdlb100-:low", "is not a number");
+  expect_parse_error("tdlb100-20000:low", "maximum Doppler");
+  expect_parse_error("tdld30-5:low", "unknown model 'tdld30'");
+  expect_parse_error("tdlb100-400:mid", "unknown correlation 'mid'");
+  expect_parse_error("tdlb100:100:400:low", "unknown model 'tdlb100'");
+  TdlConfig wrong = parse_tdl("tdlb100-400:low");
+  wrong.delay_spread_ns = 50.0;
+  EXPECT_THROW(validate(wrong), InvalidArgument);
+}
+
 TEST(TdlConfigCheck, BadConfigsThrow) {
   const auto bad = [](auto edit, const std::string& field) {
     TdlConfig c;
@@ -217,7 +328,7 @@ TEST(TdlConfigCheck, BadConfigsThrow) {
     EXPECT_THROW(TdlChannel(c, Backend::cpu()), InvalidArgument) << field;
   };
   EXPECT_NO_THROW(validate(TdlConfig{}));
-  bad([](TdlConfig& c) { c.model = TdlModel(7); }, "model");
+  bad([](TdlConfig& c) { c.model = TdlModel(8); }, "model");
   bad([](TdlConfig& c) { c.delay_spread_ns = 0.0; }, "delay_spread_ns");
   bad([](TdlConfig& c) { c.delay_spread_ns = std::nan(""); }, "delay_spread_ns");
   bad([](TdlConfig& c) { c.max_doppler_hz = -1.0; }, "max_doppler_hz");

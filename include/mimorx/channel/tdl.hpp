@@ -1,6 +1,7 @@
 #pragma once
 // 3GPP tapped-delay-line channels in the frequency domain (docs/channel.md, "TDL channels"):
-//   power-delay profiles TDL-A..E of TR 38.901 §7.7.2 scaled to a delay spread,
+//   power-delay profiles TDL-A..E of TR 38.901 §7.7.2 scaled to a delay spread, and the
+//   fixed-delay profiles TDLA30, TDLB100, TDLC300 of the conformance tests (TS 38.104 Annex G.2),
 //   per tap and antenna pair a sum-of-sinusoids process with the classical (Jakes) Doppler
 //   spectrum (TDL-D/E: the LOS row a rotating phasor at 0.7 fD),
 //   MIMO correlation by the Kronecker model of TS 38.104 / TS 38.101-4 (low, medium, high),
@@ -21,7 +22,10 @@
 
 namespace mimorx::channel {
 
-enum class TdlModel { a, b, c, d, e };
+// a..e: TR 38.901 TDL-A..E, scaled to a delay spread. a30, b100, c300: the simplified profiles
+// of TS 38.104 Table G.2.1.1-2..4 (12 taps each, delays fixed in ns, delay spread 30, 100,
+// 300 ns), which the base station's performance requirements (TS 38.104 §8) are defined with.
+enum class TdlModel { a, b, c, d, e, a30, b100, c300 };
 enum class TdlCorrelation { low, medium, high };
 // Which end is the gNB: uplink = the receiver (TS 38.104 Annex G), downlink = the transmitter
 // (TS 38.101-4 Annex B). It decides which end gets alpha (gNB) and which beta (UE).
@@ -53,13 +57,21 @@ struct TdlConfig {
 void validate(const TdlConfig& config);
 
 // "tdl-b:100:400:low": model, delay spread (ns), maximum Doppler (Hz), correlation
-// (low|medium|high); case-insensitive names. The other fields keep their defaults.
+// (low|medium|high); or the conformance name "tdlb100-400:low" (TDLA30, TDLB100, TDLC300 with
+// the maximum Doppler after the dash). Case-insensitive names; the other fields keep their
+// defaults.
 TdlConfig parse_tdl(std::string_view text);
 
-std::string_view tdl_model_name(TdlModel model);              // "tdl-a" ...
+std::string_view tdl_model_name(TdlModel model);  // "tdl-a" ... "tdlc300"
+// The delay spread (ns) a fixed-delay profile is defined with (30, 100, 300); empty for the
+// scalable TR 38.901 models.
+std::optional<double> tdl_fixed_delay_spread_ns(TdlModel model);
+// The command-line form of a configuration: "tdl-b:100:400:low" or "tdlb100-400:low".
+std::string tdl_name(const TdlConfig& config);
 std::string_view tdl_correlation_name(TdlCorrelation level);  // "low" ...
 
-// The profile rows of TR 38.901 Tables 7.7.2-1..5 scaled to delay_spread_ns and normalised.
+// The profile rows of TR 38.901 Tables 7.7.2-1..5 scaled to delay_spread_ns, or of TS 38.104
+// Tables G.2.1.1-2..4 (delay_spread_ns must then be the profile's own), normalised.
 std::vector<TdlTap> tdl_profile(TdlModel model, double delay_spread_ns);
 // K-factor of the first tap in dB (TDL-D 13.3, TDL-E 22.0); empty for the NLOS models.
 std::optional<double> tdl_k_factor_db(TdlModel model);
