@@ -49,6 +49,8 @@ TEST(TdlGpu, BitIdenticalToCpu) {
       {"tdl-e:60:300:medium", 4, 4, 30, 24, 3, TdlLink::downlink, {9, 1, 2}, 2},
       {"tdl-a:1000:10000:high", 8, 4, 30, 3276, 2, TdlLink::uplink, {2, 100000, 1}, 1},
       {"tdl-b:10:0:low", 8, 8, 15, 12, 1, TdlLink::uplink, {0, 0, 1}, 5},
+      {"tdlb100-400:low", 2, 1, 15, 624, 14, TdlLink::uplink, {4, 1, 4}, 3},
+      {"tdlc300-100:medium", 4, 2, 15, 624, 14, TdlLink::uplink, {0, 0, 2}, 2},
   };
   for (const Case& c : cases) {
     TdlConfig cfg = parse_tdl(c.spec);
