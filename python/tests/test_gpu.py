@@ -104,3 +104,48 @@ def test_cupy_arrays(rng):
     assert det(hd, yd, n0, llrs=out) is out
     cupy.cuda.get_current_stream().synchronize()
     np.testing.assert_allclose(cupy.asnumpy(out), det(h, y, n0), rtol=1e-3, atol=1e-3)
+
+
+def test_cupy_runs_on_the_current_and_the_given_stream(rng):
+    cupy = pytest.importorskip("cupy")
+    from mimorx import _arrays
+    h, y, n0 = host_link(rng)
+    det = detect.MMSE(4, 4, "16qam")
+    ref = det(h, y, n0)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        hd = mimorx.column_major(cupy.asarray(np.ascontiguousarray(h)))
+        yd = cupy.asarray(y)
+        assert _arrays.stream_handle(None, yd) == s.ptr
+        bits = det(hd, yd, n0)  # on s, ordered after the copies above
+    s.synchronize()
+    assert isinstance(bits, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(bits), ref)
+    s2 = cupy.cuda.Stream(non_blocking=True)
+    for stream in (s2, s2.ptr):
+        out = cupy.empty_like(bits)
+        assert det(hd, yd, n0, bits=out, stream=stream) is out
+        s2.synchronize()
+        np.testing.assert_array_equal(cupy.asnumpy(out), ref)
+
+
+def test_cupy_ldpc_channel_and_modem_equal_to_cpu(rng):
+    cupy = pytest.importorskip("cupy")
+    enc, dec = ldpc.Encoder(1, 128), ldpc.Decoder(1, 128)
+    info = rng.integers(0, 2, (32, enc.k), dtype=np.uint8)
+    cw = enc(info)
+    cwd = enc(cupy.asarray(info))
+    assert isinstance(cwd, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(cwd), cw)
+    llr = ((1 - 2 * cw.astype(np.float32)) + rng.standard_normal(cw.shape).astype(np.float32)) * 2
+    out = cupy.empty((32, enc.k), dtype=cupy.uint8)
+    assert dec(cupy.asarray(llr), out=out) is out
+    cupy.cuda.get_current_stream().synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(out), dec(llr))
+    col = cupy.empty((32, 2, 4), dtype=cupy.complex64).transpose(0, 2, 1)  # column-major 4x2
+    channel.Fading(4, 2)(seed=3, out=col)
+    cupy.cuda.get_current_stream().synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(col), channel.rayleigh(32, 4, 2, seed=3))
+    bits = rng.integers(0, 2, 4000, dtype=np.uint8)
+    sym = modem.qam_map(cupy.asarray(bits), "16qam")
+    np.testing.assert_array_equal(cupy.asnumpy(sym), modem.qam_map(bits, "16qam"))
