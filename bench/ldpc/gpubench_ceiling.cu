@@ -16,8 +16,9 @@
 // minimum and the sign product), f16x2_hmin (__hmin2/__hmax2 and a sign xor, sm_80's way),
 // f16x2_xorsign_nosat (no clamps: half storage needs none). Half pairs are stored as 32-bit words
 // in the row ceiling (twice the int8 pairs' shared memory).
-// Usage: gpubench_ceiling_ldpc [out.jsonl] [--runs N]   (N timed launches per kernel, default 5;
-// scripts/ncu-ldpc-ceiling profiles with N = 1)
+// Usage: gpubench_ceiling_ldpc [out.jsonl] [--profile]
+//   --profile: one launch per kernel, no warm-up (for a profiler: scripts/ncu-ldpc-ceiling);
+//   otherwise a warm-up and the median of 5 timed launches.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -169,7 +170,7 @@ struct Rate {
 };
 
 template <class Kernel>
-Rate measure(Kernel kernel, int deg, int sms, double clock_hz, const Scales& sc, int runs) {
+Rate measure(Kernel kernel, int deg, int sms, double clock_hz, const Scales& sc, bool profile) {
   Rate r;
   cudaFuncAttributes attr{};
   MIMORX_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
@@ -184,9 +185,9 @@ Rate measure(Kernel kernel, int deg, int sms, double clock_hz, const Scales& sc,
     kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(s.handle())>>>(out.data(), reps, sc);
     MIMORX_CUDA_CHECK_LAUNCH();
   };
-  launch();
+  if (!profile) launch();
   std::vector<double> ms;
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (profile ? 1 : 5); ++i) {
     GpuTimer t(s);
     t.start();
     launch();
@@ -204,24 +205,24 @@ using RateTable = std::map<int, Rate>;  // by row degree
 
 template <int DEG, Mix M>
 void measure_degree(std::map<Mix, RateTable>& arith, std::map<Mix, RateTable>& row, int sms,
-                    double clock, const Scales& sc, int runs) {
-  arith[M][DEG] = measure(arith_ceiling<DEG, M>, DEG, sms, clock, sc, runs);
-  row[M][DEG] = measure(row_ceiling<DEG, M>, DEG, sms, clock, sc, runs);
+                    double clock, const Scales& sc, bool profile) {
+  arith[M][DEG] = measure(arith_ceiling<DEG, M>, DEG, sms, clock, sc, profile);
+  row[M][DEG] = measure(row_ceiling<DEG, M>, DEG, sms, clock, sc, profile);
 }
 
 // Every degree of the two base graphs: 3..10 (BG2, BG1 rows >= 4) and 19 (BG1 rows 0-3).
 template <Mix M>
 void measure_mix(std::map<Mix, RateTable>& arith, std::map<Mix, RateTable>& row, int sms,
-                 double clock, const Scales& sc, int runs) {
-  measure_degree<3, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<4, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<5, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<6, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<7, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<8, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<9, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<10, M>(arith, row, sms, clock, sc, runs);
-  measure_degree<19, M>(arith, row, sms, clock, sc, runs);
+                 double clock, const Scales& sc, bool profile) {
+  measure_degree<3, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<4, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<5, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<6, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<7, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<8, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<9, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<10, M>(arith, row, sms, clock, sc, profile);
+  measure_degree<19, M>(arith, row, sms, clock, sc, profile);
 }
 
 struct Code {
@@ -247,24 +248,16 @@ double code_ceiling(const Code& c, const RateTable& rates) {
 
 int main(int argc, char** argv) {
   std::string json_path;
-  int runs = 5;
+  bool profile = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    if (arg == "--runs" && a + 1 < argc) {
-      try {
-        runs = std::stoi(argv[++a]);
-      } catch (const std::exception&) {
-        runs = 0;
-      }
-      if (runs < 1 || runs > 1000) {
-        std::fprintf(stderr, "gpubench_ceiling: --runs takes an integer in 1..1000\n");
-        return 2;
-      }
+    if (arg == "--profile") {
+      profile = true;
     } else if (json_path.empty() && arg.rfind("--", 0) != 0) {
       json_path = arg;
     } else {
       std::fprintf(stderr,
-                   "gpubench_ceiling: usage: gpubench_ceiling_ldpc [out.jsonl] [--runs N]\n");
+                   "gpubench_ceiling: usage: gpubench_ceiling_ldpc [out.jsonl] [--profile]\n");
       return 2;
     }
   }
@@ -291,10 +284,10 @@ int main(int argc, char** argv) {
 
   const Mix mixes[] = {Mix::int16x2, Mix::f16x2_xorsign, Mix::f16x2_hmin, Mix::f16x2_xorsign_nosat};
   std::map<Mix, RateTable> arith, row;
-  measure_mix<Mix::int16x2>(arith, row, dev.sm_count, clock, sc, runs);
-  measure_mix<Mix::f16x2_xorsign>(arith, row, dev.sm_count, clock, sc, runs);
-  measure_mix<Mix::f16x2_hmin>(arith, row, dev.sm_count, clock, sc, runs);
-  measure_mix<Mix::f16x2_xorsign_nosat>(arith, row, dev.sm_count, clock, sc, runs);
+  measure_mix<Mix::int16x2>(arith, row, dev.sm_count, clock, sc, profile);
+  measure_mix<Mix::f16x2_xorsign>(arith, row, dev.sm_count, clock, sc, profile);
+  measure_mix<Mix::f16x2_hmin>(arith, row, dev.sm_count, clock, sc, profile);
+  measure_mix<Mix::f16x2_xorsign_nosat>(arith, row, dev.sm_count, clock, sc, profile);
 
   std::printf(
       "\n| mix | row degree | ceiling | registers | blocks/SM | ms | G codeword-edge updates/s | "
