@@ -8,7 +8,7 @@
 // src/ldpc.
 //
 // The steps of decoder_pair.hpp and how each is computed here:
-//   edge_q    q_j = L_v - R_j (HADD2), saturated at +-127 (two half min/max) where SAT;
+//   edge_q    q_j = L_v - R_j (HADD2), saturated at +-127 (two half min/max) where clamped;
 //   RowScan   xorsign: m2 = min(m2, max(|m1|, |q|)) and m1 = min.xorsign.abs(m1, q), which keeps
 //             min(|m1|, |q|) and the running sign product in m1's sign bit (one instruction for
 //             the minimum and the sign, sm_86+);
@@ -18,9 +18,11 @@
 //             one instruction), capped at msg_max with __hmin2, the sign product ORed in;
 //   edge_out  |q_j| == |m1| (a half compare to a lane mask) picks the signed scale(m2) or
 //             scale(m1) (one LOP3), q_j's sign xored in (one LOP3); APP = q_j + R'_j (HADD2),
-//             saturated at +-127 where SAT.
-// Without SAT nothing is clamped: with messages capped at msg_max, |APP| <= channel limit +
-// 19 msg_max stays far below half's 65504, so only int8 storage needs the clamps.
+//             saturated at +-127 where clamped.
+// The clamps: f16x2_xorsign and f16x2_hmin clamp q_j and the APP as the integer path does;
+// f16x2_xorsign_nosat clamps nothing (with messages capped at msg_max, |APP| <= channel limit +
+// 19 msg_max stays far below half's 65504: half storage needs no clamp); f16x2_xorsign_i8 clamps
+// the APP only, which its int8 storage needs.
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -33,7 +35,7 @@ namespace mimorx::ldpc::detail::half_pair {
 
 using u32 = std::uint32_t;
 
-enum class Mix { int16x2, f16x2_xorsign, f16x2_hmin, f16x2_xorsign_nosat };
+enum class Mix { int16x2, f16x2_xorsign, f16x2_hmin, f16x2_xorsign_nosat, f16x2_xorsign_i8 };
 inline const char* mix_name(Mix m) {
   switch (m) {
     case Mix::int16x2:
@@ -44,6 +46,8 @@ inline const char* mix_name(Mix m) {
       return "f16x2_hmin";
     case Mix::f16x2_xorsign_nosat:
       return "f16x2_xorsign_nosat";
+    case Mix::f16x2_xorsign_i8:
+      return "f16x2_xorsign_i8";
   }
   return "?";
 }
@@ -96,16 +100,36 @@ struct Scale {
   }
 };
 
+// Which clamps a mix computes: q_j and the APP at +-127 (as the integer path), only the APP (what
+// int8 storage needs), or none (half storage).
 template <Mix M>
-inline constexpr bool kSat = M != Mix::f16x2_xorsign_nosat;
+inline constexpr bool kSatQ = M == Mix::f16x2_xorsign || M == Mix::f16x2_hmin;
 template <Mix M>
-inline constexpr bool kXorsign = M == Mix::f16x2_xorsign || M == Mix::f16x2_xorsign_nosat;
+inline constexpr bool kSatApp = M != Mix::f16x2_xorsign_nosat;
+template <Mix M>
+inline constexpr bool kXorsign = M != Mix::f16x2_hmin;
+// The row ceiling's storage: int8 pairs (16-bit words) or half pairs (32-bit words).
+template <Mix M>
+inline constexpr bool kInt8Storage = M == Mix::f16x2_xorsign_i8;
+
+// int8 storage: each value v as the byte v + 128 (excess-128). Widening puts the byte under the
+// exponent of 1024 (one byte permute): the half 1152 + v. Differences of two such halves are the
+// exact L - R, so the bias never needs removing.
+__device__ __forceinline__ u32 widen_excess(u32 w) {
+  // the constant as the first operand: the selector stays an immediate (no register per use)
+  return __byte_perm(0x64646464u, w, 0x0504);
+}
+// A half x in [-127, 127] back to its byte: 1152 + x rounds to an integer (the spacing of halves
+// in [1024, 2048) is 1) whose low byte is x + 128; the two low bytes gathered into bits 0-15.
+__device__ __forceinline__ u32 narrow_excess(u32 x) {
+  return __byte_perm(hadd(x, hsplat(1152)), 0, 0x0020);
+}
 
 // First pass of edge j: q_j = L_v - R_j.
 template <Mix M>
 __device__ __forceinline__ u32 edge_q(u32 app_v, u32 msg_j) {
   const u32 q = hsub(app_v, msg_j);
-  return kSat<M> ? clamp127(q) : q;
+  return kSatQ<M> ? clamp127(q) : q;
 }
 
 // The two smallest |q_j| and the sign product of a row. xorsign: m1 carries the sign product in
@@ -151,17 +175,19 @@ __device__ __forceinline__ EdgeOut edge_out(u32 q, const RowMins& rm) {
   const u32 eq = __heq2_mask(__habs2(h2(q)), h2(rm.m1));
   const u32 msg = ((eq & rm.s2) | (~eq & rm.s1)) ^ (q & kSignBits);
   const u32 app = hadd(q, msg);
-  return EdgeOut{kSat<M> ? clamp127(app) : app, msg};
+  return EdgeOut{kSatApp<M> ? clamp127(app) : app, msg};
 }
 
-// decoder_pair.hpp's row_update_fixed with half pairs stored as 32-bit words (APP and
-// messages), so no widening or narrowing: row r of one layer, exactly DEG edges, q_j and the
-// addresses (DEG <= 10) in registers between the passes.
-template <int DEG, Mix M>
-__device__ __forceinline__ void row_update_fixed(u32* app, u32* msg, int mstride,
+// decoder_pair.hpp's row_update_fixed in half pairs: row r of one layer, exactly DEG edges, q_j
+// and the addresses (DEG <= 10) in registers between the passes. Word: u32 half pairs, or
+// std::uint16_t excess-128 int8 pairs (kInt8Storage) widened and narrowed on the way.
+template <int DEG, Mix M, class Word>
+__device__ __forceinline__ void row_update_fixed(Word* app, Word* msg, int mstride,
                                                  const pair::PairEdge* e, int r, int z,
                                                  const Scale& sc) {
   constexpr bool kKeepAddresses = DEG <= 10;
+  const auto load = [](Word w) { return kInt8Storage<M> ? widen_excess(u32(w)) : u32(w); };
+  const auto store = [](u32 x) { return Word(kInt8Storage<M> ? narrow_excess(x) : x); };
   int v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
   RowScan<M> scan;
@@ -169,7 +195,7 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* msg, int mstride
   for (int j = 0; j < DEG; ++j) {
     const int vj = pair::variable(e[j], r, z);
     if constexpr (kKeepAddresses) v[j] = vj;
-    q[j] = edge_q<M>(app[vj], msg[j * mstride]);
+    q[j] = edge_q<M>(load(app[vj]), load(msg[j * mstride]));
     scan.add(q[j]);
   }
   const RowMins rm = row_mins(scan, sc);
@@ -182,8 +208,8 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* msg, int mstride
       vj = pair::variable(e[j], r, z);
     }
     const EdgeOut o = edge_out<M>(q[j], rm);
-    app[vj] = o.app;
-    msg[j * mstride] = o.msg;
+    app[vj] = store(o.app);
+    msg[j * mstride] = store(o.msg);
   }
 }
 

@@ -14,8 +14,9 @@
 // JSON lines): int16x2, the integer lanes of decoder_pair.hpp (the decoder's own arithmetic), and
 // the half-precision pairs of ceiling_half_row.cuh: f16x2_xorsign (min.xorsign.abs for the
 // minimum and the sign product), f16x2_hmin (__hmin2/__hmax2 and a sign xor, sm_80's way),
-// f16x2_xorsign_nosat (no clamps: half storage needs none). Half pairs are stored as 32-bit words
-// in the row ceiling (twice the int8 pairs' shared memory).
+// f16x2_xorsign_nosat (no clamps: half storage needs none), f16x2_xorsign_i8 (only the APP clamped,
+// stored as int8 pairs). The row ceiling stores half pairs as 32-bit words (twice the int8 pairs'
+// shared memory), except f16x2_xorsign_i8 (int8 pairs, converted by byte permutes).
 // Usage: gpubench_ceiling_ldpc [out.jsonl] [--profile]
 //   --profile: one launch per kernel, no warm-up (for a profiler: scripts/ncu-ldpc-ceiling);
 //   otherwise a warm-up and the median of 5 timed launches.
@@ -123,8 +124,10 @@ __global__ void __launch_bounds__(kThreads) arith_ceiling(u32* out, int reps, Sc
 
 template <int DEG, Mix M>
 __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scales sc) {
-  // int8 pairs for the integer lanes (widened on load), half pairs as 32-bit words.
-  using Word = std::conditional_t<M == Mix::int16x2, std::uint16_t, u32>;
+  // int8 pairs (16-bit words, widened on load) for the integer lanes and f16x2_xorsign_i8, half
+  // pairs as 32-bit words for the other f16x2 mixes.
+  constexpr bool kInt8 = M == Mix::int16x2 || half_pair::kInt8Storage<M>;
+  using Word = std::conditional_t<kInt8, std::uint16_t, u32>;
   __shared__ Word s_app[DEG * kThreads];
   __shared__ Word s_msg[DEG * kThreads];
   __shared__ pair::PairEdge s_edges[DEG];
@@ -135,12 +138,17 @@ __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scal
   if (r < DEG) s_edges[r] = pair::pair_edge(ldpc::detail::DecEdge{r * z, 0}, z);
   const int tid = blockIdx.x * blockDim.x + r;
   for (int j = 0; j < DEG; ++j) {
+    const u32 v = start_value(tid, j);
     if constexpr (M == Mix::int16x2) {
-      s_app[j * z + r] = Word(pair::narrow(start_value(tid, j)));
+      s_app[j * z + r] = Word(pair::narrow(v));
+      s_msg[r * DEG + j] = 0;
+    } else if constexpr (kInt8) {  // excess-128 bytes
+      s_app[j * z + r] = Word(pair::narrow(v ^ 0x00800080u));
+      s_msg[r * DEG + j] = Word(0x8080u);
     } else {
       s_app[j * z + r] = start_word<M>(tid, j);
+      s_msg[r * DEG + j] = 0;
     }
-    s_msg[r * DEG + j] = 0;
   }
   __syncthreads();
   for (int it = 0; it < reps; ++it) {
@@ -288,6 +296,7 @@ int main(int argc, char** argv) {
   measure_mix<Mix::f16x2_xorsign>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_hmin>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_xorsign_nosat>(arith, row, dev.sm_count, clock, sc, profile);
+  measure_mix<Mix::f16x2_xorsign_i8>(arith, row, dev.sm_count, clock, sc, profile);
 
   std::printf(
       "\n| mix | row degree | ceiling | registers | blocks/SM | ms | G codeword-edge updates/s | "
