@@ -107,7 +107,8 @@ inline constexpr bool kSatQ = M == Mix::f16x2_xorsign || M == Mix::f16x2_hmin;
 template <Mix M>
 inline constexpr bool kSatApp = M != Mix::f16x2_xorsign_nosat;
 template <Mix M>
-inline constexpr bool kXorsign = M != Mix::f16x2_hmin;
+inline constexpr bool kXorsign =
+    M == Mix::f16x2_xorsign || M == Mix::f16x2_xorsign_nosat || M == Mix::f16x2_xorsign_i8;
 // The row ceiling's storage: int8 pairs (16-bit words) or half pairs (32-bit words).
 template <Mix M>
 inline constexpr bool kInt8Storage = M == Mix::f16x2_xorsign_i8;
