@@ -148,8 +148,9 @@ def rows_kbest(r, ref):
 
 def rows_sts(r, ref):
     clip = "exact" if not r["clip"] else f"clip {r['clip']:g}"
+    sched = ", one thread per vector" if r.get("schedule") == "one_per_vector" else ""
     w = (f"{r['nt']}x{r['nr']} {r['mod']}, {r['snr_db']:g} dB, {clip}, {r['vectors']} vectors, "
-         f"{r['vectors_per_channel']} a channel, {r['avg_nodes']:.0f} nodes a vector")
+         f"{r['vectors_per_channel']} a channel, {r['avg_nodes']:.0f} nodes a vector{sched}")
     return [Row("sts", r, w, r["gbit_per_s"], "Gbit/s")]
 
 

@@ -6,7 +6,9 @@
 // Each workload runs exact (clip 0) and with clip 4 (sts:4); the node counts per vector come from
 // SearchStats, and Gnode/s (all nodes of the batch / time) gives the cost per node.
 // Rows with 1 vector per channel pay one QR per vector; the rows with 1024 vectors per channel
-// show the search alone (the PSD benchmark's set-up).
+// show the search alone (the PSD benchmark's set-up). The 4x4 16-QAM rows also run the search
+// with both schedules (StsSchedule::refill, one_per_vector); the automatic choice is refill when
+// exact and one_per_vector when clipped.
 // Usage: gpubench_sts_detect [out.jsonl]
 #include <algorithm>
 #include <cmath>
@@ -31,6 +33,7 @@ struct Row {
   double snr_db;
   std::int64_t vectors;
   int vpc;  // vectors per channel
+  bool both_schedules;
 };
 
 }  // namespace
@@ -52,16 +55,16 @@ int main(int argc, char** argv) {
   std::printf("STS soft sphere decoder on %s (%d SMs); timed: StsPlan::run, median of 5\n",
               dev.name.c_str(), dev.sm_count);
   std::printf(
-      "| shape | SNR dB | clip | vectors | vectors/channel | ms | Mvec/s | Gbit/s | avg nodes | "
-      "max nodes | Gnode/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| shape | SNR dB | clip | threads | vectors | vectors/channel | ms | Mvec/s | Gbit/s | "
+      "avg nodes | max nodes | Gnode/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const Row rows[] = {
-      {{4, 4, Modulation::qam16}, 10.0, 1 << 18, 1},
-      {{4, 4, Modulation::qam16}, 20.0, 1 << 20, 1},
-      {{4, 4, Modulation::qam64}, 20.0, 1 << 18, 1},
-      {{8, 8, Modulation::qam16}, 20.0, 1 << 16, 1},
-      {{4, 4, Modulation::qam16}, 10.0, 1 << 20, 1024},
-      {{4, 4, Modulation::qam16}, 20.0, 1 << 20, 1024},
+      {{4, 4, Modulation::qam16}, 10.0, 1 << 18, 1, true},
+      {{4, 4, Modulation::qam16}, 20.0, 1 << 20, 1, true},
+      {{4, 4, Modulation::qam64}, 20.0, 1 << 18, 1, false},
+      {{8, 8, Modulation::qam16}, 20.0, 1 << 16, 1, false},
+      {{4, 4, Modulation::qam16}, 10.0, 1 << 20, 1024, true},
+      {{4, 4, Modulation::qam16}, 20.0, 1 << 20, 1024, true},
   };
   std::mt19937_64 rng(2024);
   std::normal_distribution<float> g(0.f, std::sqrt(0.5f));
@@ -102,62 +105,68 @@ int main(int argc, char** argv) {
     in.y = ConstMatrixBatch<cf32>(dy.data(), V, s.nr, 1, Memory::device);
     in.noise_var = View<const float>(dn.data(), 1, Memory::device);
     in.vectors_per_channel = row.vpc;
-    for (const float clip : {0.f, 4.f}) {
-      StsConfig cfg;
-      cfg.shape = s;
-      cfg.clip = clip;
-      StsPlan plan(cfg, Backend::cuda(0));
-      const View<std::uint8_t> vb(bits);
-      const View<float> vl(llrs);
-      plan.run(in, vb, vl, View<SearchStats>(stats));  // warm-up, and the node counts
-      std::vector<SearchStats> st(static_cast<std::size_t>(V));
-      stats.copy_to_host(st.data(), st.size());
-      double nodes = 0, max_nodes = 0;
-      for (const SearchStats& e : st) {
-        nodes += double(e.nodes);
-        max_nodes = std::max(max_nodes, double(e.nodes));
-      }
-      std::vector<float> times;
-      GpuTimer timer;
-      for (int i = 0; i < 5; ++i) {
-        timer.start();
-        plan.run(in, vb, vl);
-        timer.stop();
-        times.push_back(timer.elapsed_ms());
-      }
-      std::sort(times.begin(), times.end());
-      const double ms = times[times.size() / 2];
-      const double mvps = double(V) / (ms * 1e-3) / 1e6;
-      const double gbps = mvps * 1e6 * s.bits_per_vector() / 1e9;
-      const double gnodes = nodes / (ms * 1e-3) / 1e9;
-      std::printf(
-          "| %dx%d %s | %.0f | %g | %lld | %d | %.3f | %.2f | %.3f | %.1f | %.0f | %.2f |\n", s.nt,
-          s.nr, to_string(s.mod).c_str(), row.snr_db, double(clip), (long long)V, row.vpc, ms, mvps,
-          gbps, nodes / double(V), max_nodes, gnodes);
-      std::fflush(stdout);
-      if (json.is_open()) {
-        nlohmann::json j = {{"bench", "sts"},
-                            {"device", dev.name},
-                            {"nt", s.nt},
-                            {"nr", s.nr},
-                            {"mod", to_string(s.mod)},
-                            {"snr_db", row.snr_db},
-                            {"clip", clip},
-                            {"vectors", V},
-                            {"vectors_per_channel", row.vpc},
-                            {"ms", ms},
-                            {"mvectors_per_s", mvps},
-                            {"gbit_per_s", gbps},
-                            {"avg_nodes", nodes / double(V)},
-                            {"max_nodes", max_nodes},
-                            {"gnodes_per_s", gnodes}};
-        json << j.dump() << "\n";
-        if (!json) {
-          std::fprintf(stderr, "gpubench_sts: writing %s failed\n", argv[1]);
-          return 2;
+    for (const float clip : {0.f, 4.f})
+      for (const bool refill : {true, false}) {
+        // Other rows: the automatic schedule only (refill exact, one thread per vector clipped).
+        if (!row.both_schedules && refill != (clip == 0.f)) continue;
+        StsConfig cfg;
+        cfg.shape = s;
+        cfg.clip = clip;
+        cfg.schedule = refill ? StsSchedule::refill : StsSchedule::one_per_vector;
+        StsPlan plan(cfg, Backend::cuda(0));
+        const View<std::uint8_t> vb(bits);
+        const View<float> vl(llrs);
+        plan.run(in, vb, vl, View<SearchStats>(stats));  // warm-up, and the node counts
+        std::vector<SearchStats> st(static_cast<std::size_t>(V));
+        stats.copy_to_host(st.data(), st.size());
+        double nodes = 0, max_nodes = 0;
+        for (const SearchStats& e : st) {
+          nodes += double(e.nodes);
+          max_nodes = std::max(max_nodes, double(e.nodes));
+        }
+        std::vector<float> times;
+        GpuTimer timer;
+        for (int i = 0; i < 5; ++i) {
+          timer.start();
+          plan.run(in, vb, vl);
+          timer.stop();
+          times.push_back(timer.elapsed_ms());
+        }
+        std::sort(times.begin(), times.end());
+        const double ms = times[times.size() / 2];
+        const double mvps = double(V) / (ms * 1e-3) / 1e6;
+        const double gbps = mvps * 1e6 * s.bits_per_vector() / 1e9;
+        const double gnodes = nodes / (ms * 1e-3) / 1e9;
+        std::printf(
+            "| %dx%d %s | %.0f | %g | %s | %lld | %d | %.3f | %.2f | %.3f | %.1f | %.0f | %.2f |\n",
+            s.nt, s.nr, to_string(s.mod).c_str(), row.snr_db, double(clip),
+            refill ? "refill" : "one per vector", (long long)V, row.vpc, ms, mvps, gbps,
+            nodes / double(V), max_nodes, gnodes);
+        std::fflush(stdout);
+        if (json.is_open()) {
+          nlohmann::json j = {{"bench", "sts"},
+                              {"device", dev.name},
+                              {"nt", s.nt},
+                              {"nr", s.nr},
+                              {"mod", to_string(s.mod)},
+                              {"snr_db", row.snr_db},
+                              {"clip", clip},
+                              {"schedule", refill ? "refill" : "one_per_vector"},
+                              {"vectors", V},
+                              {"vectors_per_channel", row.vpc},
+                              {"ms", ms},
+                              {"mvectors_per_s", mvps},
+                              {"gbit_per_s", gbps},
+                              {"avg_nodes", nodes / double(V)},
+                              {"max_nodes", max_nodes},
+                              {"gnodes_per_s", gnodes}};
+          json << j.dump() << "\n";
+          if (!json) {
+            std::fprintf(stderr, "gpubench_sts: writing %s failed\n", argv[1]);
+            return 2;
+          }
         }
       }
-    }
   }
   return 0;
 }

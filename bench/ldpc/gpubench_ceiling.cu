@@ -290,7 +290,8 @@ int main(int argc, char** argv) {
   const ldpc::detail::IntArith ia{};  // NMS, alpha 0.75, messages capped at 47
   const Scales sc{pair::Scale(ia), half_pair::Scale(ia)};
 
-  const Mix mixes[] = {Mix::int16x2, Mix::f16x2_xorsign, Mix::f16x2_hmin, Mix::f16x2_xorsign_nosat};
+  const Mix mixes[] = {Mix::int16x2, Mix::f16x2_xorsign, Mix::f16x2_hmin, Mix::f16x2_xorsign_nosat,
+                       Mix::f16x2_xorsign_i8};
   std::map<Mix, RateTable> arith, row;
   measure_mix<Mix::int16x2>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_xorsign>(arith, row, dev.sm_count, clock, sc, profile);

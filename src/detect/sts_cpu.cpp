@@ -108,6 +108,18 @@ void StsPlan::run(const DetectInput& in, View<std::uint8_t> bits, View<float> ll
   }
 }
 
+#if MIMORX_HAS_CUDA
+namespace {
+// The automatic schedule (H200, docs/sts.md): one thread per vector only for clipped searches of
+// at most 16 bits a vector, whose searches are short (tens of nodes) and whose per-vector cost
+// the queue would raise; the queue everywhere else, where node counts have long tails.
+bool refills(const StsConfig& c) {
+  if (c.schedule != StsSchedule::automatic) return c.schedule == StsSchedule::refill;
+  return !(c.clip > 0.f && c.shape.bits_per_vector() <= 16);
+}
+}  // namespace
+#endif
+
 void StsPlan::run_cuda(const DetectInput& in, View<std::uint8_t> bits, View<float> llrs,
                        View<SearchStats> stats, const Stream& stream) {
 #if MIMORX_HAS_CUDA
@@ -124,6 +136,7 @@ void StsPlan::run_cuda(const DetectInput& in, View<std::uint8_t> bits, View<floa
   a.capped_llr = cfg_.capped_llr;
   a.node_cap = cfg_.node_cap;
   a.sorted_qr = cfg_.sorted_qr;
+  a.refill_lanes = refills(cfg_);
   a.channels = C;
   a.vectors = num_vectors(in);
   a.vectors_per_channel = in.vectors_per_channel;

@@ -7,9 +7,12 @@
 // Kernels, on the given stream: (1) one thread per channel: the real model and sorted QR
 // (sphere_math.hpp) in shared memory interleaved across the block's threads, Q, R and the column
 // order written to the workspace, and the channel's key log2 det R; (2) a CUB radix sort of the
-// channels by that key (several channels only); (3) the search, one thread per vector, channels
-// hardest first (smallest det R: the longest searches start first, as in the psd lane kernel,
-// sphere_lane_cuda.cu).
+// channels by that key (several channels only); (3) the search, channels hardest first (smallest
+// det R: the longest searches start first, as in the psd lane kernel, sphere_lane_cuda.cu).
+// The search kernel either runs one thread per vector to completion, or (refill_lanes, the
+// default) keeps one wave of resident threads that each take the next vector from a queue when
+// their search ends: node counts per vector differ by orders of magnitude, and a thread per
+// vector leaves most of a warp's lanes waiting for its longest search.
 //
 // Search state: the whole per-vector state (z, and per column the centre, span, partial metric,
 // amplitude, path bits, up and low bounds, and lam per bit) lives in shared memory, word w of
@@ -19,6 +22,8 @@
 // once per block (its lookups diverge too). The tree dimension is a template parameter where
 // common (4, 8, 16) so that se_enter's interference sum unrolls.
 #pragma nv_diag_suppress 554
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
@@ -51,16 +56,18 @@ struct KernelArgs {
   std::uint8_t* bits;
   float* llrs;
   SearchStats* stats;
-  float* q;    // channels * 2nr * n
-  float* r;    // channels * n * n
-  int* perm;   // channels * n: tree column -> real column
-  float* key;  // channels: log2 det R
-  int* idx;    // channels: 0..C-1
+  float* q;                  // channels * 2nr * n
+  float* r;                  // channels * n * n
+  int* perm;                 // channels * n: tree column -> real column
+  float* key;                // channels: log2 det R
+  int* idx;                  // channels: 0..C-1
+  unsigned long long* next;  // the refill kernel's queue head (zeroed before the launch)
 };
 
 struct Workspace {
   float *q = nullptr, *r = nullptr, *key_in = nullptr, *key_out = nullptr;
   int *perm = nullptr, *idx_in = nullptr, *idx_out = nullptr;
+  unsigned long long* next = nullptr;
   void* temp = nullptr;
   std::size_t temp_bytes = 0, total = 0;
 };
@@ -90,6 +97,7 @@ Workspace carve_workspace(int m, int n, std::int64_t channels, void* base) {
   w.key_out = static_cast<float*>(carve(C * sizeof(float)));
   w.idx_in = static_cast<int*>(carve(C * sizeof(int)));
   w.idx_out = static_cast<int*>(carve(C * sizeof(int)));
+  w.next = static_cast<unsigned long long*>(carve(sizeof(unsigned long long)));
   w.temp = carve(w.temp_bytes);
   w.total = off;
   return w;
@@ -123,47 +131,108 @@ __global__ void qr_kernel(const __grid_constant__ KernelArgs a) {
   }
 }
 
-// N: the real dimension when known at compile time (0: any). order: channel of each rank
-// (nullptr: the channels in their own order).
-template <int N, int BT>
-__global__ void __launch_bounds__(BT)
-    sts_kernel(const __grid_constant__ KernelArgs a, const int* order) {
-  extern __shared__ std::uint64_t sts_smem[];
-  __shared__ BitTable tab;
-  {
-    constexpr int words = int(sizeof(BitTable) / sizeof(std::uint64_t));
-    const auto* src = reinterpret_cast<const std::uint64_t*>(&a.tab);
-    auto* dst = reinterpret_cast<std::uint64_t*>(&tab);
-    for (int i = int(threadIdx.x); i < words; i += BT) dst[i] = src[i];
-    __syncthreads();
-  }
-  const int n = N > 0 ? N : a.n, nr = a.nr, m = 2 * nr, per = a.nbits;
-  // Slot s serves vector i of the channel of rank s / vpc (V = C vpc, detect::validate).
-  const std::int64_t s = blockIdx.x * std::int64_t(BT) + threadIdx.x;
-  if (s >= a.vectors) return;
+// The BitTable into the block's shared memory (its lookups diverge).
+template <int BT>
+__device__ void load_bit_table(const KernelArgs& a, BitTable& tab) {
+  constexpr int words = int(sizeof(BitTable) / sizeof(std::uint64_t));
+  const auto* src = reinterpret_cast<const std::uint64_t*>(&a.tab);
+  auto* dst = reinterpret_cast<std::uint64_t*>(&tab);
+  for (int i = int(threadIdx.x); i < words; i += BT) dst[i] = src[i];
+  __syncthreads();
+}
+
+// Vector of slot s: vector i of the channel of rank s / vpc (V = C vpc, detect::validate).
+__device__ void slot_vector(const KernelArgs& a, const int* order, std::int64_t s, std::int64_t& c,
+                            std::int64_t& v) {
   const int vpc = a.vpc;
   const std::int64_t rank =
       a.vectors <= INT_MAX ? std::int64_t(unsigned(s) / unsigned(vpc)) : s / vpc;
-  const std::int64_t c = order ? order[rank] : rank;
-  const std::int64_t v = c * vpc + (s - rank * vpc);
-  InterleavedState<BT> st(sts_smem, int(threadIdx.x), n);
+  c = order ? order[rank] : rank;
+  v = c * vpc + (s - rank * vpc);
+}
+
+// z = Q^T y of vector v into the state, and the search parameters of its channel c.
+template <int N, int BT>
+__device__ float begin_vector(const KernelArgs& a, const BitTable& tab, std::int64_t c,
+                              std::int64_t v, InterleavedState<BT>& st, Params& p) {
+  const int n = N > 0 ? N : a.n, nr = a.nr, m = 2 * nr;
   const cf32* y = a.y + v * a.y_stride;
   const float* q = a.q + c * m * n;
   for (int k = 0; k < n; ++k) st.zw(k) = sphere::project(q, m, nr, y, k);
   const float n0 = a.n0[a.n0_size == 1 ? 0 : v];
-  Params p;
   p.n = n;
   p.L = a.L;
-  p.nbits = per;
+  p.nbits = a.nbits;
   p.r = a.r + c * n * n;
   p.perm = a.perm + c * n;
   p.tab = &tab;
   p.clip_n0 = a.clip * n0;
   p.node_cap = a.node_cap;
-  const Outcome o = search<N>(p, st);
+  return n0;
+}
+
+template <int BT>
+__device__ void finish_vector(const KernelArgs& a, const Params& p, const Outcome& o,
+                              InterleavedState<BT>& st, std::int64_t v, float n0) {
+  const int per = a.nbits;
   write_outputs(p, o, st, n0, a.clip, a.capped_llr, a.bits + v * per,
                 a.llrs ? a.llrs + v * per : nullptr);
   if (a.stats) a.stats[v] = SearchStats{o.nodes, o.leaves, o.updates, o.capped};
+}
+
+// One thread per vector, run to completion. N: the real dimension when known at compile time
+// (0: any). order: channel of each rank (nullptr: the channels in their own order).
+template <int N, int BT>
+__global__ void __launch_bounds__(BT)
+    sts_kernel(const __grid_constant__ KernelArgs a, const int* order) {
+  extern __shared__ std::uint64_t sts_smem[];
+  __shared__ BitTable tab;
+  load_bit_table<BT>(a, tab);
+  const std::int64_t s = blockIdx.x * std::int64_t(BT) + threadIdx.x;
+  if (s >= a.vectors) return;
+  std::int64_t c = 0, v = 0;
+  slot_vector(a, order, s, c, v);
+  InterleavedState<BT> st(sts_smem, int(threadIdx.x), N > 0 ? N : a.n);
+  Params p;
+  const float n0 = begin_vector<N, BT>(a, tab, c, v, st, p);
+  const Outcome o = search<N>(p, st);
+  finish_vector<BT>(a, p, o, st, v, n0);
+}
+
+// One wave of resident threads; a thread whose search ends takes the next slot from the queue
+// (one atomic per group of threads that ask together), so that a warp's lanes stay busy while
+// its longest search runs. Slots are handed out in rank order: hardest channels first.
+template <int N, int BT>
+__global__ void __launch_bounds__(BT)
+    sts_refill_kernel(const __grid_constant__ KernelArgs a, const int* order) {
+  namespace cg = cooperative_groups;
+  extern __shared__ std::uint64_t sts_smem[];
+  __shared__ BitTable tab;
+  load_bit_table<BT>(a, tab);
+  InterleavedState<BT> st(sts_smem, int(threadIdx.x), N > 0 ? N : a.n);
+  Params p;
+  Outcome o;
+  int k = 0;
+  std::int64_t v = -1;
+  float n0 = 0.f;
+  for (;;) {
+    if (v < 0) {
+      const cg::coalesced_group g = cg::coalesced_threads();
+      unsigned long long base = 0;
+      if (g.thread_rank() == 0) base = atomicAdd(a.next, (unsigned long long)g.size());
+      base = g.shfl(base, 0);
+      const std::int64_t s = std::int64_t(base + g.thread_rank());
+      if (s >= a.vectors) return;
+      std::int64_t c = 0;
+      slot_vector(a, order, s, c, v);
+      n0 = begin_vector<N, BT>(a, tab, c, v, st, p);
+      start<N>(p, st, o, k);
+    }
+    if (step<N>(p, st, o, k)) {
+      finish_vector<BT>(a, p, o, st, v, n0);
+      v = -1;
+    }
+  }
 }
 
 template <int N, int BT>
@@ -173,9 +242,23 @@ void launch(const KernelArgs& a, const int* order, cudaStream_t st) {
   require(blocks <= INT_MAX, "vectors",
           std::to_string(a.vectors) + " received vectors in one call; at most " +
               std::to_string(std::int64_t(INT_MAX) * BT));
-  MIMORX_CUDA_CHECK(cudaFuncSetAttribute(sts_kernel<N, BT>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  sts_kernel<N, BT><<<unsigned(blocks), BT, smem, st>>>(a, order);
+  if (!a.next) {
+    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(sts_kernel<N, BT>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    sts_kernel<N, BT><<<unsigned(blocks), BT, smem, st>>>(a, order);
+    MIMORX_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  auto kernel = sts_refill_kernel<N, BT>;
+  MIMORX_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int device = 0, sms = 0, per_sm = 0;
+  MIMORX_CUDA_CHECK(cudaGetDevice(&device));
+  MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  MIMORX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem));
+  const std::int64_t wave = std::int64_t(std::max(per_sm, 1)) * sms;
+  MIMORX_CUDA_CHECK(cudaMemsetAsync(a.next, 0, sizeof(unsigned long long), st));
+  kernel<<<unsigned(std::min(blocks, wave)), BT, smem, st>>>(a, order);
   MIMORX_CUDA_CHECK_LAUNCH();
 }
 
@@ -231,6 +314,7 @@ void sts_run_cuda(const StsCudaArgs& a, void* stream) {
   k.perm = w.perm;
   k.key = sort ? w.key_in : nullptr;
   k.idx = sort ? w.idx_in : nullptr;
+  k.next = a.refill_lanes ? w.next : nullptr;
   {
     const std::size_t per_thread = 4 * std::size_t(m * n + n * n);
     const int threads =

@@ -18,6 +18,7 @@ struct StsCudaArgs {
   float clip = 0.f, capped_llr = 32.f;
   std::int64_t node_cap = 0;
   bool sorted_qr = true;
+  bool refill_lanes = true;
   std::int64_t channels = 0, vectors = 0;
   int vectors_per_channel = 1;
   const cf32* h = nullptr;

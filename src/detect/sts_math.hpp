@@ -213,12 +213,14 @@ MIMORX_HD void update_leaf(const Params& p, St& st, Outcome& o, float d, std::ui
   ++o.leaves;
 }
 
-// The whole search; leaves st.lam with the counter-hypothesis metrics (+inf where none was
-// reached, possible only when capped). N > 0: the real dimension p.n known at compile time
+// The search as a resumable loop: start() sets up the root, each step() is one iteration of
+// the depth-first loop (one node evaluated, or a move up out of an exhausted column) and returns
+// true when the search is over. The CUDA kernel that refills its lanes calls them directly;
+// search() runs them to the end. N > 0: the real dimension p.n known at compile time
 // (se_enter unrolls its sum).
 template <int N = 0, class St = State>
-MIMORX_HD Outcome search(const Params& p, St& st) {
-  Outcome o;
+MIMORX_HD void start(const Params& p, St& st, Outcome& o, int& k) {
+  o = Outcome{};
   o.metric = sphere::inf_metric();
   const int n = p.n, L = p.L;
   for (int j = 0; j < p.nbits; ++j) st.lam(j) = sphere::inf_metric();
@@ -226,49 +228,61 @@ MIMORX_HD Outcome search(const Params& p, St& st) {
   st.xb(n) = 0;
   refresh_low(p, st);
   st.up(n - 1) = 0.f;
-  int k = n - 1;
+  k = n - 1;
   sphere::se_enter<N>(p.r, st, n, L, k);
-  for (;;) {
-    const int span = st.span(k);
-    const int lo = span & 0xff, hi = span >> 8;
-    const bool can_lo = lo > 0, can_hi = hi < L - 1;
-    if (!can_lo && !can_hi) {  // column exhausted
-      if (++k == n) break;
-      continue;
-    }
-    // Zig-zag: the nearer of lo - 1 and hi + 1 to the centre (sphere_se.hpp).
-    const float w = st.w(k);
-    const bool take_lo = can_lo && (!can_hi || w <= float(lo + hi));
-    const int l = take_lo ? lo - 1 : hi + 1;
-    st.span(k) = take_lo ? (l | (hi << 8)) : (lo | (l << 8));
-    const float e = p.r[k * n + k] * (w - float(2 * l));
-    const float m = st.pm(k + 1) + e * e;
-    ++o.nodes;
-    if (!(m < fmax3(o.metric, st.up(k), st.low(k + 1)))) {
-      if (++k == n) break;  // this and every later sibling are pruned
+}
+
+template <int N = 0, class St = State>
+MIMORX_HD bool step(const Params& p, St& st, Outcome& o, int& k) {
+  const int n = p.n, L = p.L;
+  const int span = st.span(k);
+  const int lo = span & 0xff, hi = span >> 8;
+  const bool can_lo = lo > 0, can_hi = hi < L - 1;
+  if (!can_lo && !can_hi) return ++k == n;  // column exhausted
+  // Zig-zag: the nearer of lo - 1 and hi + 1 to the centre (sphere_se.hpp).
+  const float w = st.w(k);
+  const bool take_lo = can_lo && (!can_hi || w <= float(lo + hi));
+  const int l = take_lo ? lo - 1 : hi + 1;
+  st.span(k) = take_lo ? (l | (hi << 8)) : (lo | (l << 8));
+  const float e = p.r[k * n + k] * (w - float(2 * l));
+  const float m = st.pm(k + 1) + e * e;
+  ++o.nodes;
+  if (!(m < fmax3(o.metric, st.up(k), st.low(k + 1)))) {
+    if (++k == n) return true;  // this and every later sibling are pruned
+  } else {
+    const int c = p.perm[k];
+    const std::uint64_t x = st.xb(k + 1) | p.tab->ones[c][l];
+    const float rc =
+        max_over(st, p.tab->mask[c] & (x ^ o.ml), fmax3(o.metric, st.up(k), st.low(k)));
+    if (!(m < rc)) {
+      // Pruned; a later sibling has other bits and may still pass.
+    } else if (k == 0) {
+      update_leaf(p, st, o, m, x);
+      refresh_bounds(p, st, o.ml);
     } else {
-      const int c = p.perm[k];
-      const std::uint64_t x = st.xb(k + 1) | p.tab->ones[c][l];
-      const float rc =
-          max_over(st, p.tab->mask[c] & (x ^ o.ml), fmax3(o.metric, st.up(k), st.low(k)));
-      if (!(m < rc)) {
-        // Pruned; a later sibling has other bits and may still pass.
-      } else if (k == 0) {
-        update_leaf(p, st, o, m, x);
-        refresh_bounds(p, st, o.ml);
-      } else {
-        st.amp(k) = float(2 * l - (L - 1));
-        st.pm(k) = m;
-        st.xb(k) = x;
-        --k;
-        st.up(k) = max_over(st, p.tab->mask[c] & (x ^ o.ml), st.up(k + 1));
-        sphere::se_enter<N>(p.r, st, n, L, k);
-      }
+      st.amp(k) = float(2 * l - (L - 1));
+      st.pm(k) = m;
+      st.xb(k) = x;
+      --k;
+      st.up(k) = max_over(st, p.tab->mask[c] & (x ^ o.ml), st.up(k + 1));
+      sphere::se_enter<N>(p.r, st, n, L, k);
     }
-    if (p.node_cap > 0 && o.nodes >= p.node_cap && o.metric < sphere::inf_metric()) {
-      o.capped = 1;
-      break;
-    }
+  }
+  if (p.node_cap > 0 && o.nodes >= p.node_cap && o.metric < sphere::inf_metric()) {
+    o.capped = 1;
+    return true;
+  }
+  return false;
+}
+
+// The whole search; leaves st.lam with the counter-hypothesis metrics (+inf where none was
+// reached, possible only when capped).
+template <int N = 0, class St = State>
+MIMORX_HD Outcome search(const Params& p, St& st) {
+  Outcome o;
+  int k = 0;
+  start<N>(p, st, o, k);
+  while (!step<N>(p, st, o, k)) {
   }
   return o;
 }

@@ -609,6 +609,8 @@ TEST(StsGpu, NodeCapTriggersAndMatchesCpu) {
   EXPECT_GT(capped, p.vectors() / 2) << "the cap of 60 nodes should stop most searches";
   cfg.clip = 3.f;
   EXPECT_GT(expect_cpu_equals_gpu(p, cfg, true, name(p, 5)), 0);
+  cfg.schedule = StsSchedule::refill;
+  EXPECT_GT(expect_cpu_equals_gpu(p, cfg, true, name(p, 5) + " refill"), 0);
 }
 
 // A batch of many blocks and channels (the channel sort orders them hardest first), hard output
@@ -619,6 +621,15 @@ TEST(StsGpu, LargeBatchAndHardOutputMatchCpu) {
   const Problem p =
       make_problem({4, 4, Modulation::qam16}, 1 << 14, 1, 15.0, Channel::rayleigh, gen);
   expect_cpu_equals_gpu(p, StsConfig{}, false, name(p, 15));
+  for (const StsSchedule schedule : {StsSchedule::refill, StsSchedule::one_per_vector}) {
+    for (const float clip : {0.f, 4.f}) {
+      StsConfig cfg;  // both kernels give the same, exact and clipped
+      cfg.schedule = schedule;
+      cfg.clip = clip;
+      expect_cpu_equals_gpu(p, cfg, false,
+                            name(p, 15) + " schedule " + std::to_string(int(schedule)));
+    }
+  }
   const Result cpu = run_sts(p, StsConfig{});
   const Result hard = run_sts_gpu(p, StsConfig{}, false, false);
   EXPECT_EQ(0, std::memcmp(cpu.bits.data(), hard.bits.data(), cpu.bits.size()));

@@ -25,6 +25,12 @@
 
 namespace mimorx::detect {
 
+// refill: one wave of resident threads, each taking the next vector from a queue when its search
+// ends (keeps a warp's lanes busy while its longest search runs); one_per_vector: a thread per
+// vector, run to completion (less overhead per vector); automatic: refill for exact searches
+// (clip = 0: hundreds of nodes a vector, a long tail), one_per_vector with clipping (docs/sts.md).
+enum class StsSchedule { automatic, refill, one_per_vector };
+
 struct StsConfig {
   MimoShape shape;
   float clip = 0.f;           // LLR clipping L in LLR units, finite, >= 0; 0 = none (exact)
@@ -34,6 +40,8 @@ struct StsConfig {
   // when clip > 0); finite, > 0. Unused when node_cap = 0.
   float capped_llr = 32.f;
   bool sorted_qr = true;  // SQRD column order (sphere.hpp); false: the natural order
+  // CUDA: how the search kernel assigns vectors to threads (same results either way).
+  StsSchedule schedule = StsSchedule::automatic;
   // CUDA: check device inputs for NaN/Inf (detect::validate; a synchronising kernel).
   bool check_device_values = true;
 };
