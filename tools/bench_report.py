@@ -164,6 +164,13 @@ def rows_ldpc_decoder(r, ref):
     return [Row("ldpc_decoder", r, w, r["info_gbps"], "Gbit/s", floor)]
 
 
+def rows_ldpc_ceiling(r, ref):
+    # The row update's throughput ceilings per code and instruction mix (gpubench_ceiling_ldpc):
+    # arithmetic alone, and the kernel's row code with its shared-memory work.
+    w = f"{r['code']}, {r['mix']}, row code (arithmetic alone: {r['arith_ceiling_gbps']:.1f})"
+    return [Row("ldpc_ceiling", r, w, r["row_ceiling_gbps"], "Gbit/s")]
+
+
 def rows_ldpc_encoder(r, ref):
     w = f"BG{r['bg']} Z={r['z']} K={r['k']}, {r['words']} words"
     floor = r["info_gbit_s"] * r["kernel_ms"] / r["hbm_floor_ms"] if r.get("hbm_floor_ms") else None
@@ -264,6 +271,9 @@ MODULES = OrderedDict([
     ("ldpc_decoder", ("5G NR LDPC decoder (`gpubench_decoder_ldpc`)",
                       "the larger of the DRAM and shared-memory instruction floors",
                       {"ldpc_decoder": rows_ldpc_decoder})),
+    ("ldpc_ceiling", ("LDPC row-update ceilings per instruction mix (`gpubench_ceiling_ldpc`)",
+                      "not stated (these are ceilings: docs/ldpc_decoder.md)",
+                      {"ldpc_ceiling_code": rows_ldpc_ceiling})),
     ("ldpc_encoder", ("5G NR LDPC encoder (`gpubench_encoder_ldpc`)",
                       "bytes moved at the DRAM bandwidth", {"ldpc_encoder": rows_ldpc_encoder})),
     ("lll", ("LLL lattice reduction (`gpubench_lll_lattice`)",
