@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -92,6 +93,35 @@ TEST(SimCli, StsDecodesLikeExhaustiveMl) {
     EXPECT_EQ(m["detector"], "ml");
     EXPECT_LE(std::abs(s["block_errors"].get<int>() - m["block_errors"].get<int>()), 1) << i;
   }
+  std::remove(path.c_str());
+}
+
+// sts is the max-log optimum: at 4x4 16-QAM with LDPC rate 1/2 it makes no more block errors than
+// nway:4 and kbest:16 on the same blocks (one run, one seed: every detector sees the same
+// channels and noise), within a paired statistical margin.
+TEST(SimCli, StsBlerIsAtMostNwayAndKbest) {
+  const auto path = temp_path("sts_coded.json");
+  const auto r = test::run_cli(
+      "sim --ldpc --mimo 4x4 --mod 16qam --tbs 256 --rate 0.5 --backend cpu --seed 7 "
+      "--detector sts,nway:4,kbest:16 --snr 4,5,6 --max-blocks 600 --json " +
+      path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = read_json(path);
+  ASSERT_EQ(j["points"].size(), 9u);
+  int sts_total = 0, other_total = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const int sts = j["points"][i]["block_errors"].get<int>();
+    ASSERT_EQ(j["points"][i]["detector"], "sts");
+    sts_total += sts;
+    for (const std::size_t other : {3 + i, 6 + i}) {
+      const int e = j["points"][other]["block_errors"].get<int>();
+      other_total += e;
+      EXPECT_LE(sts, e + 3.0 * std::sqrt(double(e)) + 3.0)
+          << j["points"][other]["detector"] << " at point " << i;
+    }
+  }
+  EXPECT_GT(sts_total, 20) << "the points should see errors";
+  EXPECT_LT(2 * sts_total, other_total + 10) << "sts should not lose overall";
   std::remove(path.c_str());
 }
 
