@@ -26,12 +26,13 @@ constexpr float kInf = __builtin_huge_valf();
 constexpr int kWarps = 8;  // vectors (warps) per block
 constexpr int kMaxEs = nway::Layout(8).es;
 
-// kbest::parent_z on a packed path: the same ffma sequence, so the same rounding.
-template <int L>
-__device__ __forceinline__ float packed_parent_z(const float* e, const nway::Layout& lay, int l,
-                                                 unsigned path) {
+// kbest::parent_z of level l on a packed path: the same ffma sequence, so the same rounding.
+template <int NT, int L, int l>
+__device__ __forceinline__ float packed_parent_z(const float* e, unsigned path) {
   constexpr int B = nway::log2_pow2(L);
+  constexpr nway::Layout lay(NT);
   float z = e[lay.yhat(l)];
+#pragma unroll
   for (int c = lay.d - 1; c > l; --c) {
     const int i = int((path >> (c * B)) & unsigned(L - 1));
     z = rounding::ffma(-e[lay.r(l, c)], float(2 * i - (L - 1)), z);
@@ -40,11 +41,12 @@ __device__ __forceinline__ float packed_parent_z(const float* e, const nway::Lay
 }
 
 // Bits of a packed full path (bit t*m + k = b_k of stream t), as kbest::path_bits.
-template <int L>
-__device__ __forceinline__ unsigned packed_path_bits(unsigned path, int nt) {
+template <int NT, int L>
+__device__ __forceinline__ unsigned packed_path_bits(unsigned path) {
   constexpr int B = nway::log2_pow2(L);
   unsigned w = 0;
-  for (int p = 0; p < nt; ++p) {
+#pragma unroll
+  for (int p = 0; p < NT; ++p) {
     const int ir = int((path >> (2 * p * B)) & unsigned(L - 1));
     const int ii = int((path >> ((2 * p + 1) * B)) & unsigned(L - 1));
     w |= nway::symbol_bits_fast<B>(ir, ii) << (p * 2 * B);
@@ -66,66 +68,160 @@ __device__ __forceinline__ float first_distance(const unsigned (&mask)[PR],
   return out;
 }
 
-// L levels per real dimension, KP >= k (a power of two) paths kept per level.
-template <int L, int KP>
+// Per-lane state of one vector's kept paths: path r in lane r % 32 of register r / 32.
+template <int PR>
+struct Paths {
+  unsigned path[PR];
+  float dist[PR];
+};
+
+// Slot `slot` of a per-slot quantity held in registers x[0..PR) (slot s: register s / 32, lane
+// s % 32); every lane calls it (the shuffles are warp-wide).
+template <int PR, class T, int M>
+__device__ __forceinline__ T gather(const T (&x)[M], unsigned slot) {
+  static_assert(PR <= M);
+  T out = __shfl_sync(kFull, x[0], int(slot & 31u));
+#pragma unroll
+  for (int q = 1; q < PR; ++q) {
+    const T t = __shfl_sync(kFull, x[q], int(slot & 31u));
+    out = (slot >> 5) == unsigned(q) ? t : out;
+  }
+  return out;
+}
+
+// One level: the children of the `count` kept paths in RA registers of slots (child c in slot
+// c), the K best of them as the new kept paths. The selection runs on 32-bit keys (distance bits
+// with the low log2(32 RA) bits replaced by c), which order like (distance, c) unless two
+// children agree in all the other bits; it is exact when the kept keys' prefixes are distinct and
+// the last kept one's prefix belongs to no other child (then every dropped child is farther and
+// the kept ones are ordered by distance). Otherwise (ties, rare near-ties) the level is selected
+// again on 64-bit keys (distance bits << 32 | c).
+template <int NT, int L, int KP, int RA, int PR>
+__device__ __forceinline__ void expand(const float* e, int l, int count, int kk, int lane,
+                                       const float (&z)[PR], Paths<PR>& st) {
+  constexpr int B = nway::log2_pow2(L);
+  constexpr nway::Layout lay(NT);
+  constexpr int CA = KP < RA * 32 ? KP : RA * 32;  // kept slots of the selection
+  constexpr unsigned kIdx = RA * 32 - 1u;          // child-index bits of a 32-bit key
+  const int children = count * L, nc = children < kk ? children : kk;
+  float cd[RA];
+  unsigned key[RA], sel[RA];
+#pragma unroll
+  for (int r = 0; r < RA; ++r) {
+    const int c = r * 32 + lane;
+    // Parent p = c / L sits in register r / L of lane p % 32.
+    constexpr int kLast = PR - 1;
+    const int pq = r / L < kLast ? r / L : kLast;
+    const float zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
+    const float dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+    cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
+    key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
+    sel[r] = key[r];
+  }
+  warp::select_smallest<CA>(sel, lane);
+  constexpr int SQ = (CA + 31) / 32;  // registers holding kept slots
+  bool tie = false;
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    const unsigned up = __shfl_up_sync(kFull, sel[q], 1);
+    const unsigned wrap = __shfl_sync(kFull, sel[q > 0 ? q - 1 : 0], 31);
+    const unsigned prev = q > 0 && lane == 0 ? wrap : up;
+    const int r = q * 32 + lane;
+    tie |= r >= 1 && r < nc && ((prev ^ sel[q]) & ~kIdx) == 0u;
+  }
+  const unsigned last = gather<SQ>(sel, unsigned(nc - 1));
+  int same = 0;
+#pragma unroll
+  for (int r = 0; r < RA; ++r) {
+    const int c = r * 32 + lane;
+    same += __popc(__ballot_sync(kFull, c < children && ((key[r] ^ last) & ~kIdx) == 0u));
+  }
+  unsigned kept_c[SQ];
+  float kept_d[SQ];
+  if (!__any_sync(kFull, tie) && same == 1) {
+#pragma unroll
+    for (int q = 0; q < SQ; ++q) {
+      kept_c[q] = sel[q] & kIdx;
+      kept_d[q] = gather<RA>(cd, kept_c[q]);
+    }
+  } else {
+    Key exact[RA];
+#pragma unroll
+    for (int r = 0; r < RA; ++r) {
+      const int c = r * 32 + lane;
+      exact[r] = c < children ? (Key(kbest::key_of(cd[r])) << 32) | unsigned(c) : kPad;
+    }
+    warp::select_smallest<CA>(exact, lane);
+#pragma unroll
+    for (int q = 0; q < SQ; ++q) {
+      kept_c[q] = unsigned(exact[q]);
+      kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    const unsigned parent = gather<PR>(st.path, kept_c[q] >> B);
+    st.path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
+    st.dist[q] = kept_d[q];
+  }
+}
+
+// At most how many children level l of a 2NT-level tree has with KP paths kept: the slot
+// registers it needs.
+template <int NT, int L, int KP, int l>
+constexpr int level_registers() {
+  int paths = 1;
+  for (int i = 2 * NT - 1; i > l && paths < KP; --i) paths *= L;
+  const int children = (paths < KP ? paths : KP) * L;
+  int regs = 1;
+  while (regs * 32 < children) regs *= 2;
+  return regs;
+}
+
+// Levels l, l-1, ..., 0 (compile-time level: constant shared-memory offsets and shifts).
+template <int NT, int L, int KP, int l, int PR>
+__device__ __forceinline__ void search_levels(const float* e, int count, int kk, int lane,
+                                              Paths<PR>& st) {
+  float z[PR];
+#pragma unroll
+  for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
+  expand<NT, L, KP, level_registers<NT, L, KP, l>()>(e, l, count, kk, lane, z, st);
+  if constexpr (l > 0) {
+    search_levels<NT, L, KP, l - 1>(e, count * L < kk ? count * L : kk, kk, lane, st);
+  }
+}
+
+// NT streams, L levels per real dimension, KP >= k (a power of two) paths kept per level.
+template <int NT, int L, int KP>
 __global__ void __launch_bounds__(kWarps * 32)
-    kbest_warp_kernel(const float* __restrict__ e_in, std::int64_t vectors, int nt, int kk,
+    kbest_warp_kernel(const float* __restrict__ e_in, std::int64_t vectors, int kk,
                       const float* __restrict__ n0, std::int64_t n0_size, float clip,
                       std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
                       float* __restrict__ cand_d, std::uint8_t* __restrict__ cand_sym) {
   constexpr int B = nway::log2_pow2(L);
-  constexpr int N = KP * L > 32 ? KP * L : 32;  // child slots, padded to a whole register
-  constexpr int R = N / 32;                     // key registers per lane
-  constexpr int PR = KP > 32 ? KP / 32 : 1;     // path registers per lane
+  constexpr int PR = KP > 32 ? KP / 32 : 1;  // path registers per lane
+  constexpr nway::Layout lay(NT);
+  constexpr int nt = NT;
   __shared__ float es_all[kWarps][kMaxEs];
   const int lane = int(threadIdx.x) & 31, wid = int(threadIdx.x) >> 5;
   const std::int64_t v = std::int64_t(blockIdx.x) * kWarps + wid;
   if (v >= vectors) return;  // a whole warp leaves together
-  const nway::Layout lay(nt);
   float* e = es_all[wid];
   for (int i = lane; i < lay.es; i += 32) e[i] = e_in[v * lay.es + i];
   __syncwarp();
 
-  unsigned path[PR];
-  float dist[PR];
+  Paths<PR> st;
 #pragma unroll
   for (int q = 0; q < PR; ++q) {
-    path[q] = 0u;
-    dist[q] = 0.f;
+    st.path[q] = 0u;
+    st.dist[q] = 0.f;
   }
+  search_levels<NT, L, KP, 2 * NT - 1>(e, 1, kk, lane, st);
+  // Leaves: min(k, M^nt).
   int count = 1;
-#pragma unroll 1
-  for (int l = lay.d - 1; l >= 0; --l) {
-    float z[PR];
-#pragma unroll
-    for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<L>(e, lay, l, path[q]);
-    Key key[R];
-    const int children = count * L;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int c = r * 32 + lane, p = c >> B;
-      // Parent p sits in register p / 32 = r / L of lane p % 32.
-      constexpr int kLast = PR - 1;
-      const int pq = r / L < kLast ? r / L : kLast;
-      const float zp = __shfl_sync(kFull, z[pq], p & 31);
-      const float dp = __shfl_sync(kFull, dist[pq], p & 31);
-      const float cd = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
-      key[r] = c < children ? (Key(kbest::key_of(cd)) << 32) | unsigned(c) : kPad;
-    }
-    warp::select_smallest<KP>(key, lane);
-#pragma unroll
-    for (int q = 0; q < PR; ++q) {
-      const unsigned c = unsigned(key[q]), p = c >> B;
-      unsigned parent = __shfl_sync(kFull, path[0], int(p & 31u));
-      if constexpr (PR > 1) {
-        const unsigned hi = __shfl_sync(kFull, path[1], int(p & 31u));
-        parent = p >= 32u ? hi : parent;
-      }
-      path[q] = parent | ((c & unsigned(L - 1)) << (l * B));
-      dist[q] = kbest::distance_of_key(unsigned(key[q] >> 32));
-    }
-    count = children < kk ? children : kk;
-  }
+  for (int l = 0; l < lay.d && count < kk; ++l) count = count * L < kk ? count * L : kk;
+  auto& path = st.path;
+  auto& dist = st.dist;
 
   const int m = 2 * B, nb = nt * m;
   if (cand_d) {
@@ -136,7 +232,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const std::int64_t c = v * kk + r;
       const bool listed = r < count;
       cand_d[c] = listed ? dist[q] : kInf;
-      const unsigned w = listed ? packed_path_bits<L>(path[q], nt) : 0u;
+      const unsigned w = listed ? packed_path_bits<NT, L>(path[q]) : 0u;
       for (int t = 0; t < nt; ++t) {
         cand_sym[c * nt + t] =
             listed ? std::uint8_t(nway::symbol_index_of_bits(m, (w >> (t * m)) & ((1u << m) - 1)))
@@ -152,7 +248,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int q = 0; q < PR; ++q) {
     const int r = q * 32 + lane;
     valid[q] = __ballot_sync(kFull, r < count && dist[q] == dist[q]);
-    w[q] = packed_path_bits<L>(path[q], nt);
+    w[q] = packed_path_bits<NT, L>(path[q]);
     ones[q] = 0u;
   }
   for (int j = 0; j < nb; ++j) {
@@ -183,14 +279,30 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+template <int NT, int L, int KP>
+void launch_nt(const float* e, std::int64_t vectors, int k, const float* n0, std::int64_t n0_size,
+               float clip, std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
+               cudaStream_t s) {
+  const std::int64_t blocks = (vectors + kWarps - 1) / kWarps;
+  kbest_warp_kernel<NT, L, KP><<<unsigned(blocks), kWarps * 32, 0, s>>>(
+      e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+// Packed paths: 2nt levels of log2(L) bits in 32 bits.
+constexpr bool packs(int nt, int levels) { return 2 * nt * nway::log2_pow2(levels) <= 32; }
+
 template <int L, int KP>
 void launch(const float* e, std::int64_t vectors, int nt, int k, const float* n0,
             std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
             std::uint8_t* cand_sym, cudaStream_t s) {
-  const std::int64_t blocks = (vectors + kWarps - 1) / kWarps;
-  kbest_warp_kernel<L, KP><<<unsigned(blocks), kWarps * 32, 0, s>>>(
-      e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym);
-  MIMORX_CUDA_CHECK_LAUNCH();
+  if (nt == 2) {
+    launch_nt<2, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  } else if (nt == 4) {
+    launch_nt<4, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  } else if constexpr (packs(8, L)) {
+    launch_nt<8, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  }
 }
 
 // The instantiated (L, KP): L * KP <= 256 child slots (8 key registers) and KP <= 64.
@@ -233,8 +345,7 @@ int warp_width(int k) {
 
 bool warp_kernel_fits(int nt, Modulation mod, int k) {
   const int levels = axis_levels(mod), kp = warp_width(k);
-  // Packed paths: 2nt levels of log2(L) bits in 32 bits.
-  if (2 * nt * axis_bits(mod) > 32) return false;
+  if (!(nt == 2 || nt == 4 || nt == 8) || !packs(nt, levels)) return false;
   return kp <= 64 && kp * levels <= 256;
 }
 
