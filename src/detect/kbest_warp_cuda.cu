@@ -158,10 +158,15 @@ __device__ __forceinline__ void expand(const float* e, int l, int count, int kk,
       kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
     }
   }
+  unsigned kept_path[SQ];  // every parent read before any path is replaced
 #pragma unroll
   for (int q = 0; q < SQ; ++q) {
     const unsigned parent = gather<PR>(st.path, kept_c[q] >> B);
-    st.path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
+    kept_path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
+  }
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    st.path[q] = kept_path[q];
     st.dist[q] = kept_d[q];
   }
 }
