@@ -339,20 +339,7 @@ bool launch_kp(int kp, const float* e, std::int64_t vectors, int nt, int k, cons
   }
 }
 
-// The list width the warp kernel runs for k: the next power of two, at least 8.
-int warp_width(int k) {
-  int kp = 8;
-  while (kp < k) kp *= 2;
-  return kp;
-}
-
 }  // namespace
-
-bool warp_kernel_fits(int nt, Modulation mod, int k) {
-  const int levels = axis_levels(mod), kp = warp_width(k);
-  if (!(nt == 2 || nt == 4 || nt == 8) || !packs(nt, levels)) return false;
-  return kp <= 64 && kp * levels <= 256;
-}
 
 bool search_warp(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
                  const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
