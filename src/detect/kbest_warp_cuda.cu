@@ -24,6 +24,9 @@ using warp::kPad;
 
 constexpr float kInf = __builtin_huge_valf();
 constexpr int kWarps = 8;  // vectors (warps) per block
+// 4 blocks (32 warps) per SM, at most 64 registers a thread: the network's shuffle chains need
+// warps to hide their latency.
+constexpr int kMinBlocks = 4;
 constexpr int kMaxEs = nway::Layout(8).es;
 
 // kbest::parent_z of level l on a packed path: the same ffma sequence, so the same rounding.
@@ -39,6 +42,15 @@ __device__ __forceinline__ float packed_parent_z(const float* e, unsigned path) 
   }
   return z;
 }
+
+// The level indices of a packed path, indexed by real coordinate.
+template <int L>
+struct PackedLevels {
+  unsigned path;
+  __device__ int operator[](int c) const {
+    return int((path >> (c * nway::log2_pow2(L))) & unsigned(L - 1));
+  }
+};
 
 // Bits of a packed full path (bit t*m + k = b_k of stream t), as kbest::path_bits.
 template <int NT, int L>
@@ -198,7 +210,7 @@ __device__ __forceinline__ void search_levels(const float* e, int count, int kk,
 
 // NT streams, L levels per real dimension, KP >= k (a power of two) paths kept per level.
 template <int NT, int L, int KP>
-__global__ void __launch_bounds__(kWarps * 32)
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     kbest_warp_kernel(const float* __restrict__ e_in, std::int64_t vectors, int kk,
                       const float* __restrict__ n0, std::int64_t n0_size, float clip,
                       std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
@@ -272,11 +284,9 @@ __global__ void __launch_bounds__(kWarps * 32)
   float m1 = first_distance(with1, dist), m0 = first_distance(with0, dist);
   const unsigned best = __shfl_sync(kFull, path[0], 0);
   if (lane >= nb) return;
-  std::uint8_t lev[16];
-  for (int c = 0; c < lay.d; ++c) lev[c] = std::uint8_t((best >> (c * B)) & unsigned(L - 1));
   // Path 0 of the sorted list is the best candidate (nway::complete_minima).
   nway::PathErrors pe;
-  nway::complete_minima(e, lay, B, nt, 0, lev, lane, &m0, &m1, pe);
+  nway::complete_minima(e, lay, B, nt, 0, PackedLevels<L>{best}, lane, &m0, &m1, pe);
   bits[v * nb + lane] = nway::hard_of_minima(m0, m1);
   if (llrs) {
     const float inv_n0 = rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
