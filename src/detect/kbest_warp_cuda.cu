@@ -195,16 +195,20 @@ constexpr int level_registers() {
   return regs;
 }
 
-// Levels l, l-1, ..., 0 (compile-time level: constant shared-memory offsets and shifts).
+// Levels l, l-1, ..., 0 (compile-time level: constant shared-memory offsets and shifts) with
+// `count` paths kept above level l; returns the final list size, min(k, L^(2NT)).
 template <int NT, int L, int KP, int l, int PR>
-__device__ __forceinline__ void search_levels(const float* e, int count, int kk, int lane,
-                                              Paths<PR>& st) {
+__device__ __forceinline__ int search_levels(const float* e, int count, int kk, int lane,
+                                             Paths<PR>& st) {
   float z[PR];
 #pragma unroll
   for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
   expand<NT, L, KP, level_registers<NT, L, KP, l>()>(e, l, count, kk, lane, z, st);
+  const int kept = count * L < kk ? count * L : kk;
   if constexpr (l > 0) {
-    search_levels<NT, L, KP, l - 1>(e, count * L < kk ? count * L : kk, kk, lane, st);
+    return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);
+  } else {
+    return kept;
   }
 }
 
@@ -233,10 +237,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     st.path[q] = 0u;
     st.dist[q] = 0.f;
   }
-  search_levels<NT, L, KP, 2 * NT - 1>(e, 1, kk, lane, st);
-  // Leaves: min(k, M^nt).
-  int count = 1;
-  for (int l = 0; l < lay.d && count < kk; ++l) count = count * L < kk ? count * L : kk;
+  const int count = search_levels<NT, L, KP, 2 * NT - 1>(e, 1, kk, lane, st);
   auto& path = st.path;
   auto& dist = st.dist;
 
