@@ -101,6 +101,13 @@ __device__ __forceinline__ T gather(const T (&x)[M], unsigned slot) {
   return out;
 }
 
+// The 64-bit selection of a level with (near-)ties: out of line, one copy per shape instead of
+// one per level (the keys pass through local memory on this rare path).
+template <int C, int R>
+__device__ __noinline__ void select_exact(Key (&v)[R], int lane) {
+  warp::select_smallest<C>(v, lane);
+}
+
 // One level: the children of the `count` kept paths in RA registers of slots (child c in slot
 // c), the K best of them as the new kept paths. The selection runs on 32-bit keys (distance bits
 // with the low log2(32 RA) bits replaced by c), which order like (distance, c) unless two
@@ -163,7 +170,7 @@ __device__ __forceinline__ void expand(const float* e, int l, int count, int kk,
       const int c = r * 32 + lane;
       exact[r] = c < children ? (Key(kbest::key_of(cd[r])) << 32) | unsigned(c) : kPad;
     }
-    warp::select_smallest<CA>(exact, lane);
+    select_exact<CA>(exact, lane);
 #pragma unroll
     for (int q = 0; q < SQ; ++q) {
       kept_c[q] = unsigned(exact[q]);
