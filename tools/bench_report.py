@@ -142,8 +142,9 @@ def rows_nway(r, ref):
 
 
 def rows_kbest(r, ref):
-    w = f"{r['nt']}x{r['nr']} {r['mod']} K={r['k']}, {r['vectors']} vectors"
-    return [Row("kbest", r, w, r["detect_gbps"], "Gbit/s")]
+    kernel = f", {r['kernel']} kernel" if r.get("kernel") else ""
+    w = f"{r['nt']}x{r['nr']} {r['mod']} K={r['k']}{kernel}, {r['vectors']} vectors"
+    return [Row("kbest", r, w, r["detect_gbps"], "Gbit/s", r.get("select_floor_gbps"))]
 
 
 def rows_sts(r, ref):
@@ -265,7 +266,9 @@ MODULES = OrderedDict([
     ("sphere", ("Parallel Sphere Detector (`gpubench_sphere_detect`)", "not stated",
                 {"psd_auto": rows_sphere, "psd_paper_setup": rows_sphere})),
     ("nway", ("N-way detector (`gpubench_nway_detect`)", "not stated", {"nway": rows_nway})),
-    ("kbest", ("K-best detector (`gpubench_kbest_detect`)", "not stated", {"kbest": rows_kbest})),
+    ("kbest", ("K-best detector (`gpubench_kbest_detect`)",
+               "warp kernel: its selection network at one warp instruction per scheduler and "
+               "cycle (block kernel: not stated)", {"kbest": rows_kbest})),
     ("sts", ("Single-tree-search soft sphere decoder (`gpubench_sts_detect`)", "not stated",
              {"sts": rows_sts})),
     ("ldpc_decoder", ("5G NR LDPC decoder (`gpubench_decoder_ldpc`)",

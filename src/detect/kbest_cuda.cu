@@ -1,6 +1,7 @@
 // CUDA K-best detector: one block per received vector; per level, the K * sqrt(M) children of
 // the kept paths are sorted by a CUB block radix sort (stable, so ties keep child order as in the
-// CPU reference) and the K best kept. QR: the N-way detector's Algorithm 1 kernel.
+// CPU reference) and the K best kept. Shapes that fit one warp run the warp kernel instead
+// (kbest_warp_cuda.cu). QR: the N-way detector's Algorithm 1 kernel.
 #include <algorithm>
 #include <cstdint>
 #include <cub/block/block_radix_sort.cuh>
@@ -156,9 +157,13 @@ void search(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
             std::uint8_t* cand_sym, int device, void* stream) {
   if (vectors == 0) return;
   MIMORX_CUDA_CHECK(cudaSetDevice(device));
+  if (search_warp(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                  stream)) {
+    return;
+  }
   const cudaStream_t s = detail::as_stream(stream);
   const int children = k * axis_levels(mod);
-  // The smallest block sort that holds all children (not tuned by measurement yet).
+  // The smallest block sort that holds all children.
   if (children <= 64) {
     return launch<64, 1>(e, vectors, nt, mod, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
                          s);

@@ -332,8 +332,10 @@ struct PathErrors {
   float err[16];
   bool ready = false;
 };
-template <class Level>
-MIMORX_HD void path_errors(const float* e, const Layout& lay, int levels, const Level* lev,
+// Levels: anything indexable by coordinate giving a level index (an array of level indices, a
+// packed path's accessor).
+template <class Levels>
+MIMORX_HD void path_errors(const float* e, const Layout& lay, int levels, const Levels& lev,
                            PathErrors& pe) {
   for (int i = 0; i < lay.d; ++i) {
     float z = e[lay.yhat(i)];
@@ -348,9 +350,9 @@ MIMORX_HD void path_errors(const float* e, const Layout& lay, int levels, const 
 // The tree metric of the path `lev` (metric d_b, errors pe) with coordinate p moved to level
 // `to`, delta the amplitude change:
 //   d' = d_b + delta^2 sum_{i<=p} R'_ip^2 - 2 delta sum_{i<=p} R'_ip e_i.
-template <class Level>
+template <class Levels>
 MIMORX_HD float flip_metric(const float* e, const Layout& lay, const PathErrors& pe,
-                            const Level* lev, float d_b, int p, int to) {
+                            const Levels& lev, float d_b, int p, int to) {
   float s = 0.f, t = 0.f;
   for (int i = 0; i <= p; ++i) {
     const float rip = e[lay.r(i, p)];
@@ -366,9 +368,9 @@ MIMORX_HD float flip_metric(const float* e, const Layout& lay, const PathErrors&
 // min0 / min1 is +inf and the other is not, the missing one becomes the flip metric of the bit
 // (the present one is the best candidate's metric d_b). pe: the path's errors, filled here on
 // first use; pass the same PathErrors for every bit of one list.
-template <class Level>
+template <class Levels>
 MIMORX_HD void complete_minima(const float* e, const Layout& lay, int ka, int nt, int n,
-                               const Level* lev, int j, float* min0, float* min1, PathErrors& pe) {
+                               const Levels& lev, int j, float* min0, float* min1, PathErrors& pe) {
   constexpr float kInf = __builtin_huge_valf();
   const bool miss0 = *min0 == kInf, miss1 = *min1 == kInf;
   if (miss0 == miss1) return;

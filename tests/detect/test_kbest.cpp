@@ -206,6 +206,44 @@ TEST(Kbest, RejectsBadConfigurations) {
   }
 }
 
+// The GPU's final lists (candidates()), hard bits and LLRs (run()) against the CPU plan's, bit
+// for bit; an empty string when they agree.
+std::string gpu_differs_from_cpu(const Problem& p, int k, float clip) {
+  const MimoShape& s = p.shape;
+  const std::int64_t V = p.vectors;
+  KbestPlan cpu(KbestConfig{s, k, clip}, Backend::cpu());
+  KbestPlan gpu(KbestConfig{s, k, clip}, Backend::cuda());
+  const test::DeviceProblem dev(p);
+  std::vector<float> cd(std::size_t(V) * k);
+  std::vector<std::uint8_t> cs(cd.size() * s.nt);
+  cpu.qr(p.input());
+  cpu.candidates(p.input(), View<float>(cd.data(), std::int64_t(cd.size()), Memory::host),
+                 View<std::uint8_t>(cs.data(), std::int64_t(cs.size()), Memory::host));
+  Buffer<float> gd = Buffer<float>::device(cd.size());
+  Buffer<std::uint8_t> gs = Buffer<std::uint8_t>::device(cs.size());
+  gd.fill_bytes(0xFF);
+  gs.fill_bytes(0xEE);
+  gpu.qr(dev.in);
+  gpu.candidates(dev.in, View<float>(gd), View<std::uint8_t>(gs));
+  const std::vector<float> hd = test::to_host(gd);
+  if (test::to_host(gs) != cs) return "list symbols";
+  if (std::memcmp(hd.data(), cd.data(), cd.size() * sizeof(float)) != 0) return "list distances";
+  const Out o = run_cpu(p, k, clip);
+  Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
+  Buffer<float> gl = Buffer<float>::device(o.llrs.size());
+  gb.fill_bytes(0xEE);
+  gl.fill_bytes(0xFF);
+  gpu.run(dev.in, View<std::uint8_t>(gb), View<float>(gl));
+  const std::vector<float> hl = test::to_host(gl);
+  if (test::to_host(gb) != o.bits) return "hard bits";
+  if (std::memcmp(hl.data(), o.llrs.data(), hl.size() * sizeof(float)) != 0) return "LLRs";
+  return "";
+}
+
+// Every shape and k the GPU dispatches: the warp kernel (k rounded up to 8, 16, 32 or 64,
+// k * sqrt(M) <= 256 children, 2nt log2(sqrt(M)) <= 32 path bits: e.g. QPSK k <= 64, 16-QAM
+// k <= 64, 64-QAM k <= 32, 256-QAM k <= 16 with nt <= 4) and the block kernel (the rest:
+// k = 256, max_k, 64-QAM and 256-QAM with nt = 8).
 TEST(KbestGpu, ListsAndLlrsMatchCpu) {
   MIMORX_REQUIRE_GPU();
   const auto seed = test::fresh_seed();
@@ -214,48 +252,57 @@ TEST(KbestGpu, ListsAndLlrsMatchCpu) {
     for (Modulation mod :
          {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
       MimoShape s{nt, nt + 1, mod};
-      for (int k : {1, 5, 16, 64, 256, KbestPlan::max_k(s)}) {
+      for (int k : {1, 5, 8, 9, 16, 17, 32, 33, 64, 256, KbestPlan::max_k(s)}) {
         if (k > KbestPlan::max_k(s)) continue;
         const std::int64_t V = k >= 256 ? 12 : 40;
         const Problem p =
             make_problem(s, V, 2, 5.0 + 2 * bits_per_symbol(mod), seed + cases, k == 5);
         ++cases;
-        KbestPlan cpu(KbestConfig{s, k, 7.f}, Backend::cpu());
-        KbestPlan gpu(KbestConfig{s, k, 7.f}, Backend::cuda());
-        const test::DeviceProblem dev(p);
-        const DetectInput& in = dev.in;
-        const std::string what =
-            "nt " + std::to_string(nt) + " " + to_string(mod) + " k " + std::to_string(k);
-        std::vector<float> cd(std::size_t(V) * k);
-        std::vector<std::uint8_t> cs(cd.size() * nt);
-        cpu.qr(p.input());
-        cpu.candidates(p.input(), View<float>(cd.data(), std::int64_t(cd.size()), Memory::host),
-                       View<std::uint8_t>(cs.data(), std::int64_t(cs.size()), Memory::host));
-        Buffer<float> gd = Buffer<float>::device(cd.size());
-        Buffer<std::uint8_t> gs = Buffer<std::uint8_t>::device(cs.size());
-        gpu.qr(in);
-        gpu.candidates(in, View<float>(gd), View<std::uint8_t>(gs));
-        const std::vector<float> hd = test::to_host(gd);
-        const std::vector<std::uint8_t> hs = test::to_host(gs);
-        ASSERT_EQ(hs, cs) << what;
-        for (std::size_t i = 0; i < cd.size(); ++i) {
-          if (std::isinf(cd[i])) {
-            ASSERT_TRUE(std::isinf(hd[i])) << what;
-          } else {
-            ASSERT_NEAR(hd[i], cd[i], 1e-4f * std::max(1.f, cd[i])) << what;
+        const std::string d = gpu_differs_from_cpu(p, k, 7.f);
+        ASSERT_EQ(d, "") << "nt " << nt << " " << to_string(mod) << " k " << k;
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
+// Exact ties between children, where the order is the child index's: identity channels with
+// y = 0 (every level's observation lies midway between two PAM levels), channels with two
+// equal columns, channels with zero rows (rank below nt), zero channels. The warp kernel's
+// 32-bit selection keys cannot order these and take the 64-bit path.
+TEST(KbestGpu, TiedDistancesMatchCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      const MimoShape s{nt, nt + 1, mod};
+      for (int k : {3, 16, 64}) {
+        if (k > KbestPlan::max_k(s)) continue;
+        const int per = s.nr * nt;
+        Problem p = make_problem(s, 16, 2, 5.0 + 2 * bits_per_symbol(mod), seed + 7 * cases++);
+        for (std::int64_t c = 0; c < 8; ++c) {
+          cf32* h = &p.h[std::size_t(c * per)];
+          switch (c % 4) {
+            case 0:  // identity (first nt rows), y = 0
+              std::fill(h, h + per, cf32(0.f, 0.f));
+              for (int t = 0; t < nt; ++t) h[t * s.nr + t] = cf32(1.f, 0.f);
+              std::fill(&p.y[std::size_t(2 * c * s.nr)], &p.y[std::size_t(2 * c * s.nr)] + 2 * s.nr,
+                        cf32(0.f, 0.f));
+              break;
+            case 1:  // column 1 = column 0
+              std::copy(h, h + s.nr, h + s.nr);
+              break;
+            case 2:  // rows 0 and 1 zero
+              for (int t = 0; t < nt; ++t) h[t * s.nr] = h[t * s.nr + 1] = cf32(0.f, 0.f);
+              break;
+            default:  // zero
+              std::fill(h, h + per, cf32(0.f, 0.f));
           }
         }
-        const Out o = run_cpu(p, k, 7.f);
-        Buffer<std::uint8_t> gb = Buffer<std::uint8_t>::device(o.bits.size());
-        Buffer<float> gl = Buffer<float>::device(o.llrs.size());
-        gl.fill_bytes(0xFF);
-        gpu.run(in, View<std::uint8_t>(gb), View<float>(gl));
-        const std::vector<std::uint8_t> hb = test::to_host(gb);
-        const std::vector<float> hl = test::to_host(gl);
-        ASSERT_EQ(hb, o.bits) << what;
-        for (std::size_t i = 0; i < hl.size(); ++i) {
-          ASSERT_NEAR(hl[i], o.llrs[i], 1e-4f * std::max(1.f, std::abs(o.llrs[i]))) << what;
-        }
+        const std::string d = gpu_differs_from_cpu(p, k, 7.f);
+        ASSERT_EQ(d, "") << "nt " << nt << " " << to_string(mod) << " k " << k;
       }
     }
   }

@@ -1,0 +1,386 @@
+// CUDA K-best detector, one warp per received vector (docs/kbest.md, GPU mapping). Paths live
+// in registers, packed (level index of real level c at bits c*B, B = log2 sqrt(M)): kept path
+// r in lane r % 32 of register r / 32. Per level every path's interference-cancelled
+// observation (kbest::parent_z's order of operations), the children c = p*L + i in slot c, and
+// the K best by the warp network (kbest_warp_network.cuh) on keys (distance bits << 32 | c),
+// which orders exactly as the CPU reference's stable sort by distance. The per-bit minima come
+// from ballots over the sorted list: the first listed path with a bit value has its minimum.
+#include <cstdint>
+
+#include "core/cuda_check.hpp"
+#include "detect/kbest_cuda.hpp"
+#include "detect/kbest_math.hpp"
+#include "detect/kbest_warp_network.cuh"
+#include "detect/nway_math.hpp"
+#include "mimorx/core/rounding.hpp"
+
+namespace mimorx::detect::kbest_cuda {
+
+namespace {
+
+using warp::Key;
+using warp::kFull;
+using warp::kPad;
+
+constexpr float kInf = __builtin_huge_valf();
+constexpr int kWarps = 8;  // vectors (warps) per block
+// 4 blocks (32 warps) per SM, at most 64 registers a thread: the network's shuffle chains need
+// warps to hide their latency.
+constexpr int kMinBlocks = 4;
+constexpr int kMaxEs = nway::Layout(8).es;
+
+// kbest::parent_z of level l on a packed path: the same ffma sequence, so the same rounding.
+template <int NT, int L, int l>
+__device__ __forceinline__ float packed_parent_z(const float* e, unsigned path) {
+  constexpr int B = nway::log2_pow2(L);
+  constexpr nway::Layout lay(NT);
+  float z = e[lay.yhat(l)];
+#pragma unroll
+  for (int c = lay.d - 1; c > l; --c) {
+    const int i = int((path >> (c * B)) & unsigned(L - 1));
+    z = rounding::ffma(-e[lay.r(l, c)], float(2 * i - (L - 1)), z);
+  }
+  return z;
+}
+
+// The level indices of a packed path, indexed by real coordinate.
+template <int L>
+struct PackedLevels {
+  unsigned path;
+  __device__ int operator[](int c) const {
+    return int((path >> (c * nway::log2_pow2(L))) & unsigned(L - 1));
+  }
+};
+
+// Bits of a packed full path (bit t*m + k = b_k of stream t), as kbest::path_bits.
+template <int NT, int L>
+__device__ __forceinline__ unsigned packed_path_bits(unsigned path) {
+  constexpr int B = nway::log2_pow2(L);
+  unsigned w = 0;
+#pragma unroll
+  for (int p = 0; p < NT; ++p) {
+    const int ir = int((path >> (2 * p * B)) & unsigned(L - 1));
+    const int ii = int((path >> ((2 * p + 1) * B)) & unsigned(L - 1));
+    w |= nway::symbol_bits_fast<B>(ir, ii) << (p * 2 * B);
+  }
+  return w;
+}
+
+// Distance of the first listed path (lowest slot) whose bit is set in mask; +inf if none.
+// Every lane calls it (the shuffles are warp-wide).
+template <int PR>
+__device__ __forceinline__ float first_distance(const unsigned (&mask)[PR],
+                                                const float (&dist)[PR]) {
+  float out = kInf;
+#pragma unroll
+  for (int q = PR - 1; q >= 0; --q) {
+    const float dq = __shfl_sync(kFull, dist[q], (__ffs(int(mask[q])) - 1) & 31);
+    if (mask[q] != 0u) out = dq;
+  }
+  return out;
+}
+
+// Per-lane state of one vector's kept paths: path r in lane r % 32 of register r / 32.
+template <int PR>
+struct Paths {
+  unsigned path[PR];
+  float dist[PR];
+};
+
+// Slot `slot` of a per-slot quantity held in registers x[0..PR) (slot s: register s / 32, lane
+// s % 32); every lane calls it (the shuffles are warp-wide).
+template <int PR, class T, int M>
+__device__ __forceinline__ T gather(const T (&x)[M], unsigned slot) {
+  static_assert(PR <= M);
+  T out = __shfl_sync(kFull, x[0], int(slot & 31u));
+#pragma unroll
+  for (int q = 1; q < PR; ++q) {
+    const T t = __shfl_sync(kFull, x[q], int(slot & 31u));
+    out = (slot >> 5) == unsigned(q) ? t : out;
+  }
+  return out;
+}
+
+// The 64-bit selection of a level with (near-)ties: out of line, one copy per shape instead of
+// one per level (the keys pass through local memory on this rare path).
+template <int C, int R>
+__device__ __noinline__ void select_exact(Key (&v)[R], int lane) {
+  warp::select_smallest<C>(v, lane);
+}
+
+// One level: the children of the `count` kept paths in RA registers of slots (child c in slot
+// c), the K best of them as the new kept paths. The selection runs on 32-bit keys (distance bits
+// with the low log2(32 RA) bits replaced by c), which order like (distance, c) unless two
+// children agree in all the other bits; it is exact when the kept keys' prefixes are distinct and
+// the last kept one's prefix belongs to no other child (then every dropped child is farther and
+// the kept ones are ordered by distance). Otherwise (ties, rare near-ties) the level is selected
+// again on 64-bit keys (distance bits << 32 | c).
+template <int NT, int L, int KP, int RA, int PR>
+__device__ __forceinline__ void expand(const float* e, int l, int count, int kk, int lane,
+                                       const float (&z)[PR], Paths<PR>& st) {
+  constexpr int B = nway::log2_pow2(L);
+  constexpr nway::Layout lay(NT);
+  constexpr int CA = KP < RA * 32 ? KP : RA * 32;  // kept slots of the selection
+  constexpr unsigned kIdx = RA * 32 - 1u;          // child-index bits of a 32-bit key
+  const int children = count * L, nc = children < kk ? children : kk;
+  float cd[RA];
+  unsigned key[RA], sel[RA];
+#pragma unroll
+  for (int r = 0; r < RA; ++r) {
+    const int c = r * 32 + lane;
+    // Parent p = c / L sits in register r / L of lane p % 32.
+    constexpr int kLast = PR - 1;
+    const int pq = r / L < kLast ? r / L : kLast;
+    const float zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
+    const float dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+    cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
+    key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
+    sel[r] = key[r];
+  }
+  warp::select_smallest<CA>(sel, lane);
+  constexpr int SQ = (CA + 31) / 32;  // registers holding kept slots
+  bool tie = false;
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    const unsigned up = __shfl_up_sync(kFull, sel[q], 1);
+    const unsigned wrap = __shfl_sync(kFull, sel[q > 0 ? q - 1 : 0], 31);
+    const unsigned prev = q > 0 && lane == 0 ? wrap : up;
+    const int r = q * 32 + lane;
+    tie |= r >= 1 && r < nc && ((prev ^ sel[q]) & ~kIdx) == 0u;
+  }
+  const unsigned last = gather<SQ>(sel, unsigned(nc - 1));
+  int same = 0;
+#pragma unroll
+  for (int r = 0; r < RA; ++r) {
+    const int c = r * 32 + lane;
+    same += __popc(__ballot_sync(kFull, c < children && ((key[r] ^ last) & ~kIdx) == 0u));
+  }
+  unsigned kept_c[SQ];
+  float kept_d[SQ];
+  if (!__any_sync(kFull, tie) && same == 1) {
+#pragma unroll
+    for (int q = 0; q < SQ; ++q) {
+      kept_c[q] = sel[q] & kIdx;
+      kept_d[q] = gather<RA>(cd, kept_c[q]);
+    }
+  } else {
+    Key exact[RA];
+#pragma unroll
+    for (int r = 0; r < RA; ++r) {
+      const int c = r * 32 + lane;
+      exact[r] = c < children ? (Key(kbest::key_of(cd[r])) << 32) | unsigned(c) : kPad;
+    }
+    select_exact<CA>(exact, lane);
+#pragma unroll
+    for (int q = 0; q < SQ; ++q) {
+      kept_c[q] = unsigned(exact[q]);
+      kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
+    }
+  }
+  unsigned kept_path[SQ];  // every parent read before any path is replaced
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    const unsigned parent = gather<PR>(st.path, kept_c[q] >> B);
+    kept_path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
+  }
+#pragma unroll
+  for (int q = 0; q < SQ; ++q) {
+    st.path[q] = kept_path[q];
+    st.dist[q] = kept_d[q];
+  }
+}
+
+// At most how many children level l of a 2NT-level tree has with KP paths kept: the slot
+// registers it needs.
+template <int NT, int L, int KP, int l>
+constexpr int level_registers() {
+  int paths = 1;
+  for (int i = 2 * NT - 1; i > l && paths < KP; --i) paths *= L;
+  const int children = (paths < KP ? paths : KP) * L;
+  int regs = 1;
+  while (regs * 32 < children) regs *= 2;
+  return regs;
+}
+
+// Levels l, l-1, ..., 0 (compile-time level: constant shared-memory offsets and shifts) with
+// `count` paths kept above level l; returns the final list size, min(k, L^(2NT)).
+template <int NT, int L, int KP, int l, int PR>
+__device__ __forceinline__ int search_levels(const float* e, int count, int kk, int lane,
+                                             Paths<PR>& st) {
+  float z[PR];
+#pragma unroll
+  for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
+  expand<NT, L, KP, level_registers<NT, L, KP, l>()>(e, l, count, kk, lane, z, st);
+  const int kept = count * L < kk ? count * L : kk;
+  if constexpr (l > 0) {
+    return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);
+  } else {
+    return kept;
+  }
+}
+
+// NT streams, L levels per real dimension, KP >= k (a power of two) paths kept per level.
+template <int NT, int L, int KP>
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
+    kbest_warp_kernel(const float* __restrict__ e_in, std::int64_t vectors, int kk,
+                      const float* __restrict__ n0, std::int64_t n0_size, float clip,
+                      std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
+                      float* __restrict__ cand_d, std::uint8_t* __restrict__ cand_sym) {
+  constexpr int B = nway::log2_pow2(L);
+  constexpr int PR = KP > 32 ? KP / 32 : 1;  // path registers per lane
+  constexpr nway::Layout lay(NT);
+  constexpr int nt = NT;
+  __shared__ float es_all[kWarps][kMaxEs];
+  const int lane = int(threadIdx.x) & 31, wid = int(threadIdx.x) >> 5;
+  const std::int64_t v = std::int64_t(blockIdx.x) * kWarps + wid;
+  if (v >= vectors) return;  // a whole warp leaves together
+  float* e = es_all[wid];
+  for (int i = lane; i < lay.es; i += 32) e[i] = e_in[v * lay.es + i];
+  __syncwarp();
+
+  Paths<PR> st;
+#pragma unroll
+  for (int q = 0; q < PR; ++q) {
+    st.path[q] = 0u;
+    st.dist[q] = 0.f;
+  }
+  const int count = search_levels<NT, L, KP, 2 * NT - 1>(e, 1, kk, lane, st);
+  auto& path = st.path;
+  auto& dist = st.dist;
+
+  const int m = 2 * B, nb = nt * m;
+  if (cand_d) {
+#pragma unroll
+    for (int q = 0; q < PR; ++q) {
+      const int r = q * 32 + lane;
+      if (r >= kk) continue;
+      const std::int64_t c = v * kk + r;
+      const bool listed = r < count;
+      cand_d[c] = listed ? dist[q] : kInf;
+      const unsigned w = listed ? packed_path_bits<NT, L>(path[q]) : 0u;
+      for (int t = 0; t < nt; ++t) {
+        cand_sym[c * nt + t] =
+            listed ? std::uint8_t(nway::symbol_index_of_bits(m, (w >> (t * m)) & ((1u << m) - 1)))
+                   : std::uint8_t(0);
+      }
+    }
+    return;
+  }
+  // Lane j (< nb) gathers bit j: masks over the list of the paths with the bit set, and of the
+  // listed paths with a non-NaN distance (fmin_num skips NaN; NaN keys sort last).
+  unsigned valid[PR], ones[PR], w[PR];
+#pragma unroll
+  for (int q = 0; q < PR; ++q) {
+    const int r = q * 32 + lane;
+    valid[q] = __ballot_sync(kFull, r < count && dist[q] == dist[q]);
+    w[q] = packed_path_bits<NT, L>(path[q]);
+    ones[q] = 0u;
+  }
+  for (int j = 0; j < nb; ++j) {
+#pragma unroll
+    for (int q = 0; q < PR; ++q) {
+      const unsigned b = __ballot_sync(kFull, (w[q] >> j) & 1u);
+      if (lane == j) ones[q] = b;
+    }
+  }
+  unsigned with1[PR], with0[PR];
+#pragma unroll
+  for (int q = 0; q < PR; ++q) {
+    with1[q] = ones[q] & valid[q];
+    with0[q] = ~ones[q] & valid[q];
+  }
+  float m1 = first_distance(with1, dist), m0 = first_distance(with0, dist);
+  const unsigned best = __shfl_sync(kFull, path[0], 0);
+  if (lane >= nb) return;
+  // Path 0 of the sorted list is the best candidate (nway::complete_minima).
+  nway::PathErrors pe;
+  nway::complete_minima(e, lay, B, nt, 0, PackedLevels<L>{best}, lane, &m0, &m1, pe);
+  bits[v * nb + lane] = nway::hard_of_minima(m0, m1);
+  if (llrs) {
+    const float inv_n0 = rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
+    llrs[v * nb + lane] = nway::llr_of_minima(m0, m1, inv_n0, clip);
+  }
+}
+
+template <int NT, int L, int KP>
+void launch_nt(const float* e, std::int64_t vectors, int k, const float* n0, std::int64_t n0_size,
+               float clip, std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
+               cudaStream_t s) {
+  const std::int64_t blocks = (vectors + kWarps - 1) / kWarps;
+  kbest_warp_kernel<NT, L, KP><<<unsigned(blocks), kWarps * 32, 0, s>>>(
+      e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym);
+  MIMORX_CUDA_CHECK_LAUNCH();
+}
+
+// Packed paths: 2nt levels of log2(L) bits in 32 bits.
+constexpr bool packs(int nt, int levels) { return 2 * nt * nway::log2_pow2(levels) <= 32; }
+
+template <int L, int KP>
+void launch(const float* e, std::int64_t vectors, int nt, int k, const float* n0,
+            std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
+            std::uint8_t* cand_sym, cudaStream_t s) {
+  if (nt == 2) {
+    launch_nt<2, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  } else if (nt == 4) {
+    launch_nt<4, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  } else if constexpr (packs(8, L)) {
+    launch_nt<8, L, KP>(e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+  }
+}
+
+// The instantiated (L, KP): L * KP <= 256 child slots (8 key registers) and KP <= 64.
+template <int L>
+bool launch_kp(int kp, const float* e, std::int64_t vectors, int nt, int k, const float* n0,
+               std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs, float* cand_d,
+               std::uint8_t* cand_sym, cudaStream_t s) {
+  switch (kp) {
+    case 8:
+      launch<L, 8>(e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+      return true;
+    case 16:
+      launch<L, 16>(e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+      return true;
+    case 32:
+      if constexpr (L <= 8) {
+        launch<L, 32>(e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+        return true;
+      }
+      return false;
+    case 64:
+      if constexpr (L <= 4) {
+        launch<L, 64>(e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym, s);
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool search_warp(const float* e, std::int64_t vectors, int nt, Modulation mod, int k,
+                 const float* n0, std::int64_t n0_size, float clip, std::uint8_t* bits, float* llrs,
+                 float* cand_d, std::uint8_t* cand_sym, void* stream) {
+  if (!warp_kernel_fits(nt, mod, k)) return false;
+  const cudaStream_t s = detail::as_stream(stream);
+  const int kp = warp_width(k);
+  switch (axis_levels(mod)) {
+    case 2:
+      return launch_kp<2>(kp, e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
+    case 4:
+      return launch_kp<4>(kp, e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
+    case 8:
+      return launch_kp<8>(kp, e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                          s);
+    case 16:
+      return launch_kp<16>(kp, e, vectors, nt, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym,
+                           s);
+    default:
+      return false;
+  }
+}
+
+}  // namespace mimorx::detect::kbest_cuda

@@ -1,0 +1,114 @@
+#pragma once
+// Warp-wide top-C selection of the K-best detector's warp kernel (kbest_warp_cuda.cu): N
+// unsigned keys (32 or 64 bits) held as R registers of 32 lanes (slot s = register * 32 + lane)
+// leave with the C smallest in ascending order in slots 0..C-1.
+//
+// On unique keys (e.g. distance bits << 32 | child index) a bitonic network gives exactly the
+// order of a stable sort by distance, which is the CPU reference's order. Only the C best are
+// needed, so the network sorts chunks of C slots (adjacent chunks in opposite directions) and then
+// merges pairs of chunks keeping the smaller half: an element-wise minimum of an ascending and a
+// descending chunk is a bitonic sequence holding the C smallest of both, which log2(C)
+// half-cleaner stages sort. Pairs of registers merge first (no shuffle; the upper register drops
+// out, so later stages touch half the registers), then pairs of lane groups (a shuffle; both
+// groups keep the merged copy). Stage count for N = 64, C = 16 (4x4 16-QAM, K = 16): 10 sort
+// stages on 2 registers, then 2 merges of 4 stages on 1, against 21 on 2 for a full sort.
+#include <cstdint>
+
+namespace mimorx::detect::kbest_cuda::warp {
+
+using Key = unsigned long long;
+constexpr Key kPad = ~Key(0);  // an empty slot: after every child
+constexpr unsigned kFull = 0xffffffffu;
+
+// min / max of unsigned keys (one integer min/max instruction for 32-bit keys).
+template <class T>
+__device__ __forceinline__ T kmin(T a, T b) {
+  return b < a ? b : a;
+}
+template <class T>
+__device__ __forceinline__ T kmax(T a, T b) {
+  return b < a ? a : b;
+}
+
+// Compare-exchange of slot s with slot s ^ J over registers [0, E): the lower slot of a pair
+// keeps the smaller key where the pair is ascending, the larger where descending; descending
+// iff s & DK (DK = 0: ascending). DK > J, so both slots of a pair agree on the direction.
+template <int E, int J, int DK, int R, class T>
+__device__ __forceinline__ void stage(T (&v)[R], int lane) {
+  static_assert(E <= R && (DK == 0 || DK > J));
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const bool desc = DK != 0 && ((e * 32 + lane) & DK) != 0;
+    if constexpr (J >= 32) {
+      constexpr int RJ = J / 32;
+      if ((e & RJ) == 0) {
+        const T a = v[e], b = v[e + RJ];
+        const T lo = kmin(a, b), hi = kmax(a, b);
+        v[e] = desc ? hi : lo;
+        v[e + RJ] = desc ? lo : hi;
+      }
+    } else {
+      const T o = __shfl_xor_sync(kFull, v[e], J);
+      const bool keep_min = ((lane & J) != 0) == desc;
+      v[e] = keep_min ? kmin(o, v[e]) : kmax(o, v[e]);
+    }
+  }
+}
+
+// Stages J, J/2, ..., 1 with one direction rule: sorts bitonic chunks of 2J slots.
+template <int E, int J, int DK, int R, class T>
+__device__ __forceinline__ void merge_stages(T (&v)[R], int lane) {
+  stage<E, J, DK>(v, lane);
+  if constexpr (J > 1) merge_stages<E, J / 2, DK>(v, lane);
+}
+
+// The direction rule (DK) that E active registers of sorted C-chunks need for the next merge:
+// registers e and e + E/2 pair (slot distance E * 16) while more than one chunk spans
+// registers, then lane groups g and g ^ 1, g ^ 2, ... (distance C, 2C, ...); 0 at the end.
+template <int E, int C>
+constexpr int next_pairing() {
+  if (E > 1 && E * 32 > C) return E * 16;
+  if (E == 1 && C < 32) return C;
+  return 0;
+}
+
+// Bitonic sort of every C-chunk; the last merge's direction follows the first pairing.
+template <int E, int C, int P0, int K, int R, class T>
+__device__ __forceinline__ void sort_chunks(T (&v)[R], int lane) {
+  merge_stages<E, K / 2, K == C ? P0 : K>(v, lane);
+  if constexpr (K < C) sort_chunks<E, C, P0, 2 * K>(v, lane);
+}
+
+// Lane-group merges at slot distance P, 2P, ..., 16 within register 0.
+template <int C, int P, int R, class T>
+__device__ __forceinline__ void lane_merges(T (&v)[R], int lane) {
+  v[0] = kmin(v[0], T(__shfl_xor_sync(kFull, v[0], P)));
+  constexpr int next = 2 * P < 32 ? 2 * P : 0;
+  merge_stages<1, C / 2, next>(v, lane);
+  if constexpr (2 * P < 32) lane_merges<C, 2 * P>(v, lane);
+}
+
+// Register merges (E -> E/2 active) until one chunk or one register is left, then lane merges.
+template <int E, int C, int R, class T>
+__device__ __forceinline__ void merge_chunks(T (&v)[R], int lane) {
+  if constexpr (E > 1 && E * 32 > C) {
+    constexpr int H = E / 2;
+#pragma unroll
+    for (int e = 0; e < H; ++e) v[e] = kmin(v[e], v[e + H]);
+    merge_stages<H, C / 2, next_pairing<H, C>()>(v, lane);
+    merge_chunks<H, C>(v, lane);
+  } else if constexpr (E == 1 && C < 32) {
+    lane_merges<C, C>(v, lane);
+  }
+}
+
+// The C smallest of the R * 32 keys, ascending, in slots 0..C-1 (C a power of two, 2 <= C,
+// C <= R * 32).
+template <int C, int R, class T>
+__device__ __forceinline__ void select_smallest(T (&v)[R], int lane) {
+  static_assert(C >= 2 && (C & (C - 1)) == 0 && C <= R * 32 && (R & (R - 1)) == 0);
+  sort_chunks<R, C, next_pairing<R, C>(), 2>(v, lane);
+  merge_chunks<R, C>(v, lane);
+}
+
+}  // namespace mimorx::detect::kbest_cuda::warp
