@@ -30,7 +30,7 @@ int count_bad_values_cuda(const float* h, std::int64_t hn, const float* y, std::
   flag.fill_bytes(0);
   const std::int64_t total = hn + yn + nn;
   const int blocks = int(std::min<std::int64_t>((total + 255) / 256, 1024));
-  check_kernel<<<blocks > 0 ? blocks : 1, 256>>>(h, hn, y, yn, n0, nn, flag.data());
+  check_kernel<<<(blocks > 0 ? blocks : 1), 256>>>(h, hn, y, yn, n0, nn, flag.data());
   MIMORX_CUDA_CHECK_LAUNCH();
   int result = 0;
   flag.copy_to_host(&result, 1);
