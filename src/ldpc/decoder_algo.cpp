@@ -16,4 +16,11 @@ LayerOrder parse_layer_order(const std::string& name, const std::string& argumen
   throw InvalidArgument(argument + ": '" + name + "'; allowed extension-first, natural");
 }
 
+DecoderArithmetic parse_decoder_arithmetic(const std::string& name, const std::string& argument) {
+  if (name == "auto") return DecoderArithmetic::automatic;
+  if (name == "single") return DecoderArithmetic::single;
+  if (name == "half") return DecoderArithmetic::half;
+  throw InvalidArgument(argument + ": '" + name + "'; allowed auto, single, half");
+}
+
 }  // namespace mimorx::ldpc

@@ -10,6 +10,7 @@
 
 #include "ldpc/decoder_batch_cpu.hpp"
 #include "ldpc/decoder_cuda.hpp"
+#include "ldpc/decoder_half_cpu.hpp"
 #include "ldpc/decoder_quant.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
@@ -133,6 +134,15 @@ void write_outputs(const DecodeTables& t, OutMode mode, std::int64_t w, const au
   }
 }
 
+// The float path's arithmetic when the config leaves it automatic: the one place to switch the
+// default by measured figures. Single precision everywhere: the f16x2 kernel (CUDA) is not
+// bit-exact with the float decoders, and the CPU half model is a slow reference.
+DecoderArithmetic automatic_arithmetic(const DecoderConfig& c, const Backend& b) {
+  (void)c;
+  (void)b;
+  return DecoderArithmetic::single;
+}
+
 }  // namespace
 
 struct DecoderPlan::Impl {
@@ -193,11 +203,29 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
           std::to_string(c.codewords_per_block) + "; allowed 0 (automatic) or 1..512");
   require(c.codewords_per_thread >= 0 && c.codewords_per_thread <= 2, "codewords_per_thread",
           std::to_string(c.codewords_per_thread) + "; allowed 0 (automatic), 1 or 2");
-  require(c.codewords_per_thread != 2 || c.quantized, "codewords_per_thread",
-          "2 (the paired kernel) needs the integer path: set quantized, or use 0 or 1");
+  require(c.codewords_per_thread != 2 || c.quantized || c.arithmetic == DecoderArithmetic::half,
+          "codewords_per_thread",
+          "2 (a paired kernel) needs the integer path or arithmetic = half: set one, or use 0 "
+          "or 1");
   require(c.codewords_per_thread != 2 || c.codewords_per_block % 2 == 0, "codewords_per_thread",
           "2 needs an even codewords_per_block (got " + std::to_string(c.codewords_per_block) +
               "); use 0 (automatic) or an even number");
+  require(c.arithmetic == DecoderArithmetic::automatic ||
+              c.arithmetic == DecoderArithmetic::single || c.arithmetic == DecoderArithmetic::half,
+          "arithmetic", std::to_string(int(c.arithmetic)) + "; allowed automatic, single, half");
+  if (c.arithmetic == DecoderArithmetic::half) {
+    require(!c.quantized, "arithmetic",
+            "half is a float-LLR path; quantized = true selects the integer path instead");
+    require(
+        c.codewords_per_thread != 1, "codewords_per_thread",
+        "1 with arithmetic = half; the half path carries two codewords per thread (use 0 or 2)");
+    require(c.codewords_per_block % 2 == 0, "codewords_per_block",
+            std::to_string(c.codewords_per_block) +
+                " with arithmetic = half; give 0 (automatic) or an even number");
+    if (c.algo == DecoderAlgo::bp) {
+      throw Unsupported("arithmetic: half runs nms or oms only; bp is single precision");
+    }
+  }
   if (c.algo == DecoderAlgo::bp && c.quantized) {
     throw Unsupported("algo: bp has no quantised version; use nms or oms with quantized = true");
   }
@@ -246,6 +274,13 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   t.codewords_per_thread = c.codewords_per_thread != 0
                                ? c.codewords_per_thread
                                : (c.quantized && c.codewords_per_block % 2 == 0 ? 2 : 1);
+  // An automatic choice never overrides a layout the config fixed (one codeword per thread).
+  const bool pairs_allowed = c.codewords_per_thread != 1 && c.codewords_per_block % 2 == 0;
+  const DecoderArithmetic arith = c.arithmetic != DecoderArithmetic::automatic ? c.arithmetic
+                                  : pairs_allowed ? automatic_arithmetic(c, b)
+                                                  : DecoderArithmetic::single;
+  t.half = arith == DecoderArithmetic::half && !c.quantized && c.algo != DecoderAlgo::bp;
+  if (t.half) t.codewords_per_thread = 2;
   t.device = b.is_cuda() ? b.device() : 0;
   impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
   if (b.is_cuda()) {
@@ -284,6 +319,9 @@ int DecoderPlan::codewords_per_thread() const {
   if (impl_->cuda) return impl_->cuda->codewords_per_thread();
 #endif
   return 0;
+}
+DecoderArithmetic DecoderPlan::arithmetic() const {
+  return impl_->t.half ? DecoderArithmetic::half : DecoderArithmetic::single;
 }
 int DecoderPlan::blocks_per_sm() const {
 #if MIMORX_HAS_CUDA
@@ -468,6 +506,12 @@ void DecoderPlan::Impl::run_cpu(const In* llrs, int num, OutMode mode, std::uint
                                 int* iterations, std::uint8_t* synd) {
   constexpr bool pre_quantized = std::is_same_v<In, std::int8_t>;
   const DecoderAlgo algo = cfg.algo;
+  if constexpr (!pre_quantized) {
+    if (t.half) {
+      detail::decode_half_cpu(t, llrs, num, mode, out, iterations, synd);
+      return;
+    }
+  }
   if (detail::cpu_batch_enabled()) {
     if (pre_quantized || t.quantized) {
       run_cpu_batched<true>(llrs, num, mode, out, iterations, synd);

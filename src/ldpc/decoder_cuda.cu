@@ -242,6 +242,12 @@ struct CudaDecoder::Impl {
   }
 
   void configure_paired() {
+    if (t.half) {
+      auto bytes = [&](int pairs, bool shared) { return half_smem_bytes(t, pairs, shared); };
+      configure([&](bool shared) { return half_kernel_symbol(lb, shared); }, bytes,
+                half_msg_bytes_per_pair(t), t.np_override / 2, 2);
+      return;
+    }
     auto bytes = [&](int pairs, bool shared) { return paired_smem_bytes(t, pairs, shared); };
     configure([&](bool shared) { return paired_kernel_symbol(lb, shared); }, bytes,
               paired_msg_bytes_per_pair(t), t.np_override / 2, 2);
@@ -255,6 +261,12 @@ struct CudaDecoder::Impl {
     const int per_block = paired ? 2 * np : np;
     const int groups = (num + per_block - 1) / per_block;
     const int grid = std::min(groups, grid_max);
+    if constexpr (std::is_same_v<A, FloatArith>) {
+      if (t.half) {
+        launch_half(p, t, lb, grid, int(smem), s);
+        return;
+      }
+    }
     if constexpr (std::is_same_v<A, IntArith>) {
       if (paired) {
         launch_paired(p, a, lb, grid, int(smem), s);
@@ -284,7 +296,7 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
     impl_->alpha16_iter = Buffer<int>::device(t.alpha16_iter.size(), t.device);
     impl_->alpha16_iter.copy_from_host(t.alpha16_iter.data(), t.alpha16_iter.size());
   }
-  impl_->paired = t.codewords_per_thread == 2;
+  impl_->paired = t.codewords_per_thread == 2 || t.half;
   int max_degree = 0;
   for (std::size_t l = 0; l + 1 < t.row_start.size(); ++l) {
     max_degree = std::max(max_degree, t.row_start[l + 1] - t.row_start[l]);
@@ -292,7 +304,7 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
   // Automatic block limit: 1024 threads (64 registers), except for the paired kernel on codes
   // with rows longer than 10 (BG1 rows 0-3, degree 19): the 512-thread variant's 128 registers
   // hold those rows in registers instead of updating them in place, which is worth more than
-  // the lost occupancy (10-15 % on BG1 codes).
+  // the lost occupancy (10-15 % on BG1 codes). The f16x2 kernel follows the paired one.
   impl_->lb = t.max_block_threads == 512           ? 512
               : t.max_block_threads == 1024        ? 1024
               : (impl_->paired && max_degree > 10) ? 512

@@ -34,6 +34,9 @@ struct DecodeTables {
   int c2v_shared = -1;
   int max_block_threads = 0;
   int codewords_per_thread = 1;  // 2: the paired integer kernel (decoder_pair_cuda.cu)
+  // The float path in half-precision pairs (decoder_half.hpp; codewords_per_thread is 2): the
+  // f16x2 kernel on CUDA, its model on the CPU.
+  bool half = false;
   int device = 0;
 };
 

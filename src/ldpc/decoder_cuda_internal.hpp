@@ -1,7 +1,7 @@
 #pragma once
-// Shared between the two CUDA decoder kernels (decoder_cuda.cu: one codeword per thread;
-// decoder_pair_cuda.cu: two per thread on the integer path): launch parameters and the paired
-// kernel's entry points.
+// Shared between the CUDA decoder kernels (decoder_cuda.cu: one codeword per thread;
+// decoder_pair_cuda.cu: two per thread on the integer path; decoder_half_cuda.cu: two per thread
+// in half precision): launch parameters and the paired kernels' entry points.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -40,5 +40,13 @@ std::size_t paired_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared)
 std::size_t paired_msg_bytes_per_pair(const DecodeTables& t);
 const void* paired_kernel_symbol(int lb, bool msg_shared);
 void launch_paired(const KParams& p, const IntArith& a, int lb, int grid, int smem, cudaStream_t s);
+
+// The f16x2 kernel (decoder_half_cuda.cu), the same entry points: p.np = pairs per block, the
+// scaling (alpha, beta, offset; p.alpha_iter per iteration) from the tables.
+std::size_t half_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared);
+std::size_t half_msg_bytes_per_pair(const DecodeTables& t);
+const void* half_kernel_symbol(int lb, bool msg_shared);
+void launch_half(const KParams& p, const DecodeTables& t, int lb, int grid, int smem,
+                 cudaStream_t s);
 
 }  // namespace mimorx::ldpc::detail

@@ -53,6 +53,20 @@ enum class LayerOrder : int { extension_first = 0, natural = 1 };
 // "extension-first" or "natural"; anything else throws InvalidArgument naming `argument`.
 LayerOrder parse_layer_order(const std::string& name, const std::string& argument = "layer-order");
 
+// Arithmetic of the nms/oms decoders on float LLRs (quantized = false; docs/ldpc_half.md).
+//  automatic (default): the plan picks (DecoderPlan::arithmetic() reports it); today single
+//    on every backend.
+//  single: float32 (FloatArith), bit-exact between the CPU and CUDA.
+//  half: IEEE binary16 in pairs, two codewords per 32-bit word: on CUDA the f16x2 kernel (two
+//    codewords per thread, min.xorsign.abs.f16x2 for the check-node minimum and sign; sm_86+),
+//    on the CPU a slow model of it that rounds every operation to half as the GPU does, so the
+//    two are bit-exact. Channel LLRs and APP clamped to +-16384, messages to 2048.
+enum class DecoderArithmetic : int { automatic = 0, single = 1, half = 2 };
+
+// "auto", "single" or "half"; anything else throws InvalidArgument naming `argument`.
+DecoderArithmetic parse_decoder_arithmetic(const std::string& name,
+                                           const std::string& argument = "arithmetic");
+
 // The decoder choices that layers above the decoder (the transport chain, the link simulator)
 // pass down to it: one struct, copied as a whole, rather than the same fields repeated in every
 // configuration on the way. The fields mean what DecoderConfig's of the same names mean.
@@ -64,6 +78,7 @@ struct DecoderSettings {
   float beta = 0.5f;              // oms offset
   bool quantized = false;         // integer path (6-bit channel LLRs, 8-bit messages; nms, oms)
   bool early_termination = true;  // stop a word once its syndrome is zero
+  DecoderArithmetic arithmetic = DecoderArithmetic::automatic;  // float path: single or half
 };
 
 // The most decoder iterations a configuration may ask for (max_iters in 1..kMaxDecoderIters).
@@ -107,9 +122,13 @@ struct DecoderConfig {
   int max_block_threads = 0;
   // CUDA: codewords per thread. 2 = the paired integer kernel (two codewords in the 16-bit lanes
   // of each register, messages stored in full; needs quantized and an even
-  // codewords_per_block), 1 = one codeword per thread (the paper's layout; the float path),
-  // 0 = automatic: 2 on the integer path unless codewords_per_block is odd (docs/ldpc_decoder.md).
+  // codewords_per_block) or, with arithmetic = half, the f16x2 kernel; 1 = one codeword per
+  // thread (the paper's layout; the single-precision float path), 0 = automatic: 2 on the
+  // integer path unless codewords_per_block is odd, and with half (docs/ldpc_decoder.md).
   int codewords_per_thread = 0;
+  // Float path (quantized = false, nms/oms): single or half precision (DecoderArithmetic).
+  // half needs codewords_per_thread 0 or 2 and an even (or automatic) codewords_per_block.
+  DecoderArithmetic arithmetic = DecoderArithmetic::automatic;
   // CUDA: reject NaN/Inf LLRs with InvalidArgument. The kernel flags them as it reads them (it
   // decodes them as 0), and the check synchronises the stream; turn off for asynchronous use.
   bool check_input = true;
@@ -123,6 +142,7 @@ struct DecoderConfig {
     beta = s.beta;
     quantized = s.quantized;
     early_termination = s.early_termination;
+    arithmetic = s.arithmetic;
     return *this;
   }
 };
@@ -180,7 +200,10 @@ class DecoderPlan {
   int codewords_per_block() const;
   int blocks_per_sm() const;
   int codewords_per_thread() const;  // CUDA: 1 or 2 (the kernel chosen); 0 on the CPU
-  bool c2v_in_shared() const;        // CUDA: where the plan put the C2V records
+  // The float path's arithmetic the plan runs, single or half (automatic resolved); single for
+  // the integer path and bp.
+  DecoderArithmetic arithmetic() const;
+  bool c2v_in_shared() const;  // CUDA: where the plan put the C2V records
   // Check-to-variable edges per iteration per codeword (base edges of the decoded rows x Z).
   std::int64_t edges() const;
 
