@@ -39,7 +39,6 @@ inline constexpr float kHalfMsgMax = 2048.f;   // message cap (exact in half)
 inline constexpr u32 kSignBits = 0x80008000u;
 inline constexpr u32 kMagBits = 0x7fff7fffu;
 inline constexpr u32 kLlrMaxBits = 0x74007400u;     // +16384 in both lanes
-inline constexpr u32 kNegLlrMaxBits = 0xf400f400u;  // -16384
 inline constexpr u32 kMsgMaxBits = 0x68006800u;     // +2048
 inline constexpr u32 kMaxFiniteBits = 0x7bff7bffu;  // +65504, the start of the running minima
 
@@ -140,6 +139,9 @@ __device__ __forceinline__ u32 min_xorsign_abs(u32 a, u32 b) {
 }
 // 0xffff in the lanes where a == b.
 __device__ __forceinline__ u32 heq_mask(u32 a, u32 b) { return __heq2_mask(h2(a), h2(b)); }
+// |x|: the sign bits cleared; as __habs2, ptxas folds it into the operand of the min, max or
+// compare that reads it.
+__device__ __forceinline__ u32 habs(u32 x) { return bits(__habs2(h2(x))); }
 #else
 MIMORX_HD float lane(u32 x, int i) { return half_to_float(std::uint16_t(x >> (16 * i))); }
 template <class F>
@@ -189,10 +191,12 @@ inline u32 heq_mask(u32 a, u32 b) {
   }
   return r;
 }
+inline u32 habs(u32 x) { return x & kMagBits; }
 #endif
 
-MIMORX_HD u32 habs(u32 x) { return x & kMagBits; }
-MIMORX_HD u32 clamp_llr(u32 x) { return hmin(hmax(x, kNegLlrMaxBits), kLlrMaxBits); }
+// x clamped to +-kHalfLlrMax in one instruction: min(|x|, 16384) with x's sign (the bound's
+// sign bit is 0), the same as min(max(x, -16384), 16384).
+MIMORX_HD u32 clamp_llr(u32 x) { return min_xorsign_abs(x, kLlrMaxBits); }
 
 // scale() of NMS (m * alpha, alpha rounded to half) or OMS (max(m - beta, 0), beta rounded to
 // half), capped at kHalfMsgMax; m >= 0.
