@@ -6,7 +6,9 @@
 // Z=384 at the rates given by the number of decoded base rows (R = K / ((kb + rows - 2) Z)).
 // Beside it: end-to-end (pinned host float LLRs in, or on the integer path pre-quantised int8
 // LLRs, packed bits out, copies overlapped with decoding on 3 streams, one plan per stream),
-// and the effect of quantisation, Np and packing.
+// and the effect of quantisation, Np and packing. Three paths per code: "int8 paired" (the
+// integer default), "float" (one codeword per thread, single precision) and "f16x2 paired"
+// (DecoderConfig::arithmetic = half: two codewords per thread in half precision, float LLRs).
 // The LLRs are N(0, 1) draws (Philox): without early termination the kernel's work does not
 // depend on the values.
 // Usage: gpubench_decoder_ldpc [out.jsonl]
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
       "floor ms | end-to-end Gbit/s | end-to-end int8 LLRs Gbit/s |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e, int c2v = -1,
-                      int lb = 0, int per_thread = 0) {
+                      int lb = 0, int per_thread = 0,
+                      DecoderArithmetic arith = DecoderArithmetic::automatic) {
     DecoderConfig cfg{c.bg, c.z};
     cfg.rows = c.rows;
     cfg.max_iters = iters;
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
     cfg.c2v_shared = c2v;
     cfg.max_block_threads = lb;
     cfg.codewords_per_thread = per_thread;
+    cfg.arithmetic = arith;
     DecoderPlan plan(cfg, Backend::cuda());
     // Enough words for ~8 waves of resident blocks, at most ~1.5 GB of LLRs.
     const int resident = plan.codewords_per_block() * plan.blocks_per_sm() * dev.sm_count;
@@ -185,7 +189,8 @@ int main(int argc, char** argv) {
     }
     const char* path = quantized
                            ? (plan.codewords_per_thread() == 2 ? "int8 paired" : "int8 one/thread")
-                           : "float";
+                       : plan.arithmetic() == DecoderArithmetic::half ? "f16x2 paired"
+                                                                      : "float";
     const auto fmt_gbps = [](double v) { return v > 0 ? std::to_string(v).substr(0, 6) : "-"; };
     std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
@@ -228,6 +233,11 @@ int main(int argc, char** argv) {
         std::printf("| %s | %s | error: %s |\n", c.name.c_str(), q ? "int8" : "float", e.what());
       }
     }
+    try {  // the half path beside them, end-to-end from float LLRs too
+      run_case(c, false, 0, true, true, -1, 0, 0, DecoderArithmetic::half);
+    } catch (const std::exception& e) {
+      std::printf("| %s | f16x2 | error: %s |\n", c.name.c_str(), e.what());
+    }
   }
   // Table 3 of the paper: quantisation (above), Np and packing on the headline code; and
   // two codewords per thread (the paired kernel, the integer default) against one.
@@ -248,6 +258,9 @@ int main(int argc, char** argv) {
   // Register budget: 512-thread blocks (up to 128 registers) against 1024 (64).
   for (int ci : {0, 1, 5}) {
     for (bool q : {true, false}) run_case(cases[ci], q, 0, true, false, -1, 512);
+    for (int lb : {512, 1024}) {
+      run_case(cases[ci], false, 0, true, false, -1, lb, 0, DecoderArithmetic::half);
+    }
   }
   // Where the compressed C2V records live: shared memory against the global (L2) workspace.
   for (int ci : {1, 2, 3, 6}) {
@@ -256,6 +269,17 @@ int main(int argc, char** argv) {
         run_case(cases[ci], true, 0, true, false, placement);
       } catch (const std::exception& e) {
         std::printf("| %s | C2V %d | error: %s |\n", cases[ci].name.c_str(), placement, e.what());
+      }
+    }
+  }
+  // The half path's messages (4 bytes per edge and pair): shared memory against L2.
+  for (int ci : {0, 4, 5, 8}) {
+    for (int placement : {1, 0}) {
+      try {
+        run_case(cases[ci], false, 0, true, false, placement, 0, 0, DecoderArithmetic::half);
+      } catch (const std::exception& e) {
+        std::printf("| %s | f16x2 C2V %d | error: %s |\n", cases[ci].name.c_str(), placement,
+                    e.what());
       }
     }
   }
@@ -293,10 +317,12 @@ int main(int argc, char** argv) {
     }
     Buffer<float> llr = Buffer<float>::device(h.size());
     llr.copy_from_host(h.data(), h.size());
-    for (bool et : {false, true}) {
+    for (int run = 0; run < 4; ++run) {
+      const bool et = run % 2 == 1, half = run >= 2;
       DecoderConfig cfg{c.bg, c.z};
       cfg.rows = c.rows;
-      cfg.quantized = true;
+      cfg.quantized = !half;
+      cfg.arithmetic = half ? DecoderArithmetic::half : DecoderArithmetic::automatic;
       cfg.early_termination = et;
       cfg.check_input = false;
       DecoderPlan plan(cfg, Backend::cuda());
@@ -320,12 +346,13 @@ int main(int argc, char** argv) {
       mean /= num;
       const double kms = median(ms);
       const double gbps = double(num) * plan.k() / (kms * 1e-3) / 1e9;
-      std::printf("| %s | int8 | %.1f | %s | %.2f | %.3f | %.1f |\n", c.name.c_str(), ebn0,
-                  et ? "on" : "off", mean, kms, gbps);
+      std::printf("| %s | %s | %.1f | %s | %.2f | %.3f | %.1f |\n", c.name.c_str(),
+                  half ? "f16x2" : "int8", ebn0, et ? "on" : "off", mean, kms, gbps);
       if (json.is_open()) {
         nlohmann::json j = {{"bench", "ldpc_decoder_et"},
                             {"device", dev.name},
                             {"code", c.name},
+                            {"path", half ? "f16x2 paired" : "int8 paired"},
                             {"ebn0_db", ebn0},
                             {"early_termination", et},
                             {"mean_iterations", mean},
