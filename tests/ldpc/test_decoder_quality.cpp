@@ -32,7 +32,7 @@ struct FerPoint {
 FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, double rate, int words,
              std::uint64_t seed, bool quantized = false,
              LayerOrder order = LayerOrder::extension_first, float alpha = 0.75f,
-             float alpha_last = 0.f) {
+             float alpha_last = 0.f, DecoderArithmetic arith = DecoderArithmetic::automatic) {
   const LiftedGraph g(bg, z);
   DecoderConfig cfg{bg, z};
   cfg.algo = algo;
@@ -41,6 +41,7 @@ FerPoint fer(BaseGraph bg, int z, DecoderAlgo algo, int iters, double ebn0, doub
   cfg.layer_order = order;
   cfg.max_iters = iters;
   cfg.quantized = quantized;
+  cfg.arithmetic = arith;
   DecoderPlan plan(cfg, Backend::cpu());
   FerPoint p;
   const int batch = 8;
@@ -94,6 +95,35 @@ void compare(BaseGraph bg, int z, double rate, double s_bp, int words) {
   EXPECT_LE(nms.errors, nat.errors / 2 + 2);
 }
 
+// The half-precision path (DecoderConfig::arithmetic = half, the CPU model of the f16x2 kernel,
+// bit-exact with it) under the same criterion: BP20 at s_bp, half OMS (beta 0.5) and half NMS
+// with alpha 0.5 -> 0.875 at s_bp + 0.3 with at most 3 frame errors in 96 words.
+void compare_half(BaseGraph bg, int z, double rate, double s_bp, int words) {
+  const std::uint64_t seed = mimorx::test::fresh_seed();
+  const double s = s_bp + 0.3;
+  const FerPoint bp = fer(bg, z, DecoderAlgo::bp, 20, s_bp, rate, words, seed);
+  const FerPoint oms = fer(bg, z, DecoderAlgo::oms, 10, s, rate, words, seed + 1000003, false,
+                           LayerOrder::extension_first, 0.75f, 0.f, DecoderArithmetic::half);
+  const FerPoint ramp = fer(bg, z, DecoderAlgo::nms, 10, s, rate, words, seed + 3000017, false,
+                            LayerOrder::extension_first, 0.5f, 0.875f, DecoderArithmetic::half);
+  std::printf(
+      "[ quality  ] half BG%d Z=%d R=%.3f: BP20 @ %.2f dB FER %d/%d; at %.2f dB: OMS10 %d/%d, "
+      "NMS10 alpha 0.5->0.875 %d/%d\n",
+      int(bg), z, rate, s_bp, bp.errors, bp.words, s, oms.errors, oms.words, ramp.errors,
+      ramp.words);
+  EXPECT_LE(bp.errors * 96, 5 * words);
+  EXPECT_LE(oms.errors * 96, 3 * words);
+  EXPECT_LE(ramp.errors * 96, 3 * words);
+}
+
+TEST(DecoderQualitySlow, HalfBg1K8448RateThirdWithinPointThreeDbOfBp) {
+  compare_half(BaseGraph::bg1, 384, 1.0 / 3.0, 0.58, words_or(96));
+}
+
+TEST(DecoderQualitySlow, HalfBg2K3840RateFifthWithinPointThreeDbOfBp) {
+  compare_half(BaseGraph::bg2, 384, 1.0 / 5.0, 0.43, words_or(96));
+}
+
 TEST(DecoderQualitySlow, Bg1K8448RateThirdOmsAndNmsRampWithinPointThreeDbOfBp) {
   compare(BaseGraph::bg1, 384, 1.0 / 3.0, 0.58, words_or(96));
 }
@@ -123,6 +153,35 @@ TEST(DecoderQualitySlow, Sweep) {
     const FerPoint ni = fer(BaseGraph(bg), z, DecoderAlgo::nms, 10, s, rate, words, seed, true);
     std::printf("[ sweep    ] BG%d Z=%d Eb/N0 %.2f dB: BP20 %d/%d  NMS10 %d/%d  NMS10-int8 %d/%d\n",
                 bg, z, s, bp.errors, bp.words, nf.errors, nf.words, ni.errors, ni.words);
+    std::fflush(stdout);
+  }
+}
+
+// Half against single precision on the same words: NMS10 with alpha 0.5 -> 0.875 and OMS10.
+// Runs only with MIMORX_QUALITY_HALF_SWEEP="bg z rate from to step".
+TEST(DecoderQualitySlow, HalfSweep) {
+  const char* spec = std::getenv("MIMORX_QUALITY_HALF_SWEEP");
+  if (!spec) GTEST_SKIP() << "set MIMORX_QUALITY_HALF_SWEEP to run";
+  int bg = 1, z = 384;
+  double rate = 1.0 / 3, from = 0, to = 1, step = 0.1;
+  ASSERT_EQ(std::sscanf(spec, "%d %d %lf %lf %lf %lf", &bg, &z, &rate, &from, &to, &step), 6);
+  const int words = words_or(200);
+  const std::uint64_t seed = mimorx::test::fresh_seed();
+  const auto order = LayerOrder::extension_first;
+  for (double s = from; s <= to + 1e-9; s += step) {
+    FerPoint p[2][2];
+    for (int h = 0; h < 2; ++h) {
+      const auto arith = h ? DecoderArithmetic::half : DecoderArithmetic::single;
+      p[h][0] = fer(BaseGraph(bg), z, DecoderAlgo::nms, 10, s, rate, words, seed, false, order,
+                    0.5f, 0.875f, arith);
+      p[h][1] = fer(BaseGraph(bg), z, DecoderAlgo::oms, 10, s, rate, words, seed, false, order,
+                    0.75f, 0.f, arith);
+    }
+    std::printf(
+        "[ sweep    ] BG%d Z=%d Eb/N0 %.2f dB: NMS10 ramp single %d/%d half %d/%d  OMS10 single "
+        "%d/%d half %d/%d\n",
+        bg, z, s, p[0][0].errors, p[0][0].words, p[1][0].errors, p[1][0].words, p[0][1].errors,
+        p[0][1].words, p[1][1].errors, p[1][1].words);
     std::fflush(stdout);
   }
 }
