@@ -227,8 +227,8 @@ int main(int argc, char** argv) {
   };
   for (const Case& c : cases) {
     for (bool q : {true, false}) {
-      try {
-        run_case(c, q, 0, true, q);
+      try {  // float: single precision, one codeword per thread
+        run_case(c, q, 0, true, q, -1, 0, 0, DecoderArithmetic::single);
       } catch (const std::exception& e) {
         std::printf("| %s | %s | error: %s |\n", c.name.c_str(), q ? "int8" : "float", e.what());
       }
@@ -257,7 +257,8 @@ int main(int argc, char** argv) {
   run_case(cases[5], true, 0, false, false);
   // Register budget: 512-thread blocks (up to 128 registers) against 1024 (64).
   for (int ci : {0, 1, 5}) {
-    for (bool q : {true, false}) run_case(cases[ci], q, 0, true, false, -1, 512);
+    for (bool q : {true, false})
+      run_case(cases[ci], q, 0, true, false, -1, 512, 0, DecoderArithmetic::single);
     for (int lb : {512, 1024}) {
       run_case(cases[ci], false, 0, true, false, -1, lb, 0, DecoderArithmetic::half);
     }
