@@ -35,7 +35,17 @@ namespace mimorx::ldpc::detail::half_pair {
 
 using u32 = std::uint32_t;
 
-enum class Mix { int16x2, f16x2_xorsign, f16x2_hmin, f16x2_xorsign_nosat, f16x2_xorsign_i8 };
+// f16x2_decoder: the decoder's own half-precision row update (src/ldpc/decoder_half.hpp, the
+// f16x2 kernel's arithmetic: q_j unclamped, the APP clamped by one min.xorsign.abs, messages
+// capped per row), with the kernel's odd message stride in the row ceiling.
+enum class Mix {
+  int16x2,
+  f16x2_xorsign,
+  f16x2_hmin,
+  f16x2_xorsign_nosat,
+  f16x2_xorsign_i8,
+  f16x2_decoder
+};
 inline const char* mix_name(Mix m) {
   switch (m) {
     case Mix::int16x2:
@@ -48,6 +58,8 @@ inline const char* mix_name(Mix m) {
       return "f16x2_xorsign_nosat";
     case Mix::f16x2_xorsign_i8:
       return "f16x2_xorsign_i8";
+    case Mix::f16x2_decoder:
+      return "f16x2_decoder";
   }
   return "?";
 }

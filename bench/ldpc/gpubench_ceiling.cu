@@ -15,7 +15,8 @@
 // the half-precision pairs of ceiling_half_row.cuh: f16x2_xorsign (min.xorsign.abs for the
 // minimum and the sign product), f16x2_hmin (__hmin2/__hmax2 and a sign xor, sm_80's way),
 // f16x2_xorsign_nosat (no clamps: half storage needs none), f16x2_xorsign_i8 (only the APP clamped,
-// stored as int8 pairs). The row ceiling stores half pairs as 32-bit words (twice the int8 pairs'
+// stored as int8 pairs), f16x2_decoder (the decoder's own half row update, decoder_half.hpp).
+// The row ceiling stores half pairs as 32-bit words (twice the int8 pairs'
 // shared memory), except f16x2_xorsign_i8 (int8 pairs, converted by byte permutes).
 // Usage: gpubench_ceiling_ldpc [out.jsonl] [--profile]
 //   --profile: one launch per kernel, no warm-up (for a profiler: scripts/ncu-ldpc-ceiling);
@@ -31,6 +32,7 @@
 
 #include "ceiling_half_row.cuh"
 #include "core/cuda_check.hpp"
+#include "ldpc/decoder_half.hpp"
 #include "ldpc/decoder_pair.hpp"
 #include "ldpc/decoder_quant.hpp"
 #include "mimorx/core/backend.hpp"
@@ -41,6 +43,7 @@ using namespace mimorx;
 using namespace mimorx::ldpc;
 namespace pair = mimorx::ldpc::detail::pair;
 namespace half_pair = mimorx::ldpc::detail::half_pair;
+namespace hpair = mimorx::ldpc::detail::hpair;
 using half_pair::Mix;
 using pair::u32;
 
@@ -73,6 +76,7 @@ __device__ u32 start_word(int tid, int j) {
 struct Scales {
   pair::Scale i;
   half_pair::Scale h;
+  hpair::Scale d;  // the decoder's half scaling (alpha 0.75)
 };
 
 template <int DEG, Mix M>
@@ -97,6 +101,20 @@ __global__ void __launch_bounds__(kThreads) arith_ceiling(u32* out, int reps, Sc
       MIMORX_UNROLL
       for (int j = 0; j < DEG; ++j) {
         const pair::EdgeOut o = pair::edge_out(q[j], rm);
+        app[j] = o.app;
+        msg[j] = o.msg;
+      }
+    } else if constexpr (M == Mix::f16x2_decoder) {
+      hpair::RowScan scan;
+      MIMORX_UNROLL
+      for (int j = 0; j < DEG; ++j) {
+        q[j] = hpair::hsub(app[j], msg[j]);
+        scan.add(q[j]);
+      }
+      const hpair::RowMins rm = hpair::row_mins(scan, sc.d);
+      MIMORX_UNROLL
+      for (int j = 0; j < DEG; ++j) {
+        const hpair::EdgeOut o = hpair::edge_out(q[j], rm);
         app[j] = o.app;
         msg[j] = o.msg;
       }
@@ -128,8 +146,10 @@ __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scal
   // pairs as 32-bit words for the other f16x2 mixes.
   constexpr bool kInt8 = M == Mix::int16x2 || half_pair::kInt8Storage<M>;
   using Word = std::conditional_t<kInt8, std::uint16_t, u32>;
+  // Thread r's messages at r * kStride: the decoder's odd stride for f16x2_decoder.
+  constexpr int kStride = M == Mix::f16x2_decoder ? (DEG | 1) : DEG;
   __shared__ Word s_app[DEG * kThreads];
-  __shared__ Word s_msg[DEG * kThreads];
+  __shared__ Word s_msg[kStride * kThreads];
   __shared__ pair::PairEdge s_edges[DEG];
   const int r = threadIdx.x, z = kThreads;
   // Shift 0 for every edge: thread r reads and writes only variable r of each column, as in a
@@ -141,13 +161,13 @@ __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scal
     const u32 v = start_value(tid, j);
     if constexpr (M == Mix::int16x2) {
       s_app[j * z + r] = Word(pair::narrow(v));
-      s_msg[r * DEG + j] = 0;
+      s_msg[r * kStride + j] = 0;
     } else if constexpr (kInt8) {  // excess-128 bytes
       s_app[j * z + r] = Word(pair::narrow(v ^ 0x00800080u));
-      s_msg[r * DEG + j] = Word(0x8080u);
+      s_msg[r * kStride + j] = Word(0x8080u);
     } else {
       s_app[j * z + r] = start_word<M>(tid, j);
-      s_msg[r * DEG + j] = 0;
+      s_msg[r * kStride + j] = 0;
     }
   }
   __syncthreads();
@@ -155,12 +175,14 @@ __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scal
     // Messages as the kernel keeps them in shared memory: thread r's DEG words contiguous.
     if constexpr (M == Mix::int16x2) {
       pair::row_update_fixed<DEG>(s_app, s_msg + r * DEG, 1, s_edges, r, z, sc.i);
+    } else if constexpr (M == Mix::f16x2_decoder) {
+      hpair::row_update_fixed<DEG>(s_app, s_msg + r * kStride, 1, s_edges, r, z, sc.d);
     } else {
       half_pair::row_update_fixed<DEG, M>(s_app, s_msg + r * DEG, 1, s_edges, r, z, sc.h);
     }
   }
   u32 acc = 0;
-  for (int j = 0; j < DEG; ++j) acc ^= u32(s_app[j * z + r]) ^ u32(s_msg[r * DEG + j]);
+  for (int j = 0; j < DEG; ++j) acc ^= u32(s_app[j * z + r]) ^ u32(s_msg[r * kStride + j]);
   out[tid] = acc;
 }
 
@@ -288,16 +310,18 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs, clock %.2f GHz (issue limit %.1f T thread instructions/s)\n",
               dev.name.c_str(), dev.sm_count, clock / 1e9, dev.sm_count * 128.0 * clock / 1e12);
   const ldpc::detail::IntArith ia{};  // NMS, alpha 0.75, messages capped at 47
-  const Scales sc{pair::Scale(ia), half_pair::Scale(ia)};
+  const Scales sc{pair::Scale(ia), half_pair::Scale(ia), hpair::make_scale(0.75f, 0.5f, false)};
 
-  const Mix mixes[] = {Mix::int16x2, Mix::f16x2_xorsign, Mix::f16x2_hmin, Mix::f16x2_xorsign_nosat,
-                       Mix::f16x2_xorsign_i8};
+  const Mix mixes[] = {Mix::int16x2,          Mix::f16x2_xorsign,
+                       Mix::f16x2_hmin,       Mix::f16x2_xorsign_nosat,
+                       Mix::f16x2_xorsign_i8, Mix::f16x2_decoder};
   std::map<Mix, RateTable> arith, row;
   measure_mix<Mix::int16x2>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_xorsign>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_hmin>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_xorsign_nosat>(arith, row, dev.sm_count, clock, sc, profile);
   measure_mix<Mix::f16x2_xorsign_i8>(arith, row, dev.sm_count, clock, sc, profile);
+  measure_mix<Mix::f16x2_decoder>(arith, row, dev.sm_count, clock, sc, profile);
 
   std::printf(
       "\n| mix | row degree | ceiling | registers | blocks/SM | ms | G codeword-edge updates/s | "
