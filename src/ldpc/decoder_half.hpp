@@ -253,7 +253,11 @@ MIMORX_HD EdgeOut edge_out(u32 q, const RowMins& rm) {
 // One row r of one layer for a codeword pair: app holds half pairs per variable, msg the pair
 // of edge j at msg[j * mstride]. Exactly DEG edges; q_j stays in registers between the passes,
 // and the addresses too for DEG <= 10 (longer rows recompute them: fewer registers).
-template <int DEG>
+// OPAQUE_MSG (global messages, a run-time stride): long rows recompute the message addresses
+// too, from an opaque copy of the base pointer; otherwise the compiler keeps DEG 64-bit
+// addresses live between the passes (127 instead of 84 registers in the 512-thread kernel).
+// Not for shared memory: the copy would lose the address space (generic stores).
+template <int DEG, bool OPAQUE_MSG = false>
 MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const PairEdge* e, int r, int z,
                                 const Scale& sc) {
   constexpr bool kKeepAddresses = DEG <= 10;
@@ -268,6 +272,10 @@ MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const PairEdge*
     scan.add(q[j]);
   }
   const RowMins rm = row_mins(scan, sc);
+  u32* msg2 = msg;
+#if defined(__CUDA_ARCH__)
+  if constexpr (OPAQUE_MSG && !kKeepAddresses) asm("" : "+l"(msg2));
+#endif
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
     int vj;
@@ -278,7 +286,7 @@ MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const PairEdge*
     }
     const EdgeOut o = edge_out(q[j], rm);
     app[vj] = o.app;
-    msg[j * mstride] = o.msg;
+    msg2[j * mstride] = o.msg;
   }
 }
 
@@ -304,7 +312,8 @@ MIMORX_HD void row_update_inplace(u32* app, u32* msg, int mstride, const PairEdg
 
 // The degrees of TS 38.212's base graphs: 3..10 (BG2, BG1 rows >= 4) and 19 (BG1 rows 0-3).
 // LONG_IN_REGISTERS: degree 19 with register arrays too (the 512-thread kernel), else in place.
-template <bool LONG_IN_REGISTERS>
+// OPAQUE_MSG: as for row_update_fixed (global messages).
+template <bool LONG_IN_REGISTERS, bool OPAQUE_MSG = false>
 MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const PairEdge* e, int deg, int r, int z,
                           const Scale& sc) {
   switch (deg) {
@@ -325,7 +334,9 @@ MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const PairEdge* e, in
     case 10:
       return row_update_fixed<10>(app, msg, mstride, e, r, z, sc);
     case 19:
-      if constexpr (LONG_IN_REGISTERS) return row_update_fixed<19>(app, msg, mstride, e, r, z, sc);
+      if constexpr (LONG_IN_REGISTERS) {
+        return row_update_fixed<19, OPAQUE_MSG>(app, msg, mstride, e, r, z, sc);
+      }
       [[fallthrough]];
     default:
       return row_update_inplace(app, msg, mstride, e, deg, r, z, sc);

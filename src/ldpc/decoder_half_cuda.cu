@@ -107,8 +107,8 @@ __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
           hpair::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r * (deg | 1), 1,
                                          s_edges + e0, deg, r, z, sc);
         } else {
-          hpair::row_update<(LB <= 512)>(app, msg + std::size_t(e0) * z + r, z, s_edges + e0, deg,
-                                         r, z, sc);
+          hpair::row_update<(LB <= 512), true>(app, msg + std::size_t(e0) * z + r, z, s_edges + e0,
+                                               deg, r, z, sc);
         }
         __syncthreads();  // the next layer reads variables this layer's other rows wrote
       }
