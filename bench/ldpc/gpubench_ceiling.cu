@@ -150,12 +150,20 @@ __global__ void __launch_bounds__(kThreads) row_ceiling(u32* out, int reps, Scal
   constexpr int kStride = M == Mix::f16x2_decoder ? (DEG | 1) : DEG;
   __shared__ Word s_app[DEG * kThreads];
   __shared__ Word s_msg[kStride * kThreads];
-  __shared__ pair::PairEdge s_edges[DEG];
+  using Edge = std::conditional_t<M == Mix::f16x2_decoder, hpair::HalfEdge, pair::PairEdge>;
+  __shared__ Edge s_edges[DEG];
   const int r = threadIdx.x, z = kThreads;
   // Shift 0 for every edge: thread r reads and writes only variable r of each column, as in a
   // layer of the real kernel, but then also across rows, so no barrier is needed between them.
   // The address arithmetic still runs (the shifts come from shared memory at run time).
-  if (r < DEG) s_edges[r] = pair::pair_edge(ldpc::detail::DecEdge{r * z, 0}, z);
+  if (r < DEG) {
+    const ldpc::detail::DecEdge e{r * z, 0};
+    if constexpr (M == Mix::f16x2_decoder) {
+      s_edges[r] = hpair::half_edge(e, z);
+    } else {
+      s_edges[r] = pair::pair_edge(e, z);
+    }
+  }
   const int tid = blockIdx.x * blockDim.x + r;
   for (int j = 0; j < DEG; ++j) {
     const u32 v = start_value(tid, j);

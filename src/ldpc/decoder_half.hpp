@@ -18,21 +18,18 @@
 // bit pattern), in the kernel, the CPU model and their syndromes alike.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #endif
 
-#include "ldpc/decoder_pair.hpp"
 #include "ldpc/decoder_quant.hpp"
 #include "mimorx/core/hd.hpp"
 
 namespace mimorx::ldpc::detail::hpair {
 
 using u32 = std::uint32_t;
-using pair::pair_edge;
-using pair::PairEdge;
-using pair::variable;
 
 inline constexpr float kHalfLlrMax = 16384.f;  // channel and APP clamp (exact in half)
 inline constexpr float kHalfMsgMax = 2048.f;   // message cap (exact in half)
@@ -198,6 +195,25 @@ inline u32 habs(u32 x) { return x & kMagBits; }
 // sign bit is 0), the same as min(max(x, -16384), 16384).
 MIMORX_HD u32 clamp_llr(u32 x) { return min_xorsign_abs(x, kLlrMaxBits); }
 
+// An edge as the half path reads it: the APP word of row r of the block lies at byte offset
+//   base4 + 4 r - (r >= thr ? 4 z : 0),  base4 = 4 (colz + shift), thr = z - shift,
+// i.e. word colz + (r + shift) mod z; in bytes, so that the address is one add (no scaling by
+// the word size per edge).
+struct HalfEdge {
+  int base4;
+  int thr;
+};
+MIMORX_HD HalfEdge half_edge(const DecEdge& e, int z) {
+  return HalfEdge{4 * (e.colz + e.shift), z - e.shift};
+}
+template <class W>
+MIMORX_HD W* app_word(W* app, const HalfEdge& e, int r, int z) {
+  using Byte = std::conditional_t<std::is_const_v<W>, const char, char>;
+  // app + 4 r is the same for every edge of the row: one add per edge remains.
+  Byte* const row = reinterpret_cast<Byte*>(app) + 4 * r;
+  return reinterpret_cast<W*>(row + (e.base4 - (r >= e.thr ? 4 * z : 0)));
+}
+
 // scale() of NMS (m * alpha, alpha rounded to half) or OMS (max(m - beta, 0), beta rounded to
 // half), capped at kHalfMsgMax; m >= 0.
 struct Scale {
@@ -258,17 +274,17 @@ MIMORX_HD EdgeOut edge_out(u32 q, const RowMins& rm) {
 // addresses live between the passes (127 instead of 84 registers in the 512-thread kernel).
 // Not for shared memory: the copy would lose the address space (generic stores).
 template <int DEG, bool OPAQUE_MSG = false>
-MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const PairEdge* e, int r, int z,
+MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const HalfEdge* e, int r, int z,
                                 const Scale& sc) {
   constexpr bool kKeepAddresses = DEG <= 10;
-  int v[kKeepAddresses ? DEG : 1];
+  u32* v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
   RowScan scan;
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    const int vj = variable(e[j], r, z);
+    u32* const vj = app_word(app, e[j], r, z);
     if constexpr (kKeepAddresses) v[j] = vj;
-    q[j] = hsub(app[vj], msg[j * mstride]);
+    q[j] = hsub(*vj, msg[j * mstride]);
     scan.add(q[j]);
   }
   const RowMins rm = row_mins(scan, sc);
@@ -278,34 +294,34 @@ MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const PairEdge*
 #endif
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    int vj;
+    u32* vj;
     if constexpr (kKeepAddresses) {
       vj = v[j];
     } else {
-      vj = variable(e[j], r, z);
+      vj = app_word(app, e[j], r, z);
     }
     const EdgeOut o = edge_out(q[j], rm);
-    app[vj] = o.app;
+    *vj = o.app;
     msg2[j * mstride] = o.msg;
   }
 }
 
 // Any degree, no register arrays: q_j goes to the APP slot in the first pass and is read back
 // in the second (no other row of the layer touches that variable). Same numbers.
-MIMORX_HD void row_update_inplace(u32* app, u32* msg, int mstride, const PairEdge* e, int deg,
+MIMORX_HD void row_update_inplace(u32* app, u32* msg, int mstride, const HalfEdge* e, int deg,
                                   int r, int z, const Scale& sc) {
   RowScan scan;
   for (int j = 0; j < deg; ++j) {
-    const int v = variable(e[j], r, z);
-    const u32 q = hsub(app[v], msg[j * mstride]);
-    app[v] = q;
+    u32* const v = app_word(app, e[j], r, z);
+    const u32 q = hsub(*v, msg[j * mstride]);
+    *v = q;
     scan.add(q);
   }
   const RowMins rm = row_mins(scan, sc);
   for (int j = 0; j < deg; ++j) {
-    const int v = variable(e[j], r, z);
-    const EdgeOut o = edge_out(app[v], rm);
-    app[v] = o.app;
+    u32* const v = app_word(app, e[j], r, z);
+    const EdgeOut o = edge_out(*v, rm);
+    *v = o.app;
     msg[j * mstride] = o.msg;
   }
 }
@@ -314,7 +330,7 @@ MIMORX_HD void row_update_inplace(u32* app, u32* msg, int mstride, const PairEdg
 // LONG_IN_REGISTERS: degree 19 with register arrays too (the 512-thread kernel), else in place.
 // OPAQUE_MSG: as for row_update_fixed (global messages).
 template <bool LONG_IN_REGISTERS, bool OPAQUE_MSG = false>
-MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const PairEdge* e, int deg, int r, int z,
+MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const HalfEdge* e, int deg, int r, int z,
                           const Scale& sc) {
   switch (deg) {
     case 3:
@@ -345,9 +361,9 @@ MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const PairEdge* e, in
 
 // Parity of the hard decisions (sign bits) of both codewords on row r: bit 15 codeword 2p,
 // bit 31 codeword 2p+1 (set = unsatisfied).
-MIMORX_HD u32 row_parity(const u32* app, const PairEdge* e, int deg, int r, int z) {
+MIMORX_HD u32 row_parity(const u32* app, const HalfEdge* e, int deg, int r, int z) {
   u32 p = 0;
-  for (int j = 0; j < deg; ++j) p ^= app[variable(e[j], r, z)];
+  for (int j = 0; j < deg; ++j) p ^= *app_word(app, e[j], r, z);
   return p & kSignBits;
 }
 

@@ -41,7 +41,7 @@ void write_lane(const DecodeTables& t, OutMode mode, std::int64_t w, const std::
 }
 
 // Sign bits of the lanes with an unsatisfied row (bit 15 lane 0, bit 31 lane 1).
-u32 unsatisfied(const DecodeTables& t, const std::vector<hpair::PairEdge>& pe,
+u32 unsatisfied(const DecodeTables& t, const std::vector<hpair::HalfEdge>& pe,
                 const std::vector<u32>& app) {
   u32 fail = 0;
   for (int l = 0; l < t.rows; ++l) {
@@ -57,8 +57,8 @@ u32 unsatisfied(const DecodeTables& t, const std::vector<hpair::PairEdge>& pe,
 
 void decode_half_cpu(const DecodeTables& t, const float* llrs, int num, OutMode mode,
                      std::uint8_t* out, int* iterations, std::uint8_t* syndrome_ok) {
-  std::vector<hpair::PairEdge> pe(t.edges.size());
-  for (std::size_t i = 0; i < pe.size(); ++i) pe[i] = hpair::pair_edge(t.edges[i], t.z);
+  std::vector<hpair::HalfEdge> pe(t.edges.size());
+  for (std::size_t i = 0; i < pe.size(); ++i) pe[i] = hpair::half_edge(t.edges[i], t.z);
   const hpair::Scale sc0 = hpair::make_scale(t.alpha, t.beta, t.offset);
   const int pairs = (num + 1) / 2;
 #pragma omp parallel

@@ -23,7 +23,7 @@ using hpair::u32;
 // Edges, layer starts, padded message offsets of the layers (shared-memory layout) and the
 // per-lane failure flags.
 __host__ __device__ inline std::size_t half_header_bytes(int nedges, int rows, int pairs) {
-  return align16(sizeof(hpair::PairEdge) * nedges + sizeof(int) * 2 * (rows + 1) +
+  return align16(sizeof(hpair::HalfEdge) * nedges + sizeof(int) * 2 * (rows + 1) +
                  sizeof(int) * 2 * pairs);
 }
 
@@ -41,7 +41,7 @@ __device__ void write_half_lane(const u32* app, int lane, int cw, int r, const K
 
 // flag[0], flag[1] = 1 where codeword 2p, 2p+1 of the pair has an unsatisfied row, else 0.
 // Called by every thread of the block (two barriers inside).
-__device__ void flag_unsatisfied_half(const u32* app, const hpair::PairEdge* edges, const int* rs,
+__device__ void flag_unsatisfied_half(const u32* app, const hpair::HalfEdge* edges, const int* rs,
                                       int rows, int r, int z, int* flag) {
   if (r == 0) flag[0] = flag[1] = 0;
   __syncthreads();
@@ -59,7 +59,7 @@ __device__ void flag_unsatisfied_half(const u32* app, const hpair::PairEdge* edg
 template <int LB, bool MSG_SHARED>
 __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
   extern __shared__ __align__(16) unsigned char smem[];
-  auto* s_edges = reinterpret_cast<hpair::PairEdge*>(smem);
+  auto* s_edges = reinterpret_cast<hpair::HalfEdge*>(smem);
   int* s_rs = reinterpret_cast<int*>(s_edges + p.nedges);
   int* s_prs = s_rs + (p.rows + 1);    // padded message offset of each layer
   int* s_fail = s_prs + (p.rows + 1);  // per lane: a row of the pair is unsatisfied
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
   const int w = threadIdx.y;  // pair within the block
   const int tid = w * z + r;
   const int nthreads = z * p.np;
-  for (int i = tid; i < p.nedges; i += nthreads) s_edges[i] = hpair::pair_edge(p.edges[i], p.z);
+  for (int i = tid; i < p.nedges; i += nthreads) s_edges[i] = hpair::half_edge(p.edges[i], p.z);
   if (tid == 0) {
     s_rs[0] = s_prs[0] = 0;
     for (int l = 0; l < p.rows; ++l) {

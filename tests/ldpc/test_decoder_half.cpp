@@ -139,10 +139,10 @@ TEST(DecoderHalf, RowUpdateMatchesFloatReferenceOnExactValues) {
     a.beta = float(uni(0, 8)) / 4;
     const hp::Scale sc = hp::make_scale(a.alpha, a.beta, a.offset);
     std::vector<detail::DecEdge> e(deg);
-    std::vector<hp::PairEdge> pe(deg);
+    std::vector<hp::HalfEdge> pe(deg);
     for (int j = 0; j < deg; ++j) {
       e[j] = detail::DecEdge{j, 0};
-      pe[j] = hp::pair_edge(e[j], 1);
+      pe[j] = hp::half_edge(e[j], 1);
     }
     float app[2][19];
     detail::FloatRec rec[2];
@@ -181,8 +181,8 @@ TEST(DecoderHalf, RowUpdateMatchesFloatReferenceOnExactValues) {
 TEST(DecoderHalf, ClampsKeepEveryValueFinite) {
   const hp::Scale sc = hp::make_scale(1.f, 0.f, false);
   const int deg = 3;
-  std::vector<hp::PairEdge> pe(deg);
-  for (int j = 0; j < deg; ++j) pe[j] = hp::pair_edge(detail::DecEdge{j, 0}, 1);
+  std::vector<hp::HalfEdge> pe(deg);
+  for (int j = 0; j < deg; ++j) pe[j] = hp::half_edge(detail::DecEdge{j, 0}, 1);
   std::vector<u32> app(deg, hp::kLlrMaxBits), msg(deg, hp::kMsgMaxBits | hp::kSignBits);
   for (int rep = 0; rep < 5; ++rep) {
     hp::row_update<false>(app.data(), msg.data(), 1, pe.data(), deg, 0, 1, sc);
