@@ -2,7 +2,9 @@
 // R=1/5; AWGN, BPSK, no rate matching: all columns but the 2Z punctured ones sent): FER against
 // Eb/N0 for flooding BP (20 iterations, CPU, OpenMP over words) and for the layered decoders
 // (10 iterations, GPU: the float path is bit-exact with the CPU's) at several constant NMS
-// alphas, NMS with a per-iteration alpha ramp, OMS, and the integer path. Where the FER crosses
+// alphas, NMS with a per-iteration alpha ramp, OMS, the integer path and the half-precision
+// path (DecoderConfig::arithmetic = half, the f16x2 kernel; MIMORX_LDPC_QUALITY_DECODERS=half
+// runs only those). Where the FER crosses
 // 1e-2 (log-linear interpolation) gives each decoder's distance from BP.
 // Random codewords (library encoder), LLR = 2y/sigma2, one Philox noise stream per point.
 // Usage: MIMORX_LDPC_QUALITY=1 gpubench_quality_ldpc [out.jsonl] (about 4 minutes per code on
@@ -47,6 +49,7 @@ struct Decoder {
   bool gpu;
   int iters;
   float alpha_last = 0.f;  // NMS: per-iteration ramp from alpha to alpha_last (0: constant)
+  DecoderArithmetic arith = DecoderArithmetic::single;  // float path: single or half
 };
 
 struct Code {
@@ -110,6 +113,12 @@ int main(int argc, char** argv) {
   decs.push_back({"NMS int8 0.75 10", DecoderAlgo::nms, 0.75f, true, true, 10});
   decs.push_back({"NMS int8 0.625->1 10", DecoderAlgo::nms, 0.625f, true, true, 10, 1.0f});
   decs.push_back({"OMS int8 0.5 10", DecoderAlgo::oms, 0.75f, true, true, 10});
+  decs.push_back(
+      {"NMS half 0.75 10", DecoderAlgo::nms, 0.75f, false, true, 10, 0.f, DecoderArithmetic::half});
+  decs.push_back({"NMS half 0.5->0.875 10", DecoderAlgo::nms, 0.5f, false, true, 10, 0.875f,
+                  DecoderArithmetic::half});
+  decs.push_back(
+      {"OMS half 0.5 10", DecoderAlgo::oms, 0.75f, false, true, 10, 0.f, DecoderArithmetic::half});
   if (only) {
     std::erase_if(decs, [&](const Decoder& d) {
       return d.algo != DecoderAlgo::bp && d.name.find(only) == std::string::npos;
@@ -143,6 +152,7 @@ int main(int argc, char** argv) {
       cfg.alpha = d.alpha;
       cfg.alpha_last = d.alpha_last;
       cfg.quantized = d.quantized;
+      cfg.arithmetic = d.arith;
       cfg.max_iters = d.iters;
       cfg.early_termination = true;
       DecoderPlan plan(cfg, d.gpu ? Backend::cuda() : Backend::cpu());
