@@ -507,7 +507,8 @@ TEST(DecoderGpu, FloatPathMatchesCpu) {
     for (int variant = 0; variant < 3; ++variant) {
       const DecoderAlgo algo = variant == 1 ? DecoderAlgo::oms : DecoderAlgo::nms;
       DecoderConfig cfg = make_cfg(c, algo, false, 10);
-      cfg.arithmetic = DecoderArithmetic::single;  // whatever the automatic choice is
+      // Single precision on both sides, whatever the automatic choice is.
+      cfg.arithmetic = DecoderArithmetic::single;
       if (variant == 2) {  // iteration-dependent alpha
         cfg.alpha = 0.5f;
         cfg.alpha_last = 0.875f;
