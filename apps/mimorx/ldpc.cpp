@@ -54,6 +54,7 @@ struct Options {
   std::string layer_order = "extension-first";
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   bool int8 = false;
+  bool half = false;
   // ber (the stop rules and files of curve_run.hpp)
   std::string mod = "bpsk", snr, ebn0, json, csv;  // no --snr/--ebn0: from the capacity limit
   std::int64_t blocks = 1000, min_errors = 100;
@@ -255,6 +256,11 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
   dc.algo = parse_decoder_algo(o.algo);
   require(!(o.int8 && dc.algo == DecoderAlgo::bp), "int8",
           "bp has no integer form; use --decoder nms or oms with --int8");
+  require(!(o.int8 && o.half), "half",
+          "--half and --int8 choose different decoder arithmetics; give one");
+  require(!(o.half && dc.algo == DecoderAlgo::bp), "half",
+          "bp has no half-precision form; use --decoder nms or oms with --half");
+  dc.arithmetic = o.half ? DecoderArithmetic::half : DecoderArithmetic::automatic;
   dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
   dc.alpha = o.alpha;
@@ -362,6 +368,7 @@ void run_ber(const Options& o) {
                    {"alpha_last", o.alpha_last},
                    {"beta", o.beta},
                    {"int8", o.int8},
+                   {"half", o.half},
                    {"iters", o.iters},
                    {"early_termination", !o.no_early_termination},
                    {"bg", int(c.bg)},
@@ -372,10 +379,28 @@ void run_ber(const Options& o) {
                    {"rate_match", c.rate_match},
                    {"layer_order", o.layer_order},
                    {"interleaving", "none"}});
-  m.identity = {
-      "coding", "nt", "nr",      "mod",   "seed",       "channel",     "snr_definition",
-      "tbs",    "g",  "decoder", "alpha", "alpha_last", "beta",        "int8",
-      "iters",  "bg", "z",       "rv",    "rate_match", "layer_order", "early_termination"};
+  m.identity = {"coding",
+                "nt",
+                "nr",
+                "mod",
+                "seed",
+                "channel",
+                "snr_definition",
+                "tbs",
+                "g",
+                "decoder",
+                "alpha",
+                "alpha_last",
+                "beta",
+                "int8",
+                "half",
+                "iters",
+                "bg",
+                "z",
+                "rv",
+                "rate_match",
+                "layer_order",
+                "early_termination"};
   m.fields = mimorx::cli::coded_fields();
   m.table = mimorx::cli::coded_table();
   m.validate = [](const std::string&) { return mimorx::cli::ojson::object(); };
@@ -392,7 +417,8 @@ void run_ber(const Options& o) {
       if (o.early_stop && r.block_errors == 0) break;
     }
   };
-  m.describe = [params = mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8),
+  m.describe = [params = mimorx::cli::decoder_params(o.algo, o.alpha, o.alpha_last, o.beta, o.int8,
+                                                     o.half),
                 &o](const mimorx::cli::ojson& cfg) {
     return fmt::format(
         "# mimorx ldpc ber: BG{} Z={} K'={} E={} R={:.4f} {} (no bit interleaving) {}{} iters={} "
@@ -451,6 +477,9 @@ void add_decoder_options(CLI::App* cmd, Options* o) {
   cmd->add_flag("--int8", o->int8,
                 "nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 codewords per "
                 "vector on the CPU, the paired kernel on CUDA");
+  cmd->add_flag("--half", o->half,
+                "nms/oms: half-precision decoder (two codewords per thread in f16x2 on CUDA; its "
+                "bit-exact model on the CPU, slow; docs/ldpc_half.md)");
 }
 
 void add_ldpc(CLI::App& app) {

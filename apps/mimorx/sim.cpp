@@ -49,6 +49,7 @@ struct SimOptions {
   int iters = 10;
   float alpha = 0.75f, alpha_last = 0.f, beta = 0.5f;
   bool int8 = false;
+  bool half = false;
   bool no_early_termination = false;
   std::int64_t blocks = 1000;
   // Channel (sim/channel_model.hpp).
@@ -209,6 +210,12 @@ mimorx::ldpc::DecoderSettings decoder_settings(const SimOptions& o) {
   d.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
   mimorx::require(!(o.int8 && d.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
                   "bp has no integer form; use --decoder nms or oms with --int8");
+  mimorx::require(!(o.int8 && o.half), "half",
+                  "--half and --int8 choose different decoder arithmetics; give one");
+  mimorx::require(!(o.half && d.algo == mimorx::ldpc::DecoderAlgo::bp), "half",
+                  "bp has no half-precision form; use --decoder nms or oms with --half");
+  d.arithmetic =
+      o.half ? mimorx::ldpc::DecoderArithmetic::half : mimorx::ldpc::DecoderArithmetic::automatic;
   d.max_iters = o.iters;
   d.alpha = o.alpha;
   d.alpha_last = o.alpha_last;
@@ -254,11 +261,12 @@ CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
                    {"alpha_last", o.alpha_last},
                    {"beta", o.beta},
                    {"int8", o.int8},
+                   {"half", o.half},
                    {"iters", c.decoder.max_iters},
                    {"early_termination", c.decoder.early_termination}});
   m.identity = kCommonIdentity;
   for (const char* k : {"tbs", "target_rate", "decoder", "alpha", "alpha_last", "beta", "int8",
-                        "iters", "early_termination"})
+                        "half", "iters", "early_termination"})
     m.identity.emplace_back(k);
   m.fields = mimorx::cli::coded_fields();
   m.table = mimorx::cli::coded_table();
@@ -293,7 +301,7 @@ CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
     mimorx::sim::run_coded(v, backend, points, h);
   };
   m.describe = [params = mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta,
-                                                     o.int8)](const ojson& cfg) {
+                                                     o.int8, o.half)](const ojson& cfg) {
     return fmt::format(
         "# mimorx sim --ldpc: {}x{} {} detectors={} backend={} tbs={} G={} rate={:.4f} "
         "decoder={}{} iters={}{} max_blocks={} min_errors={} (block errors){} seed={} ({}; "
@@ -359,10 +367,11 @@ void run_sim(const SimOptions& o) {
                         {"alpha_last", o.alpha_last},
                         {"beta", o.beta},
                         {"int8", o.int8},
+                        {"half", o.half},
                         {"iters", o.iters},
                         {"early_termination", !o.no_early_termination}};
     k.decoder_params =
-        mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta, o.int8);
+        mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta, o.int8, o.half);
     k.files = files;
     mimorx::cli::run_nr_sim(o.nr, k);
     return;
@@ -473,6 +482,10 @@ void add_sim(CLI::App& app) {
   cmd->add_flag("--int8", opts->int8,
                 "--ldpc, nms/oms: integer decoder (6-bit channel LLRs, 8-bit messages): 16 "
                 "codewords per vector on the CPU, the paired kernel on CUDA")
+      ->capture_default_str();
+  cmd->add_flag("--half", opts->half,
+                "--ldpc, nms/oms: half-precision decoder (two codewords per thread in f16x2 "
+                "on CUDA; its bit-exact model on the CPU, slow; docs/ldpc_half.md)")
       ->capture_default_str();
   cmd->add_flag("--no-early-termination", opts->no_early_termination,
                 "--ldpc: run all --iters decoder iterations on every code block (by default a "

@@ -100,6 +100,8 @@ void check_same_config(const ojson& file_config, const ojson& config,
                        const std::vector<std::string>& fields, const std::string& path) {
   for (const auto& key : fields) {
     const auto it = file_config.find(key);
+    // A flag a file predates is off in it.
+    if (it == file_config.end() && config.at(key) == ojson(false)) continue;
     const std::string theirs = it == file_config.end() ? "nothing" : it->dump();
     require(it != file_config.end() && *it == config.at(key), "resume",
             "'" + path + "' was made with " + key + " = " + theirs + " but this run has " + key +

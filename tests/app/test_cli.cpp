@@ -94,9 +94,24 @@ TEST(Cli, CodedSimWritesDocumentedJson) {
   EXPECT_EQ(j8["points"][0]["bler"].get<double>(), 1.0);
   EXPECT_EQ(j8["points"][1]["bler"].get<double>(), 0.0);
   std::remove(path.c_str());
-  for (const char* args :
-       {"sim --ldpc --detector psd", "sim --ldpc --frames 10", "sim --blocks 10",
-        "sim --ldpc --tbs 0", "sim --ldpc --decoder xyz", "sim --ldpc --decoder bp --int8"}) {
+  // The half-precision decoder (its CPU model here).
+  const auto h = test::run_cli(
+      "sim --ldpc --half --mimo 2x2 --mod qpsk --tbs 256 --rate 0.5 --snr -10,25 --blocks 12 "
+      "--backend cpu --seed 5 --json " +
+      path);
+  ASSERT_EQ(h.status, 0) << h.out;
+  EXPECT_NE(h.out.find("alpha=0.75 f16x2"), std::string::npos) << h.out;
+  std::ifstream fh(path);
+  const auto jh = nlohmann::json::parse(fh);
+  EXPECT_EQ(jh["config"]["half"], true);
+  EXPECT_EQ(j8["config"]["half"], false);
+  EXPECT_EQ(jh["points"][0]["bler"].get<double>(), 1.0);
+  EXPECT_EQ(jh["points"][1]["bler"].get<double>(), 0.0);
+  std::remove(path.c_str());
+  for (const char* args : {"sim --ldpc --detector psd", "sim --ldpc --frames 10", "sim --blocks 10",
+                           "sim --ldpc --tbs 0", "sim --ldpc --decoder xyz",
+                           "sim --ldpc --decoder bp --int8", "sim --ldpc --decoder bp --half",
+                           "sim --ldpc --half --int8", "ldpc ber --bg 2 --z 16 --half --int8"}) {
     const auto e = test::run_cli(args);
     EXPECT_EQ(e.status, 2) << args << ": " << e.out;
     EXPECT_EQ(lines(e.out), 1) << args << ": " << e.out;

@@ -290,6 +290,25 @@ TEST(SimCli, ResumeWithoutAFileStartsFromScratch) {
   std::remove(path.c_str());
 }
 
+// A file written before a flag existed resumes as if the flag were off, and only then.
+TEST(SimCli, ResumeOfAFileThatPredatesAFlag) {
+  const auto path = temp_path("predates.json");
+  const std::string base =
+      "sim --ldpc --mimo 2x2 --mod qpsk --backend cpu --max-blocks 5 --tbs 256 --seed 3 ";
+  ASSERT_EQ(test::run_cli(base + "--snr 0 --json " + path).status, 0);
+  json j = read_json(path);
+  ASSERT_TRUE(j["config"].contains("half"));
+  j["config"].erase("half");
+  write_json(path, j);
+  const auto on = test::run_cli(base + "--snr 0,1 --half --resume --json " + path);
+  EXPECT_EQ(on.status, 2) << on.out;
+  EXPECT_NE(on.out.find("half = nothing"), std::string::npos) << on.out;
+  const auto off = test::run_cli(base + "--snr 0,1 --resume --json " + path);
+  ASSERT_EQ(off.status, 0) << off.out;
+  EXPECT_EQ(read_json(path)["points"].size(), 2u);
+  std::remove(path.c_str());
+}
+
 TEST(SimCli, ResumeOfAnotherConfigurationIsRefused) {
   const auto path = temp_path("other.json");
   const std::string base = "sim --ldpc --mimo 2x2 --mod qpsk --backend cpu --max-blocks 5 ";
@@ -299,6 +318,7 @@ TEST(SimCli, ResumeOfAnotherConfigurationIsRefused) {
            {"--tbs 512 --seed 3", "tbs"},
            {"--tbs 256 --seed 4", "seed"},
            {"--tbs 256 --seed 3 --int8", "int8"},
+           {"--tbs 256 --seed 3 --half", "half"},
            {"--tbs 256 --seed 3 --decoder oms", "decoder"},
            {"--tbs 256 --seed 3 --iters 5", "iters"}}) {
     // Another SNR list, stop rule and backend are allowed; the field named is not.
