@@ -1,0 +1,221 @@
+// The distributed simulator (sim/distributed.hpp, docs/sim_mpi.md) without MPI: N threads of
+// this process, each a rank with its own share of every round, joined by a communicator of
+// threads. Every rank must end with exactly the counts of one process, for ranks with equal and
+// with unequal batches, with the stop rules cutting inside rounds. (The MPI communicator itself
+// is tested through the CLI under mpiexec: tests/app/sim_mpi.py.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mimorx/sim/coded.hpp"
+#include "mimorx/sim/distributed.hpp"
+#include "mimorx/sim/link.hpp"
+#include "mimorx/sim/nr_link.hpp"
+#include "support/gpu.hpp"
+
+namespace mimorx::sim {
+namespace {
+
+// The shared state of N thread ranks: every collective writes this rank's values into its
+// slot, waits for all, reads, and waits again before the slots are reused.
+class ThreadGroup {
+ public:
+  explicit ThreadGroup(int n)
+      : n_(n), barrier_(n), ints_(std::size_t(n)), doubles_(std::size_t(n)) {}
+  std::shared_ptr<Communicator> member(int rank);
+
+  template <class T>
+  void allreduce(int rank, std::vector<std::vector<T>>& slots, std::span<T> v) {
+    slots[std::size_t(rank)].assign(v.begin(), v.end());
+    barrier_.arrive_and_wait();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      T sum = 0;
+      for (const auto& s : slots) sum += s.at(i);  // at(): a length mismatch fails the test
+      v[i] = sum;
+    }
+    barrier_.arrive_and_wait();
+  }
+  void broadcast(int rank, std::string& text, int root) {
+    if (rank == root) text_ = text;
+    barrier_.arrive_and_wait();
+    text = text_;
+    barrier_.arrive_and_wait();
+  }
+
+  int n_;
+  std::barrier<> barrier_;
+  std::vector<std::vector<std::int64_t>> ints_;
+  std::vector<std::vector<double>> doubles_;
+  std::string text_;
+};
+
+class ThreadRank final : public Communicator {
+ public:
+  ThreadRank(ThreadGroup& g, int rank) : g_(g), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return g_.n_; }
+  int local_rank() const override { return rank_; }
+  void allreduce_sum(std::span<std::int64_t> v) override { g_.allreduce(rank_, g_.ints_, v); }
+  void allreduce_sum(std::span<double> v) override { g_.allreduce(rank_, g_.doubles_, v); }
+  void broadcast(std::string& text, int root) override { g_.broadcast(rank_, text, root); }
+  [[noreturn]] void abort(int) override { std::abort(); }
+
+ private:
+  ThreadGroup& g_;
+  int rank_;
+};
+
+std::shared_ptr<Communicator> ThreadGroup::member(int rank) {
+  return std::make_shared<ThreadRank>(*this, rank);
+}
+
+// Runs `rank_run(comm, rank)` on n thread ranks and returns each rank's result.
+template <class R>
+std::vector<R> on_ranks(int n, const std::function<R(std::shared_ptr<Communicator>, int)>& run) {
+  ThreadGroup group(n);
+  std::vector<R> out(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] { out[std::size_t(r)] = run(group.member(r), r); });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+void expect_same(const std::vector<PointResult>& a, const std::vector<PointResult>& b,
+                 const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].frames, b[i].frames) << what << " point " << i;
+    EXPECT_EQ(a[i].bit_errors, b[i].bit_errors) << what << " point " << i;
+    EXPECT_EQ(a[i].bits, b[i].bits) << what << " point " << i;
+    EXPECT_EQ(a[i].symbol_errors, b[i].symbol_errors) << what << " point " << i;
+    EXPECT_EQ(a[i].symbols, b[i].symbols) << what << " point " << i;
+  }
+}
+
+TEST(Distributed, SingleProcessCommunicatorIsRankZeroOfOne) {
+  const auto c = single_process();
+  EXPECT_EQ(c->rank(), 0);
+  EXPECT_EQ(c->size(), 1);
+  std::vector<std::int64_t> v{3, -4};
+  c->allreduce_sum(v);
+  EXPECT_EQ(v, (std::vector<std::int64_t>{3, -4}));
+}
+
+TEST(Distributed, UncodedRanksGetTheCountsOfOneProcess) {
+  UncodedConfig c;
+  c.shape = {2, 2, Modulation::qpsk};
+  c.detector = "mmse";
+  c.seed = test::fresh_seed();
+  c.frames = 5003;
+  c.min_bit_errors = 150;
+  c.early_stop = true;
+  const std::vector<double> snrs = {0, 6, 12, 18, 100, 100};
+  c.batch = 61;
+  const auto one = run_uncoded(c, Backend::cpu(), snrs);
+  ASSERT_LT(one.size(), snrs.size());  // early stop at 100 dB
+  EXPECT_GT(std::count_if(one.begin(), one.end(),
+                          [&](const PointResult& p) { return p.bit_errors >= 150; }),
+            1);
+  for (int n : {2, 3}) {
+    for (bool unequal : {false, true}) {
+      const auto ranks = on_ranks<std::vector<PointResult>>(n, [&](auto comm, int r) {
+        auto mine = c;
+        mine.comm = comm;
+        mine.batch = unequal ? 23 + 40 * r : 61;  // rounds of unequal shares
+        return run_uncoded(mine, Backend::cpu(), snrs);
+      });
+      for (int r = 0; r < n; ++r)
+        expect_same(one, ranks[std::size_t(r)],
+                    std::to_string(n) + " ranks, rank " + std::to_string(r) +
+                        (unequal ? ", unequal batches" : ""));
+    }
+  }
+}
+
+TEST(Distributed, CodedRanksGetTheCountsOfOneProcess) {
+  CodedConfig c;
+  c.shape = {2, 2, Modulation::qam16};
+  c.detector = "mmse";
+  c.seed = test::fresh_seed();
+  c.tbs = 256;
+  c.blocks = 211;
+  c.batch_blocks = 5;
+  c.min_block_errors = 12;
+  c.early_stop = true;
+  const std::vector<double> snrs = {4, 8, 10, 40, 40};
+  const auto one = run_coded(c, Backend::cpu(), snrs);
+  ASSERT_LT(one.size(), snrs.size());
+  for (int n : {2, 3}) {
+    const auto ranks = on_ranks<std::vector<CodedPointResult>>(n, [&](auto comm, int r) {
+      auto mine = c;
+      mine.comm = comm;
+      mine.batch_blocks = 3 + 2 * r;
+      return run_coded(mine, Backend::cpu(), snrs);
+    });
+    for (int r = 0; r < n; ++r) {
+      const auto& got = ranks[std::size_t(r)];
+      ASSERT_EQ(got.size(), one.size());
+      for (std::size_t i = 0; i < one.size(); ++i) {
+        const auto at = std::to_string(n) + " ranks, rank " + std::to_string(r) + ", point " +
+                        std::to_string(i);
+        EXPECT_EQ(got[i].blocks, one[i].blocks) << at;
+        EXPECT_EQ(got[i].block_errors, one[i].block_errors) << at;
+        EXPECT_EQ(got[i].bit_errors, one[i].bit_errors) << at;
+        EXPECT_EQ(got[i].bits, one[i].bits) << at;
+        EXPECT_EQ(got[i].crc_failures, one[i].crc_failures) << at;
+        EXPECT_EQ(got[i].undetected_errors, one[i].undetected_errors) << at;
+      }
+    }
+  }
+}
+
+TEST(Distributed, NrRanksGetTheCountsOfOneProcess) {
+  NrLinkConfig c;
+  c.slot.n_prb = 4;
+  c.slot.layers = 1;
+  c.n_rx = 2;
+  c.mcs = 10;
+  c.detector = "mmse";
+  c.seed = test::fresh_seed();
+  c.harq_transmissions = 2;
+  c.max_slots = 53;
+  c.min_block_errors = 6;
+  c.batch_blocks = 4;
+  c.early_stop = true;
+  const std::vector<double> snrs = {0, 3, 6, 45, 45};
+  const auto one = run_nr_link(c, Backend::cpu(), snrs);
+  ASSERT_LT(one.size(), snrs.size());
+  for (int n : {2, 3}) {
+    const auto ranks = on_ranks<std::vector<NrPointResult>>(n, [&](auto comm, int r) {
+      auto mine = c;
+      mine.comm = comm;
+      mine.batch_blocks = 2 + r;
+      return run_nr_link(mine, Backend::cpu(), snrs);
+    });
+    for (int r = 0; r < n; ++r) {
+      const auto& got = ranks[std::size_t(r)];
+      ASSERT_EQ(got.size(), one.size());
+      for (std::size_t i = 0; i < one.size(); ++i) {
+        const auto at = std::to_string(n) + " ranks, rank " + std::to_string(r) + ", point " +
+                        std::to_string(i);
+        EXPECT_EQ(got[i].blocks, one[i].blocks) << at;
+        EXPECT_EQ(got[i].slots, one[i].slots) << at;
+        EXPECT_EQ(got[i].tx_errors, one[i].tx_errors) << at;
+        EXPECT_EQ(got[i].undetected_errors, one[i].undetected_errors) << at;
+        EXPECT_EQ(got[i].delivered_bits, one[i].delivered_bits) << at;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mimorx::sim
