@@ -237,7 +237,7 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   if (hooks.ready) hooks.ready(link);
   // After `ready`: a validation that stops there involves no other rank.
   const auto comm = detail::communicator_of(c.comm);
-  const detail::RoundLayout layout(*comm, batch);
+  detail::RoundLayout layout(*comm, batch);
   std::vector<CodedPointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -249,25 +249,28 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     // while the device computes, and sums a round's counts over the ranks, in round order, only
     // when its event has passed. A null entry: this rank has no share of that round.
     std::deque<CodedStep*> in_flight;
-    std::int64_t next = 0;  // the first block of the next round to queue
+    std::int64_t next = 0;    // the first block of the next round to queue
+    std::int64_t queued = 0;  // rounds queued
     std::size_t turn = 0;
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       while (in_flight.size() < steps.size() && next < c.blocks) {
-        const auto share = layout.share(next, c.blocks);
-        CodedStep* queued = nullptr;
-        if (share.count > 0) {
-          queued = steps[turn].get();
-          queued->enqueue(share.first, share.count);
+        const auto round = layout.round(queued++, next, c.blocks);
+        CodedStep* mine = nullptr;
+        if (round.mine.count > 0) {
+          mine = steps[turn].get();
+          mine->enqueue(round.mine.first, round.mine.count);
           turn = (turn + 1) % steps.size();
         }
-        in_flight.push_back(queued);
-        next += std::min(layout.round_size(), c.blocks - next);
+        in_flight.push_back(mine);
+        next += round.size;
       }
       if (in_flight.empty()) break;
       CodedStep* done = in_flight.front();
       in_flight.pop_front();
       if (done) done->slot().done.synchronize();
+      layout.finished(done ? done->slot().count : 0);
       stopped = add_round(c, done ? &done->slot() : nullptr, *comm, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);

@@ -132,7 +132,7 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   if (hooks.ready) hooks.ready();
   // After `ready`: a validation that stops there involves no other rank.
   const auto comm = detail::communicator_of(c.comm);
-  const detail::RoundLayout layout(*comm, batch);
+  detail::RoundLayout layout(*comm, batch);
   std::vector<PointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -145,25 +145,28 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
     // Rounds in index order, two in flight: the next round's share is queued while this one's
     // counts are summed over the ranks. A null entry: this rank has no share of that round.
     std::deque<HostSlot*> in_flight;
-    std::int64_t next = 0;  // the first frame of the next round to queue
+    std::int64_t next = 0;    // the first frame of the next round to queue
+    std::int64_t queued = 0;  // rounds queued
     int slot = 0;
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       while (in_flight.size() < 2 && next < c.frames) {
-        const auto share = layout.share(next, c.frames);
-        HostSlot* queued = nullptr;
-        if (share.count > 0) {
-          queued = &slots[std::size_t(slot)];
-          enqueue(share.first, share.count, n0, *queued);
+        const auto round = layout.round(queued++, next, c.frames);
+        HostSlot* mine = nullptr;
+        if (round.mine.count > 0) {
+          mine = &slots[std::size_t(slot)];
+          enqueue(round.mine.first, round.mine.count, n0, *mine);
           slot ^= 1;
         }
-        in_flight.push_back(queued);
-        next += std::min(layout.round_size(), c.frames - next);
+        in_flight.push_back(mine);
+        next += round.size;
       }
       if (in_flight.empty()) break;
       HostSlot* done = in_flight.front();
       in_flight.pop_front();
       if (done) done->done.synchronize();
+      layout.finished(done ? done->count : 0);
       stopped = add_round(c, bpv, s.nt, done, *comm, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);

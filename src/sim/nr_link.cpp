@@ -308,7 +308,7 @@ std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& bac
   if (hooks.ready) hooks.ready(setup);
   // After `ready`: a validation that stops there involves no other rank.
   const auto comm = detail::communicator_of(c.comm);
-  const detail::RoundLayout layout(*comm, batch);
+  detail::RoundLayout layout(*comm, batch);
 
   std::vector<NrPointResult> results;
   std::vector<int> used;
@@ -323,14 +323,17 @@ std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& bac
     r.tx_errors.assign(std::size_t(c.harq_transmissions), 0);
     const auto n0 = float(std::pow(10.0, -snr / 10.0));
     const std::size_t harq = std::size_t(c.harq_transmissions);
-    std::int64_t next = 0;  // the first block of the next round
+    std::int64_t next = 0;   // the first block of the next round
+    std::int64_t round = 0;  // rounds run
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       // Every block takes at least one slot: no more blocks than slots left are needed.
-      const std::int64_t end = next + std::min(layout.round_size(), c.max_slots - r.slots);
-      const auto share = layout.share(next, end);
+      const auto now = layout.round(round++, next, next + (c.max_slots - r.slots));
+      const auto share = now.mine;
       if (share.count > 0) step->run(share.first, share.count, n0, used, delivered, undetected);
-      next = end;
+      layout.finished(share.count);
+      next += now.size;
       // The round's blocks in order; the point ends exactly at the block that meets a stop rule,
       // whichever rank has it: the slots and block errors of the shares before this rank's tell
       // where this rank's share begins.

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -19,6 +21,7 @@
 #include "mimorx/sim/distributed.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/nr_link.hpp"
+#include "sim/rounds.hpp"
 #include "support/gpu.hpp"
 
 namespace mimorx::sim {
@@ -108,6 +111,42 @@ TEST(Distributed, SingleProcessCommunicatorIsRankZeroOfOne) {
   std::vector<std::int64_t> v{3, -4};
   c->allreduce_sum(v);
   EXPECT_EQ(v, (std::vector<std::int64_t>{3, -4}));
+}
+
+// A rank that takes four times as long per item gets a smaller share of the later rounds, the
+// other rank its whole batch; every rank sees the same round sizes, and the shares tile them.
+TEST(Distributed, SharesFollowTheRanksSpeeds) {
+  struct Seen {
+    std::vector<std::int64_t> sizes, firsts, counts;
+  };
+  const auto seen = on_ranks<Seen>(2, [](auto comm, int rank) {
+    detail::RoundLayout layout(*comm, 100);
+    layout.begin_point();
+    Seen s;
+    std::int64_t next = 0;
+    for (std::int64_t j = 0; j < 12; ++j) {
+      const auto round = layout.round(j, next, 1 << 30);
+      s.sizes.push_back(round.size);
+      s.firsts.push_back(round.mine.first);
+      s.counts.push_back(round.mine.count);
+      std::this_thread::sleep_for(std::chrono::microseconds(round.mine.count * (rank ? 400 : 100)));
+      layout.finished(round.mine.count);
+      next += round.size;
+    }
+    return s;
+  });
+  EXPECT_EQ(seen[0].sizes, seen[1].sizes);
+  std::printf("shares of the slow rank:");
+  for (const auto n : seen[1].counts) std::printf(" %lld", static_cast<long long>(n));
+  std::printf("\n");
+  for (std::size_t j = 0; j < seen[0].sizes.size(); ++j) {
+    EXPECT_EQ(seen[0].counts[j] + seen[1].counts[j], seen[0].sizes[j]) << j;
+    EXPECT_EQ(seen[0].firsts[j] + seen[0].counts[j], seen[1].firsts[j]) << j;
+  }
+  EXPECT_EQ(seen[1].counts[0], 100);  // before any measurement: the batches
+  EXPECT_EQ(seen[0].counts.back(), 100);
+  EXPECT_LT(seen[1].counts.back(), 75);
+  EXPECT_GE(seen[1].counts.back(), 1);
 }
 
 TEST(Distributed, UncodedRanksGetTheCountsOfOneProcess) {
