@@ -70,7 +70,7 @@ CASES = {
     "uncoded": ["sim", "--mimo", "2x2", "--mod", "qpsk", "--detector", "mmse,zf", "--snr", "0,4,8,12,16,90,95",
                 "--max-frames", "7777", "--batch", "97", "--min-errors", "300", "--early-stop"],
     "ldpc": ["sim", "--ldpc", "--mimo", "2x2", "--mod", "16qam", "--tbs", "256", "--detector", "mmse",
-             "--snr", "4,6,8,10,12,30,32", "--max-blocks", "301", "--batch", "7", "--min-errors", "20",
+             "--snr", "4,6,8,10,12,30,32", "--max-blocks", "301", "--min-errors", "20",
              "--early-stop"],
     "nr": ["sim", "--nr", "--prb", "4", "--mcs", "10", "--harq", "2", "--detector", "mmse", "--snr",
            "0,2,4,6,8,10,40,42", "--slots", "121", "--batch", "5", "--min-errors", "9", "--early-stop"],
