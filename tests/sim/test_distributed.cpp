@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "mimorx/core/backend.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/distributed.hpp"
 #include "mimorx/sim/link.hpp"
@@ -251,6 +252,60 @@ TEST(Distributed, NrRanksGetTheCountsOfOneProcess) {
         EXPECT_EQ(got[i].tx_errors, one[i].tx_errors) << at;
         EXPECT_EQ(got[i].undetected_errors, one[i].undetected_errors) << at;
         EXPECT_EQ(got[i].delivered_bits, one[i].delivered_bits) << at;
+      }
+    }
+  }
+}
+
+// The CUDA path (two steps in flight, ranks without a share of a round, shares resized while
+// rounds are queued): thread ranks on the GPUs (sharing one where there is one) get the counts
+// of one process on the GPU.
+TEST(DistributedGpu, RanksOnGpusGetTheCountsOfOneProcess) {
+  MIMORX_REQUIRE_GPU();
+  const int gpus = int(cuda_devices().size());
+  UncodedConfig u;
+  u.shape = {4, 4, Modulation::qam16};
+  u.detector = "mmse";
+  u.seed = test::fresh_seed();
+  u.frames = 300007;
+  u.batch = 4099;
+  u.min_bit_errors = 20000;
+  CodedConfig c;
+  c.shape = {2, 2, Modulation::qam16};
+  c.detector = "mmse";
+  c.seed = u.seed;
+  c.tbs = 1024;
+  c.blocks = 3001;
+  c.batch_blocks = 61;
+  c.min_block_errors = 200;
+  const std::vector<double> snrs = {4, 10, 16};
+  const auto one_u = run_uncoded(u, Backend::cuda(0), snrs);
+  const auto one_c = run_coded(c, Backend::cuda(0), snrs);
+  for (int n : {2, 3}) {
+    const auto ranks_u = on_ranks<std::vector<PointResult>>(n, [&](auto comm, int r) {
+      auto mine = u;
+      mine.comm = comm;
+      mine.batch = 2048 + 1000 * r;
+      return run_uncoded(mine, Backend::cuda(r % gpus), snrs);
+    });
+    for (int r = 0; r < n; ++r)
+      expect_same(one_u, ranks_u[std::size_t(r)],
+                  std::to_string(n) + " GPU ranks, rank " + std::to_string(r));
+    const auto ranks_c = on_ranks<std::vector<CodedPointResult>>(n, [&](auto comm, int r) {
+      auto mine = c;
+      mine.comm = comm;
+      mine.batch_blocks = 40 + 17 * r;
+      return run_coded(mine, Backend::cuda(r % gpus), snrs);
+    });
+    for (int r = 0; r < n; ++r) {
+      const auto& got = ranks_c[std::size_t(r)];
+      ASSERT_EQ(got.size(), one_c.size());
+      for (std::size_t i = 0; i < one_c.size(); ++i) {
+        EXPECT_EQ(got[i].blocks, one_c[i].blocks)
+            << n << " GPU ranks, rank " << r << " point " << i;
+        EXPECT_EQ(got[i].block_errors, one_c[i].block_errors) << n << " ranks, rank " << r;
+        EXPECT_EQ(got[i].bit_errors, one_c[i].bit_errors) << n << " ranks, rank " << r;
+        EXPECT_EQ(got[i].crc_failures, one_c[i].crc_failures) << n << " ranks, rank " << r;
       }
     }
   }
