@@ -84,7 +84,8 @@ void run_on_ranks(const std::function<void(const std::shared_ptr<sim::Communicat
     body(ranks.comm);
   } catch (const RanksFailed& f) {
     // Every rank is here: the job ends normally, with the status of the failure.
-    const int status = f.error ? report(f.error, "") : 2;
+    // A failure of rank 0 (of every rank alike: bad input) is reported as one process would.
+    const int status = f.error ? report(f.error, ranks.comm->rank() == 0 ? "" : where) : 2;
     ranks = {};  // MPI_Finalize
     throw ExitQuietly{status};
   } catch (...) {

@@ -38,8 +38,9 @@ struct RanksFailed {
 void run_agreed(sim::Communicator* comm, const std::function<void()>& step);
 
 // Runs `body` (the whole command) on the ranks: a RanksFailed is reported by its rank (one line
-// on stderr) and every rank ends with exit status 2; any other failure of a rank is reported by
-// that rank ("rank R: ...") and ends the whole job with exit status 2 (MPI_Abort), since the
+// on stderr, "rank R: " before it unless R is 0) and every rank ends normally with exit status 2
+// (1 for an internal error on the reporting rank); any other failure of a rank is reported by
+// that rank ("rank R: ...") and ends the whole job with its exit status (MPI_Abort), since the
 // other ranks would wait for it forever.
 void run_on_ranks(const std::function<void(const std::shared_ptr<sim::Communicator>&)>& body);
 
