@@ -20,6 +20,12 @@ std::vector<Command>& commands();
 const std::string& command_line();
 void set_command_line(int argc, const char* const* argv);
 
+// Thrown by a command that has reported its failure itself: main() exits with `status` and
+// prints nothing.
+struct ExitQuietly {
+  int status = 2;
+};
+
 inline int register_command(std::string name, std::function<void(CLI::App&)> add) {
   commands().push_back({std::move(name), std::move(add)});
   return 0;

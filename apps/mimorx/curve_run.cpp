@@ -14,6 +14,7 @@
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/sweep.hpp"
 #include "sim/point_json.hpp"
+#include "sim_ranks.hpp"
 #include "sim_sweep.hpp"
 
 namespace mimorx::cli {
@@ -69,13 +70,21 @@ std::vector<double> pick(const std::vector<double>& snrs, const std::vector<std:
   return out;
 }
 
-// Keeps the points of the --json file of an earlier run of the same configuration.
-void resume_from(const std::string& path, const CurveMode& mode, const ojson& config,
-                 SweepPoints& points) {
+// The points of the --json file of an earlier run of the same configuration (null: none yet,
+// the run starts from scratch).
+ojson kept_points(const std::string& path, const CurveMode& mode, const ojson& config) {
   const ojson file = read_resume_file(path);
-  if (file.is_null()) return;  // nothing to keep yet: the run starts from scratch
+  if (file.is_null()) return nullptr;
   check_same_config(file["config"], config, mode.identity, path);
-  points.import(file["points"]);
+  return file["points"];
+}
+
+// `value` of rank 0 on every rank.
+void share_from_rank0(sim::Communicator* comm, ojson& value) {
+  if (comm == nullptr || comm->size() == 1) return;
+  std::string text = value.dump();
+  comm->broadcast(text, 0);
+  value = ojson::parse(text);
 }
 
 }  // namespace
@@ -151,18 +160,31 @@ void check_curve_files(const CurveFiles& f) {
 
 void run_curves(const CurveFiles& f, const CurveMode& mode,
                 const std::vector<std::string>& detectors, const std::vector<double>& snrs) {
+  sim::Communicator* comm = mode.comm.get();
+  const bool writer = writes_outputs(comm);
   ojson config = mode.config;
-  for (const auto& d : detectors) config.update(mode.validate(d));  // all before any output
+  ojson kept = nullptr;
+  // Everything is validated before any output; rank 0 alone reads the --resume file and tells
+  // the others which points it has.
+  run_agreed(comm, [&] {
+    for (const auto& d : detectors) config.update(mode.validate(d));
+    if (f.resume && writer) kept = kept_points(f.json, mode, config);
+  });
+  share_from_rank0(comm, kept);
   SweepPoints points(detectors, snrs);
-  if (f.resume) resume_from(f.json, mode, config, points);
+  if (!kept.is_null()) points.import(kept);
   config["detectors"] = points.all_detectors();
+  if (comm != nullptr && comm->size() > 1) config["ranks"] = comm->size();
   ojson doc = {{"mimorx", provenance()}, {"config", config}, {"points", points.ordered()}};
   const ResultFiles files(f.json, f.csv, mode.fields);
-  files.write(doc);  // a path that cannot be written fails before any simulation
   Table table(mode.table, config["detectors"].get<std::vector<std::string>>());
-  table.header();  // first: a stdout that cannot be written fails with one line on stderr
-  std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
-  ProgressLine progress(stderr_is_terminal(), mode.units, mode.rule);
+  run_agreed(comm, [&] {
+    if (!writer) return;
+    files.write(doc);  // a path that cannot be written fails before any simulation
+    table.header();    // first: a stdout that cannot be written fails with one line on stderr
+    std::fprintf(stderr, "%s\n", mode.describe(config).c_str());
+  });
+  ProgressLine progress(writer && stderr_is_terminal(), mode.units, mode.rule);
   for (std::size_t d = 0; d < detectors.size(); ++d) {
     const auto todo = points.missing(d, mode.error_key, mode.early_stop);
     if (todo.empty()) continue;
@@ -172,16 +194,18 @@ void run_curves(const CurveFiles& f, const CurveMode& mode,
     hooks.batch = [&](const PointProgress& p) { progress.update(p); };
     hooks.point = [&](ojson p) {
       progress.clear();
-      if (mode.after_point) mode.after_point(p);
+      if (writer && mode.after_point) mode.after_point(p);
       points.put(d, todo[k], std::move(p));
-      doc["points"] = points.ordered();
-      files.write(doc);
-      table.print_through(doc["points"], points.position(d, todo[k]));
+      if (writer) {
+        doc["points"] = points.ordered();
+        files.write(doc);
+        table.print_through(doc["points"], points.position(d, todo[k]));
+      }
       if (++k < todo.size()) progress.start(detectors[d], snrs[todo[k]]);
     };
     mode.run(detectors[d], pick(snrs, todo), hooks);
   }
-  table.print_through(doc["points"]);
+  if (writer) table.print_through(doc["points"]);
 }
 
 }  // namespace mimorx::cli

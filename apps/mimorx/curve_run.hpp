@@ -8,10 +8,12 @@
 // block, and --resume.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mimorx/sim/coded.hpp"
+#include "mimorx/sim/distributed.hpp"
 #include "sim_files.hpp"
 #include "sim_progress.hpp"
 
@@ -48,6 +50,9 @@ struct CurveMode {
       run;
   std::function<std::string(const ojson& config)> describe;  // the run in one line
   std::function<void(const ojson& point)> after_point;       // optional: warnings
+  // The ranks that run the curves together (docs/sim_mpi.md): rank 0 writes the table, files
+  // and progress; null: this process alone.
+  std::shared_ptr<sim::Communicator> comm;
 };
 
 struct CurveFiles {

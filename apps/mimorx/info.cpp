@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/backend.hpp"
+#include "mimorx/sim/distributed.hpp"
 
 namespace {
 void add_info(CLI::App& app) {
@@ -12,6 +13,9 @@ void add_info(CLI::App& app) {
     fmt::print("mimorx {}\n", MIMORX_VERSION);
     fmt::print("backends: cpu{}\n", mimorx::built_with_cuda() ? ", cuda" : "");
     fmt::print("cuda archs: {}\n", mimorx::built_with_cuda() ? MIMORX_CUDA_ARCHS : "(not built)");
+    fmt::print("mpi: {}\n", mimorx::sim::built_with_mpi()
+                                ? "built (mpirun -n N mimorx sim ..., docs/sim_mpi.md)"
+                                : "(not built)");
     const auto devices = mimorx::cuda_devices();
     if (devices.empty()) {
       fmt::print("gpus: none visible\n");

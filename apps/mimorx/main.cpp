@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
@@ -70,8 +71,19 @@ void check_command(int argc, char** argv, const std::vector<mimorx::cli::Command
   throw mimorx::InvalidArgument("unknown command '" + word + "'; the commands are " + names);
 }
 
+// Under an MPI launcher every rank parses the same command line: what fails before the ranks
+// work together (a bad option) is reported by rank 0 alone.
+bool secondary_mpi_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr) return std::string_view(v) != "0";
+  }
+  return false;
+}
+
 // Prints the one line of a failed run and returns its exit status.
 int fail(int status, std::string_view what, const char* hint = "") {
+  if (secondary_mpi_rank()) return status;
   const std::string line =
       std::string(status == 1 ? "mimorx: internal error: " : "mimorx: error: ") +
       mimorx::printable(what) + hint + "\n";
@@ -101,6 +113,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const mimorx::cli::ExitQuietly& e) {
+    return e.status;
   } catch (const CLI::ParseError& e) {
     return fail(2, e.what(), " (see --help)");
   } catch (const mimorx::Error& e) {

@@ -20,6 +20,7 @@
 #include "mimorx/sim/sweep.hpp"
 #include "sim/point_json.hpp"
 #include "sim_nr.hpp"
+#include "sim_ranks.hpp"
 #include "snr_range.hpp"
 
 namespace {
@@ -142,7 +143,9 @@ std::vector<std::string> keys_of(const ojson& object) {
   return out;
 }
 
-CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
+using Comm = std::shared_ptr<mimorx::sim::Communicator>;
+
+CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs, const Comm& comm) {
   mimorx::require(!o.blocks_set, "max-blocks",
                   "--max-blocks (--blocks) counts transport blocks of --ldpc; the uncoded mode "
                   "counts received vectors: use --max-frames");
@@ -155,8 +158,10 @@ CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs) {
   c.min_bit_errors = o.min_errors;
   c.early_stop = o.early_stop;
   c.channel = channel_model(o);
-  const auto backend = mimorx::Backend::parse(o.backend);
+  c.comm = comm;
+  const auto backend = mimorx::cli::rank_backend(o.backend, comm.get());
   CurveMode m;
+  m.comm = comm;
   m.units = "frames";
   m.error_key = "bit_errors";
   m.rule = {c.frames, c.min_bit_errors};
@@ -225,7 +230,7 @@ mimorx::ldpc::DecoderSettings decoder_settings(const SimOptions& o) {
   return d;
 }
 
-mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
+mimorx::sim::CodedConfig coded_config(const SimOptions& o, const Comm& comm) {
   mimorx::require(!o.frames_set, "max-frames",
                   "--max-frames (--frames) counts received vectors of the uncoded mode; with "
                   "--ldpc use --max-blocks (transport blocks per SNR point)");
@@ -240,13 +245,15 @@ mimorx::sim::CodedConfig coded_config(const SimOptions& o) {
   c.min_block_errors = o.min_errors;
   c.early_stop = o.early_stop;
   c.channel = channel_model(o);
+  c.comm = comm;
   return c;
 }
 
 CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
                      const std::vector<double>& snrs) {
-  const auto backend = mimorx::Backend::parse(o.backend);
+  const auto backend = mimorx::cli::rank_backend(o.backend, c.comm.get());
   CurveMode m;
+  m.comm = c.comm;
   m.units = "blocks";
   m.error_key = "block_errors";
   m.rule = {c.blocks, c.min_block_errors};
@@ -341,7 +348,15 @@ std::vector<double> sweep_points(const SimOptions& o, const mimorx::detect::Mimo
   return mimorx::cli::esn0_points(o.snr, o.ebn0, m, code_rate, fallback);
 }
 
-void run_sim(const SimOptions& o) {
+// What run_curves runs: built from the options alone (no simulation, no other rank).
+struct SimCurves {
+  mimorx::cli::CurveFiles files;
+  CurveMode mode;
+  std::vector<std::string> detectors;
+  std::vector<double> snrs;
+};
+
+SimCurves sim_curves(const SimOptions& o, const Comm& comm) {
   const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
   mimorx::cli::check_curve_files(files);
   const auto detectors = parse_detector_list(o.detector_set           ? o.detector
@@ -373,21 +388,28 @@ void run_sim(const SimOptions& o) {
     k.decoder_params =
         mimorx::cli::decoder_params(o.decoder, o.alpha, o.alpha_last, o.beta, o.int8, o.half);
     k.files = files;
-    mimorx::cli::run_nr_sim(o.nr, k);
-    return;
+    k.comm = comm;
+    auto nr = mimorx::cli::nr_curves(o.nr, k);
+    return {files, std::move(nr.mode), detectors, std::move(nr.snrs)};
   }
   mimorx::cli::check_nr_options_unused(o.nr);
   if (o.ldpc) {
-    const auto c = coded_config(o);
+    const auto c = coded_config(o, comm);
     const auto g = mimorx::sim::transport_config(c).g;
     const auto snrs = sweep_points(o, c.shape, double(c.tbs) / double(g), detectors);
-    mimorx::cli::run_curves(files, coded_mode(o, c, snrs), detectors, snrs);
-  } else {
-    const auto ant = mimorx::sim::parse_mimo(o.mimo);
-    const mimorx::detect::MimoShape shape{ant.nt, ant.nr, mimorx::parse_modulation(o.mod)};
-    const auto snrs = sweep_points(o, shape, 1.0, detectors);
-    mimorx::cli::run_curves(files, uncoded_mode(o, snrs), detectors, snrs);
+    return {files, coded_mode(o, c, snrs), detectors, snrs};
   }
+  const auto ant = mimorx::sim::parse_mimo(o.mimo);
+  const mimorx::detect::MimoShape shape{ant.nt, ant.nr, mimorx::parse_modulation(o.mod)};
+  const auto snrs = sweep_points(o, shape, 1.0, detectors);
+  return {files, uncoded_mode(o, snrs, comm), detectors, snrs};
+}
+
+void run_sim(const SimOptions& o, const Comm& comm) {
+  SimCurves run;
+  // Bad options fail on every rank alike: one line from rank 0, no abort.
+  mimorx::cli::run_agreed(comm.get(), [&] { run = sim_curves(o, comm); });
+  mimorx::cli::run_curves(run.files, run.mode, run.detectors, run.snrs);
 }
 
 void add_sim(CLI::App& app) {
@@ -501,7 +523,7 @@ void add_sim(CLI::App& app) {
     opts->frames_set = frames->count() > 0;
     opts->detector_set = detector->count() > 0;
     opts->blocks_set = blocks->count() > 0;
-    run_sim(*opts);
+    mimorx::cli::run_on_ranks([&](const Comm& comm) { run_sim(*opts, comm); });
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "mimorx/core/error.hpp"
 #include "mimorx/sim/nr_link.hpp"
+#include "sim_ranks.hpp"
 #include "snr_range.hpp"
 
 namespace mimorx::cli {
@@ -56,6 +57,7 @@ sim::NrLinkConfig link_config(const NrOptions& o, const NrCommon& k) {
   c.min_block_errors = k.min_errors;
   c.batch_blocks = k.batch;
   c.early_stop = k.early_stop;
+  c.comm = k.comm;
   return c;
 }
 
@@ -133,12 +135,13 @@ void check_nr_options_unused(const NrOptions& o) {
     require(opt->count() == 0, opt->get_name().substr(2), "applies to --nr only");
 }
 
-void run_nr_sim(const NrOptions& o, const NrCommon& k) {
-  const Backend backend = Backend::parse(k.backend);
+NrCurves nr_curves(const NrOptions& o, const NrCommon& k) {
+  const Backend backend = rank_backend(k.backend, k.comm.get());
   const sim::NrLinkConfig c = link_config(o, k);
   const sim::NrLinkSetup s = sim::nr_link_setup(c);
   const auto snrs = nr_sweep(o, k, s, c.slot.layers, c.n_rx);
   CurveMode m;
+  m.comm = k.comm;
   m.units = "slots";
   m.error_key = "block_errors";
   m.rule = {c.max_slots, c.min_block_errors};
@@ -214,7 +217,7 @@ void run_nr_sim(const NrOptions& o, const NrCommon& k) {
         cfg["min_errors"].get<std::int64_t>(), cfg["early_stop"].get<bool>() ? " early_stop" : "",
         cfg["seed"].get<std::uint64_t>(), cfg["channel"].get<std::string>());
   };
-  run_curves(k.files, m, k.detectors, snrs);
+  return {std::move(m), snrs};
 }
 
 }  // namespace mimorx::cli

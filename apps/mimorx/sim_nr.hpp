@@ -39,11 +39,17 @@ struct NrCommon {
   ojson decoder_config;  // decoder, alpha, ... as `sim --ldpc` writes them
   std::string decoder_params;
   CurveFiles files;
+  std::shared_ptr<sim::Communicator> comm;  // the ranks (docs/sim_mpi.md); null: alone
 };
 
 void add_nr_options(CLI::App& cmd, NrOptions& options);
 // Throws InvalidArgument when an option of --nr is given without it.
 void check_nr_options_unused(const NrOptions& options);
-void run_nr_sim(const NrOptions& options, const NrCommon& common);
+// The curves of --nr for run_curves: the mode and the SNR points.
+struct NrCurves {
+  CurveMode mode;
+  std::vector<double> snrs;
+};
+NrCurves nr_curves(const NrOptions& options, const NrCommon& common);
 
 }  // namespace mimorx::cli

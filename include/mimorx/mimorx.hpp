@@ -53,6 +53,7 @@
 #include "mimorx/sim/channel_model.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
+#include "mimorx/sim/distributed.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/nr_link.hpp"
 #include "mimorx/sim/sweep.hpp"

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/cuda_check.hpp"
@@ -292,11 +293,17 @@ __global__ void __launch_bounds__(kPanelCols)
 // Whether the chain's kernels were compiled with griddepcontrol (PTX for sm_90 or newer; a build
 // for an older architecture may run on a newer GPU through its PTX): only then may a kernel of
 // the chain be launched before its predecessor has completed.
+// Per device: the image a device runs (its architecture's, or PTX) decides.
 bool chain_supported() {
-  static const bool ok = [] {
-    cudaFuncAttributes a{};
-    return cudaFuncGetAttributes(&a, chol_panel_kernel) == cudaSuccess && a.ptxVersion >= 90;
-  }();
+  static std::atomic<int> known[64];  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  const bool cached = device >= 0 && device < 64;
+  if (cached && known[device].load(std::memory_order_relaxed) != 0)
+    return known[device].load(std::memory_order_relaxed) == 2;
+  cudaFuncAttributes a{};
+  const bool ok = cudaFuncGetAttributes(&a, chol_panel_kernel) == cudaSuccess && a.ptxVersion >= 90;
+  if (cached) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
   return ok;
 }
 

@@ -26,6 +26,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/cuda_occupancy.hpp"
+#include "core/cuda_smem_limit.hpp"
 #include "lattice/lll_internal.hpp"
 #include "lattice/lll_math.hpp"
 #include "mimorx/core/error.hpp"
@@ -320,13 +321,9 @@ void size_reduce_enqueue(int m, double* r, const double* r0, double* mult, int* 
   if (!prepared) size_reduce_prepare(m, mult, mcol, sync, stream, first_col);
   const Extent e = extent(m, first_col);
   if (e.items == 0) return;
-  static const bool opted_in = [] {
-    MIMORX_CUDA_CHECK(cudaFuncSetAttribute(
-        striped_size_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPanelBytes)));
-    return true;
-  }();
-  (void)opted_in;
-  static const int resident = mimorx::detail::resident_blocks(
+  // Both per device (the limit belongs to the device's context; the count to its SMs).
+  mimorx::detail::raise_smem_limit(reinterpret_cast<const void*>(striped_size_reduce_kernel));
+  const int resident = mimorx::detail::resident_blocks(
       reinterpret_cast<const void*>(striped_size_reduce_kernel), kThreads, kPanelBytes);
   const int grid = int(std::min<long long>(e.items, std::max(1, resident)));
   striped_size_reduce_kernel<<<grid, kThreads, kPanelBytes, s>>>(m, e.tiles, r, r0, mult, mcol,

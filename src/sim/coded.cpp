@@ -3,10 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <deque>
+#include <span>
 
 #include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
@@ -16,6 +18,7 @@
 #include "sim/channel_model.hpp"
 #include "sim/checks.hpp"
 #include "sim/frames.hpp"
+#include "sim/rounds.hpp"
 
 namespace mimorx::sim {
 
@@ -154,21 +157,41 @@ class CodedStep {
   HostSlot slot_;
 };
 
-// Adds a batch's blocks to the point in block order and stops exactly at the block that makes
-// min_block_errors (so the counts do not depend on the batch). Returns true when it stopped.
-bool add_blocks(const CodedConfig& c, const HostSlot& slot, CodedPointResult& r) {
-  for (std::int64_t b = 0; b < slot.count; ++b) {
-    const int errs = slot.errors[std::size_t(b)];
-    const bool ok = slot.crc_ok[std::size_t(b)] != 0;
-    r.bit_errors += errs;
-    r.bits += c.tbs;
-    r.blocks += 1;
-    r.block_errors += errs > 0;
-    r.crc_failures += !ok;
-    r.undetected_errors += errs > 0 && ok;
-    if (c.min_block_errors > 0 && r.block_errors >= c.min_block_errors) return true;
+// Adds a round's blocks to the point in block order and stops exactly at the block that makes
+// min_block_errors, whichever rank has it (so the counts depend neither on the batch nor on the
+// number of ranks). `slot`: this rank's share of the round (null: none). Returns true when the
+// point stopped.
+bool add_round(const CodedConfig& c, const HostSlot* slot, Communicator& comm,
+               CodedPointResult& r) {
+  const std::int64_t count = slot ? slot->count : 0;
+  const std::int64_t limit = c.min_block_errors;
+  std::int64_t before = r.block_errors;  // the point's block errors before this rank's share
+  if (limit > 0) {
+    std::int64_t mine = 0;
+    for (std::int64_t b = 0; b < count; ++b) mine += slot->errors[std::size_t(b)] > 0;
+    before += detail::round_sums(comm, std::span<const std::int64_t>(&mine, 1)).before[0];
   }
-  return false;
+  // bit errors, bits, blocks, block errors, CRC failures, undetected errors of this rank's share
+  // up to the stop
+  std::array<std::int64_t, 6> part{};
+  for (std::int64_t b = 0; b < count && !(limit > 0 && before + part[3] >= limit); ++b) {
+    const int errs = slot->errors[std::size_t(b)];
+    const bool ok = slot->crc_ok[std::size_t(b)] != 0;
+    part[0] += errs;
+    part[1] += c.tbs;
+    part[2] += 1;
+    part[3] += errs > 0;
+    part[4] += !ok;
+    part[5] += errs > 0 && ok;
+  }
+  comm.allreduce_sum(part);
+  r.bit_errors += part[0];
+  r.bits += part[1];
+  r.blocks += part[2];
+  r.block_errors += part[3];
+  r.crc_failures += part[4];
+  r.undetected_errors += part[5];
+  return limit > 0 && r.block_errors >= limit;
 }
 
 }  // namespace
@@ -212,6 +235,9 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
   const int m = bits_per_symbol(s.mod);
 
   if (hooks.ready) hooks.ready(link);
+  // After `ready`: a validation that stops there involves no other rank.
+  const auto comm = detail::communicator_of(c.comm);
+  detail::RoundLayout layout(*comm, batch);
   std::vector<CodedPointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -219,26 +245,33 @@ std::vector<CodedPointResult> run_coded(const CodedConfig& c, const Backend& bac
     r.snr_db = snr;
     r.ebn0_db = snr - 10 * std::log10(double(m) * link.rate);
     for (auto& st : steps) st->set_noise(float(std::pow(10.0, -snr / 10.0)));
-    // One batch in flight per step: the host queues the next batches while the device computes,
-    // and reads a batch's counts, in batch order, only when its event has passed.
+    // Rounds in block order, one in flight per step: the host queues the next rounds' shares
+    // while the device computes, and sums a round's counts over the ranks, in round order, only
+    // when its event has passed. A null entry: this rank has no share of that round.
     std::deque<CodedStep*> in_flight;
-    std::int64_t next = 0;
+    std::int64_t next = 0;    // the first block of the next round to queue
+    std::int64_t queued = 0;  // rounds queued
     std::size_t turn = 0;
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       while (in_flight.size() < steps.size() && next < c.blocks) {
-        const std::int64_t count = std::min(batch, c.blocks - next);
-        CodedStep& st = *steps[turn];
-        st.enqueue(next, count);
-        in_flight.push_back(&st);
-        next += count;
-        turn = (turn + 1) % steps.size();
+        const auto round = layout.round(queued++, next, c.blocks);
+        CodedStep* mine = nullptr;
+        if (round.mine.count > 0) {
+          mine = steps[turn].get();
+          mine->enqueue(round.mine.first, round.mine.count);
+          turn = (turn + 1) % steps.size();
+        }
+        in_flight.push_back(mine);
+        next += round.size;
       }
       if (in_flight.empty()) break;
-      HostSlot& done = in_flight.front()->slot();
+      CodedStep* done = in_flight.front();
       in_flight.pop_front();
-      done.done.synchronize();
-      stopped = add_blocks(c, done, r);
+      if (done) done->slot().done.synchronize();
+      layout.finished(done ? done->slot().count : 0);
+      stopped = add_round(c, done ? &done->slot() : nullptr, *comm, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
     }

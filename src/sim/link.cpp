@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <span>
 
 #include "mimorx/config.hpp"
 #include "mimorx/core/buffer.hpp"
@@ -13,6 +14,7 @@
 #include "sim/channel_model.hpp"
 #include "sim/checks.hpp"
 #include "sim/frames.hpp"
+#include "sim/rounds.hpp"
 
 namespace mimorx::sim {
 
@@ -30,18 +32,37 @@ struct HostSlot {
   std::int64_t count = 0;
 };
 
-// Adds a batch's vectors in order, stopping exactly at the vector that makes min_bit_errors.
-bool add_vectors(const UncodedConfig& c, int bpv, int nt, const HostSlot& slot, PointResult& r) {
-  for (std::int64_t v = 0; v < slot.count; ++v) {
-    const std::uint16_t e = slot.errors[std::size_t(v)];
-    r.bit_errors += e & 0xff;
-    r.symbol_errors += e >> 8;
-    r.bits += bpv;
-    r.symbols += nt;
-    r.frames += 1;
-    if (c.min_bit_errors > 0 && r.bit_errors >= c.min_bit_errors) return true;
+// Adds a round's vectors to the point in index order and stops exactly at the vector that makes
+// min_bit_errors, whichever rank has it (so the counts depend neither on the batch nor on the
+// number of ranks). `slot`: this rank's share of the round (null: none). Returns true when the
+// point stopped.
+bool add_round(const UncodedConfig& c, int bpv, int nt, const HostSlot* slot, Communicator& comm,
+               PointResult& r) {
+  const std::int64_t count = slot ? slot->count : 0;
+  const std::int64_t limit = c.min_bit_errors;
+  std::int64_t before = r.bit_errors;  // the point's bit errors before this rank's share
+  if (limit > 0) {
+    std::int64_t mine = 0;
+    for (std::int64_t v = 0; v < count; ++v) mine += slot->errors[std::size_t(v)] & 0xff;
+    before += detail::round_sums(comm, std::span<const std::int64_t>(&mine, 1)).before[0];
   }
-  return false;
+  // bit errors, bits, symbol errors, symbols, frames of this rank's share up to the stop
+  std::array<std::int64_t, 5> part{};
+  for (std::int64_t v = 0; v < count && !(limit > 0 && before + part[0] >= limit); ++v) {
+    const std::uint16_t e = slot->errors[std::size_t(v)];
+    part[0] += e & 0xff;
+    part[1] += bpv;
+    part[2] += e >> 8;
+    part[3] += nt;
+    part[4] += 1;
+  }
+  comm.allreduce_sum(part);
+  r.bit_errors += part[0];
+  r.bits += part[1];
+  r.symbol_errors += part[2];
+  r.symbols += part[3];
+  r.frames += part[4];
+  return limit > 0 && r.bit_errors >= limit;
 }
 }  // namespace
 
@@ -109,6 +130,9 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
   };
 
   if (hooks.ready) hooks.ready();
+  // After `ready`: a validation that stops there involves no other rank.
+  const auto comm = detail::communicator_of(c.comm);
+  detail::RoundLayout layout(*comm, batch);
   std::vector<PointResult> results;
   for (double snr : snr_db) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -118,28 +142,39 @@ std::vector<PointResult> run_uncoded(const UncodedConfig& c, const Backend& back
     r.ebn0_db = snr - 10 * std::log10(double(m));
     const float n0 = float(std::pow(10.0, -snr / 10.0));
     n0buf.copy_from_host(&n0, 1, stream);
+    // Rounds in index order, two in flight: the next round's share is queued while this one's
+    // counts are summed over the ranks. A null entry: this rank has no share of that round.
     std::deque<HostSlot*> in_flight;
-    std::int64_t next = 0;
+    std::int64_t next = 0;    // the first frame of the next round to queue
+    std::int64_t queued = 0;  // rounds queued
     int slot = 0;
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       while (in_flight.size() < 2 && next < c.frames) {
-        const std::int64_t count = std::min(batch, c.frames - next);
-        enqueue(next, count, n0, slots[std::size_t(slot)]);
-        in_flight.push_back(&slots[std::size_t(slot)]);
-        next += count;
-        slot ^= 1;
+        const auto round = layout.round(queued++, next, c.frames);
+        HostSlot* mine = nullptr;
+        if (round.mine.count > 0) {
+          mine = &slots[std::size_t(slot)];
+          enqueue(round.mine.first, round.mine.count, n0, *mine);
+          slot ^= 1;
+        }
+        in_flight.push_back(mine);
+        next += round.size;
       }
       if (in_flight.empty()) break;
-      HostSlot& done = *in_flight.front();
+      HostSlot* done = in_flight.front();
       in_flight.pop_front();
-      done.done.synchronize();
-      stopped = add_vectors(c, bpv, s.nt, done, r);
+      if (done) done->done.synchronize();
+      layout.finished(done ? done->count : 0);
+      stopped = add_round(c, bpv, s.nt, done, *comm, r);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
     }
     stream.synchronize();  // a batch queued past the stop is not counted
-    r.capped_vectors = detector->capped_vectors() - capped_before;
+    std::int64_t capped = detector->capped_vectors() - capped_before;
+    comm->allreduce_sum(std::span<std::int64_t>(&capped, 1));
+    r.capped_vectors = capped;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     results.push_back(r);
     if (hooks.point_done) hooks.point_done(r);

@@ -21,6 +21,7 @@
 #include "sim/frames.hpp"
 #include "sim/nr_link_grid.hpp"
 #include "sim/nr_link_step.hpp"
+#include "sim/rounds.hpp"
 
 namespace mimorx::sim {
 
@@ -305,6 +306,9 @@ std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& bac
       backend.is_cuda() ? detail::make_nr_step_cuda(c, backend, batch)
                         : std::make_unique<NrStep>(c, batch);
   if (hooks.ready) hooks.ready(setup);
+  // After `ready`: a validation that stops there involves no other rank.
+  const auto comm = detail::communicator_of(c.comm);
+  detail::RoundLayout layout(*comm, batch);
 
   std::vector<NrPointResult> results;
   std::vector<int> used;
@@ -318,25 +322,52 @@ std::vector<NrPointResult> run_nr_link(const NrLinkConfig& c, const Backend& bac
     r.tbs = setup.tbs;
     r.tx_errors.assign(std::size_t(c.harq_transmissions), 0);
     const auto n0 = float(std::pow(10.0, -snr / 10.0));
-    std::int64_t next = 0;
+    const std::size_t harq = std::size_t(c.harq_transmissions);
+    std::int64_t next = 0;   // the first block of the next round
+    std::int64_t round = 0;  // rounds run
     bool stopped = false;
+    layout.begin_point();
     while (!stopped) {
       // Every block takes at least one slot: no more blocks than slots left are needed.
-      const std::int64_t count = std::min(batch, c.max_slots - r.slots);
-      step->run(next, count, n0, used, delivered, undetected);
-      next += count;
-      // Blocks in order; the point ends exactly at the block that meets a stop rule.
-      for (std::int64_t b = 0; b < count && !stopped; ++b) {
-        const auto B = std::size_t(b);
-        r.blocks += 1;
-        r.slots += used[B];
-        for (int i = 0; i < c.harq_transmissions; ++i)
-          r.tx_errors[std::size_t(i)] += !(delivered[B] && used[B] <= i + 1);
-        r.undetected_errors += undetected[B];
-        r.delivered_bits += delivered[B] ? setup.tbs : 0;
-        stopped = r.slots >= c.max_slots ||
-                  (c.min_block_errors > 0 && r.block_errors() >= c.min_block_errors);
+      const auto now = layout.round(round++, next, next + (c.max_slots - r.slots));
+      const auto share = now.mine;
+      if (share.count > 0) step->run(share.first, share.count, n0, used, delivered, undetected);
+      layout.finished(share.count);
+      next += now.size;
+      // The round's blocks in order; the point ends exactly at the block that meets a stop rule,
+      // whichever rank has it: the slots and block errors of the shares before this rank's tell
+      // where this rank's share begins.
+      std::array<std::int64_t, 2> mine{};  // slots, residual block errors of this rank's share
+      for (std::int64_t b = 0; b < share.count; ++b) {
+        mine[0] += used[std::size_t(b)];
+        mine[1] += !delivered[std::size_t(b)];
       }
+      const auto before = detail::round_sums(*comm, mine).before;
+      std::int64_t slots = r.slots + before[0], errors = r.block_errors() + before[1];
+      const auto met = [&] {
+        return slots >= c.max_slots || (c.min_block_errors > 0 && errors >= c.min_block_errors);
+      };
+      // blocks, slots, undetected errors, delivered bits, then tx_errors of this rank's share
+      std::vector<std::int64_t> part(4 + harq, 0);
+      for (std::int64_t b = 0; b < share.count && !met(); ++b) {
+        const auto B = std::size_t(b);
+        part[0] += 1;
+        part[1] += used[B];
+        part[2] += undetected[B];
+        part[3] += delivered[B] ? setup.tbs : 0;
+        for (std::size_t i = 0; i < harq; ++i)
+          part[4 + i] += !(delivered[B] && used[B] <= int(i) + 1);
+        slots += used[B];
+        errors += !delivered[B];
+      }
+      comm->allreduce_sum(part);
+      r.blocks += part[0];
+      r.slots += part[1];
+      r.undetected_errors += part[2];
+      r.delivered_bits += part[3];
+      for (std::size_t i = 0; i < harq; ++i) r.tx_errors[i] += part[4 + i];
+      stopped = r.slots >= c.max_slots ||
+                (c.min_block_errors > 0 && r.block_errors() >= c.min_block_errors);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (hooks.batch_done) hooks.batch_done(r);
     }

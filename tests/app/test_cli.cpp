@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mimorx/config.hpp"
 #include "support/cli.hpp"
 
 namespace mimorx {
@@ -18,6 +19,8 @@ TEST(Cli, InfoWorks) {
   const auto r = test::run_cli("info");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("backends: cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(MIMORX_HAS_MPI ? "\nmpi: built" : "\nmpi: (not built)"), std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, BadArgumentsExitTwoWithOneLine) {

@@ -14,6 +14,7 @@
 // block index, bit or vector index), so counts do not depend on the backend or the batch.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "mimorx/ldpc/decoder.hpp"
 #include "mimorx/ldpc/transport.hpp"
 #include "mimorx/sim/channel_model.hpp"
+#include "mimorx/sim/distributed.hpp"
 
 namespace mimorx::sim {
 
@@ -41,6 +43,9 @@ struct CodedConfig {
   // simulated and not returned).
   bool early_stop = false;
   ChannelModel channel{};  // correlation and block fading (default: i.i.d. per vector)
+  // The ranks that run this simulation together, each its share of every round; all of them
+  // get the counts of one process (docs/sim_mpi.md). None: this process alone.
+  std::shared_ptr<Communicator> comm;
 };
 
 struct CodedPointResult {

@@ -8,12 +8,14 @@
 // same bits, channels and noise shapes are used at every SNR point (common random numbers).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mimorx/core/backend.hpp"
 #include "mimorx/detect/common.hpp"
 #include "mimorx/sim/channel_model.hpp"
+#include "mimorx/sim/distributed.hpp"
 
 namespace mimorx::sim {
 
@@ -29,6 +31,9 @@ struct UncodedConfig {
   // End the sweep after the first point without a bit error.
   bool early_stop = false;
   ChannelModel channel{};  // correlation and block fading (default: i.i.d. per vector)
+  // The ranks that run this simulation together, each its share of every round; all of them
+  // get the counts of one process (docs/sim_mpi.md). None: this process alone.
+  std::shared_ptr<Communicator> comm;
 };
 
 struct PointResult {

@@ -17,6 +17,7 @@
 // give the same counts on the CPU and CUDA backends.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "mimorx/modem/modulation.hpp"
 #include "mimorx/nr/mcs.hpp"
 #include "mimorx/nr/slot.hpp"
+#include "mimorx/sim/distributed.hpp"
 
 namespace mimorx::sim {
 
@@ -61,6 +63,9 @@ struct NrLinkConfig {
   std::int64_t batch_blocks = 0;  // transport blocks per call; 0 = automatic
   // End the sweep after the first point without a residual block error.
   bool early_stop = false;
+  // The ranks that run this simulation together, each its share of every round; all of them
+  // get the counts of one process (docs/sim_mpi.md). None: this process alone.
+  std::shared_ptr<Communicator> comm;
 };
 
 // What a configuration resolves to.
