@@ -4,13 +4,14 @@
 // observation (kbest::parent_z's order of operations), the children c = p*L + i in slot c, and
 // the K best by the warp network (kbest_warp_network.cuh) on keys (distance bits << 32 | c),
 // which orders exactly as the CPU reference's stable sort by distance. The per-bit minima come
-// from ballots over the sorted list: the first listed path with a bit value has its minimum.
+// from bit masks over the sorted list: the first listed path with a bit value has its minimum.
 #include <cstdint>
 
 #include "core/cuda_check.hpp"
 #include "detect/kbest_cuda.hpp"
 #include "detect/kbest_math.hpp"
 #include "detect/kbest_warp_network.cuh"
+#include "detect/nway_fast_math.hpp"
 #include "detect/nway_math.hpp"
 #include "mimorx/core/rounding.hpp"
 
@@ -78,6 +79,46 @@ __device__ __forceinline__ float first_distance(const unsigned (&mask)[PR],
     if (mask[q] != 0u) out = dq;
   }
   return out;
+}
+
+// The 32 x 32 bit matrix whose row l is lane l's w, transposed: bit l of lane x's result is bit
+// x of lane l's w (what __ballot_sync of bit x gives lane x), in 5 butterfly stages instead of
+// one ballot per bit. Stage s swaps bit s of the row and the column index: lanes l and l ^ s
+// exchange the blocks of s columns where their bit s differs (a byte permutation for s >= 8, a
+// rotation and a masked merge below).
+__device__ __forceinline__ unsigned transpose_bits(unsigned w, int lane) {
+  const bool up16 = (lane & 16) != 0, up8 = (lane & 8) != 0;
+  w = __byte_perm(w, __shfl_xor_sync(kFull, w, 16), up16 ? 0x3276u : 0x5410u);
+  w = __byte_perm(w, __shfl_xor_sync(kFull, w, 8), up8 ? 0x3715u : 0x6240u);
+#pragma unroll
+  for (int s = 4; s >= 1; s >>= 1) {
+    const unsigned lo = s == 4 ? 0x0f0f0f0fu : s == 2 ? 0x33333333u : 0x55555555u;
+    const bool up = (lane & s) != 0;
+    const unsigned o = __shfl_xor_sync(kFull, w, s);
+    const unsigned rot = __funnelshift_l(o, o, up ? 32 - s : s);
+    const unsigned keep = up ? ~lo : lo;  // columns with the lane's bit s value
+    w = (w & keep) | (rot & ~keep);
+  }
+  return w;
+}
+
+// Packed path -> the complement of its axis bits: TS 38.211's axis bits c_0..c_(B-1) of level i
+// are the complement of the bit-reversed Gray code of i (checked at compile time in
+// nway_fast_math.hpp), so within every B-bit field bit B-1-jj is ~c_jj.
+template <int NT, int L>
+__device__ __forceinline__ unsigned packed_gray(unsigned path) {
+  constexpr int B = nway::log2_pow2(L);
+  unsigned tops = 0;
+  for (int f = 0; f < 2 * NT; ++f) tops |= 1u << (B * f + B - 1);
+  return path ^ ((path >> 1) & ~tops);
+}
+// Where bit j of the vector (b_b of stream t) sits in packed_gray: axis field 2t + (b & 1), bit
+// B - 1 - (b >> 1).
+template <int L>
+__device__ __forceinline__ int gray_position(int j) {
+  constexpr int B = nway::log2_pow2(L);
+  const int t = j / (2 * B), b = j - t * 2 * B;
+  return B * (2 * t + (b & 1)) + (B - 1 - (b >> 1));
 }
 
 // Per-lane state of one vector's kept paths: path r in lane r % 32 of register r / 32.
@@ -266,22 +307,16 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     }
     return;
   }
-  // Lane j (< nb) gathers bit j: masks over the list of the paths with the bit set, and of the
-  // listed paths with a non-NaN distance (fmin_num skips NaN; NaN keys sort last).
-  unsigned valid[PR], ones[PR], w[PR];
+  // Lane j (< nb) gathers bit j: masks over the list of the paths with the bit set (a bit
+  // transpose of the paths' Gray words), and of the listed paths with a non-NaN distance
+  // (fmin_num skips NaN; NaN keys sort last).
+  unsigned valid[PR], ones[PR];
 #pragma unroll
   for (int q = 0; q < PR; ++q) {
     const int r = q * 32 + lane;
     valid[q] = __ballot_sync(kFull, r < count && dist[q] == dist[q]);
-    w[q] = packed_path_bits<NT, L>(path[q]);
-    ones[q] = 0u;
-  }
-  for (int j = 0; j < nb; ++j) {
-#pragma unroll
-    for (int q = 0; q < PR; ++q) {
-      const unsigned b = __ballot_sync(kFull, (w[q] >> j) & 1u);
-      if (lane == j) ones[q] = b;
-    }
+    const unsigned gray = transpose_bits(packed_gray<NT, L>(path[q]), lane);
+    ones[q] = ~__shfl_sync(kFull, gray, gray_position<L>(lane) & 31);
   }
   unsigned with1[PR], with0[PR];
 #pragma unroll
