@@ -150,57 +150,71 @@ __device__ __noinline__ void select_exact(Key (&v)[R], int lane) {
 }
 
 // One level: the children of the `count` kept paths in RA registers of slots (child c in slot
-// c), the K best of them as the new kept paths. The selection runs on 32-bit keys (distance bits
-// with the low log2(32 RA) bits replaced by c), which order like (distance, c) unless two
-// children agree in all the other bits; it is exact when the kept keys' prefixes are distinct and
-// the last kept one's prefix belongs to no other child (then every dropped child is farther and
-// the kept ones are ordered by distance). Otherwise (ties, rare near-ties) the level is selected
-// again on 64-bit keys (distance bits << 32 | c).
-template <int NT, int L, int KP, int RA, int PR>
+// c), the K best of them as the new kept paths; CH (compile time) bounds the children. The
+// selection runs on 32-bit keys (distance bits with the low log2(32 RA) bits replaced by c),
+// which order like (distance, c) unless two children agree in all the other bits. A parent's L
+// children are V-shaped in distance (the error z - R'_ll a is monotone in the level a, rounding
+// included), so the network starts from bitonic L-chunks; where keys tie or a near-tie breaks
+// that shape, its result may be wrong, and a check that does not trust the network decides: the
+// kept keys' prefixes strictly increase and exactly nc children have a prefix at most the last
+// kept one's. Then the kept children are exactly those nearer than every dropped one, in
+// distance order. Otherwise (ties, rare near-ties) the level is selected again on 64-bit keys
+// (distance bits << 32 | c) from any input order.
+template <int NT, int L, int KP, int RA, int CH, int PR>
 __device__ __forceinline__ void expand(const float* e, int l, int count, int kk, int lane,
                                        const float (&z)[PR], Paths<PR>& st) {
   constexpr int B = nway::log2_pow2(L);
   constexpr nway::Layout lay(NT);
   constexpr int CA = KP < RA * 32 ? KP : RA * 32;  // kept slots of the selection
   constexpr unsigned kIdx = RA * 32 - 1u;          // child-index bits of a 32-bit key
+  constexpr int SQ = (CA + 31) / 32;               // registers holding kept slots
+  // With at most KP children every one is kept: the first CS slots are sorted instead.
+  constexpr bool kAll = CH <= KP;
+  constexpr int CS = kAll ? (CH <= 2 ? 2 : 1 << nway::log2_pow2(2 * CH - 1)) : CA;
+  constexpr int NQ = (CS + 31) / 32;  // registers holding the slots that can be kept
   const int children = count * L, nc = children < kk ? children : kk;
   float cd[RA];
   unsigned key[RA], sel[RA];
 #pragma unroll
   for (int r = 0; r < RA; ++r) {
     const int c = r * 32 + lane;
-    // Parent p = c / L sits in register r / L of lane p % 32.
-    constexpr int kLast = PR - 1;
-    const int pq = r / L < kLast ? r / L : kLast;
-    const float zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
-    const float dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+    float zp = z[0], dp = st.dist[0];  // one parent: the same in every lane
+    if constexpr (CH > L) {
+      // Parent p = c / L sits in register r / L of lane p % 32.
+      constexpr int kLast = PR - 1;
+      const int pq = r / L < kLast ? r / L : kLast;
+      zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
+      dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+    }
     cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
     key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
     sel[r] = key[r];
   }
-  warp::select_smallest<CA>(sel, lane);
-  constexpr int SQ = (CA + 31) / 32;  // registers holding kept slots
-  bool tie = false;
+  if constexpr (kAll) {
+    warp::sort_first<CS, L>(sel, lane);
+  } else {
+    warp::select_smallest<CA, L>(sel, lane);
+  }
+  bool bad = false;
 #pragma unroll
-  for (int q = 0; q < SQ; ++q) {
+  for (int q = 0; q < NQ; ++q) {
     const unsigned up = __shfl_up_sync(kFull, sel[q], 1);
     const unsigned wrap = __shfl_sync(kFull, sel[q > 0 ? q - 1 : 0], 31);
     const unsigned prev = q > 0 && lane == 0 ? wrap : up;
     const int r = q * 32 + lane;
-    tie |= r >= 1 && r < nc && ((prev ^ sel[q]) & ~kIdx) == 0u;
+    bad |= r >= 1 && r < nc && (prev | kIdx) >= sel[q];
   }
-  const unsigned last = gather<SQ>(sel, unsigned(nc - 1));
-  int same = 0;
+  // Padding keys (~0u) exceed every child's key; a padding key kept as the last makes the
+  // count all 32 RA slots, which differs from nc unless there is no padding.
+  const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
+  int below = 0;
 #pragma unroll
-  for (int r = 0; r < RA; ++r) {
-    const int c = r * 32 + lane;
-    same += __popc(__ballot_sync(kFull, c < children && ((key[r] ^ last) & ~kIdx) == 0u));
-  }
-  unsigned kept_c[SQ];
-  float kept_d[SQ];
-  if (!__any_sync(kFull, tie) && same == 1) {
+  for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+  unsigned kept_c[NQ];
+  float kept_d[NQ];
+  if (!__any_sync(kFull, bad) && below == nc) {
 #pragma unroll
-    for (int q = 0; q < SQ; ++q) {
+    for (int q = 0; q < NQ; ++q) {
       kept_c[q] = sel[q] & kIdx;
       kept_d[q] = gather<RA>(cd, kept_c[q]);
     }
@@ -213,19 +227,21 @@ __device__ __forceinline__ void expand(const float* e, int l, int count, int kk,
     }
     select_exact<CA>(exact, lane);
 #pragma unroll
-    for (int q = 0; q < SQ; ++q) {
+    for (int q = 0; q < NQ; ++q) {
       kept_c[q] = unsigned(exact[q]);
       kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
     }
   }
-  unsigned kept_path[SQ];  // every parent read before any path is replaced
+  static_assert(NQ <= SQ);
+  unsigned kept_path[NQ];  // every parent read before any path is replaced
 #pragma unroll
-  for (int q = 0; q < SQ; ++q) {
+  for (int q = 0; q < NQ; ++q) {
     const unsigned parent = gather<PR>(st.path, kept_c[q] >> B);
     kept_path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
   }
+  // Registers NQ..SQ-1 hold no kept path yet (at most CS <= 32 children): left as they are.
 #pragma unroll
-  for (int q = 0; q < SQ; ++q) {
+  for (int q = 0; q < NQ; ++q) {
     st.path[q] = kept_path[q];
     st.dist[q] = kept_d[q];
   }
@@ -234,12 +250,15 @@ __device__ __forceinline__ void expand(const float* e, int l, int count, int kk,
 // At most how many children level l of a 2NT-level tree has with KP paths kept: the slot
 // registers it needs.
 template <int NT, int L, int KP, int l>
-constexpr int level_registers() {
+constexpr int level_children() {
   int paths = 1;
   for (int i = 2 * NT - 1; i > l && paths < KP; --i) paths *= L;
-  const int children = (paths < KP ? paths : KP) * L;
+  return (paths < KP ? paths : KP) * L;
+}
+template <int NT, int L, int KP, int l>
+constexpr int level_registers() {
   int regs = 1;
-  while (regs * 32 < children) regs *= 2;
+  while (regs * 32 < level_children<NT, L, KP, l>()) regs *= 2;
   return regs;
 }
 
@@ -251,7 +270,8 @@ __device__ __forceinline__ int search_levels(const float* e, int count, int kk, 
   float z[PR];
 #pragma unroll
   for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
-  expand<NT, L, KP, level_registers<NT, L, KP, l>()>(e, l, count, kk, lane, z, st);
+  expand<NT, L, KP, level_registers<NT, L, KP, l>(), level_children<NT, L, KP, l>()>(
+      e, l, count, kk, lane, z, st);
   const int kept = count * L < kk ? count * L : kk;
   if constexpr (l > 0) {
     return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);

@@ -103,12 +103,23 @@ __device__ __forceinline__ void merge_chunks(T (&v)[R], int lane) {
 }
 
 // The C smallest of the R * 32 keys, ascending, in slots 0..C-1 (C a power of two, 2 <= C,
-// C <= R * 32).
-template <int C, int R, class T>
+// C <= R * 32). Every chunk of K0 slots (a power of two) must be bitonic already (K0 = 2: any
+// input); larger K0 skips the first log2(K0) (log2(K0) - 1) / 2 stages of the chunk sort.
+template <int C, int K0 = 2, int R, class T>
 __device__ __forceinline__ void select_smallest(T (&v)[R], int lane) {
   static_assert(C >= 2 && (C & (C - 1)) == 0 && C <= R * 32 && (R & (R - 1)) == 0);
-  sort_chunks<R, C, next_pairing<R, C>(), 2>(v, lane);
+  static_assert(K0 >= 2 && (K0 & (K0 - 1)) == 0);
+  sort_chunks<R, C, next_pairing<R, C>(), (K0 < C ? K0 : C)>(v, lane);
   merge_chunks<R, C>(v, lane);
+}
+
+// Slots 0..C-1 sorted ascending (C a power of two, C <= R * 32; the other slots are left in
+// an unspecified order): all of a level's children when at most C exist. K0 as above.
+template <int C, int K0 = 2, int R, class T>
+__device__ __forceinline__ void sort_first(T (&v)[R], int lane) {
+  static_assert(C >= 2 && (C & (C - 1)) == 0 && C <= R * 32);
+  static_assert(K0 >= 2 && (K0 & (K0 - 1)) == 0);
+  sort_chunks<(C + 31) / 32, C, 0, (K0 < C ? K0 : C)>(v, lane);
 }
 
 }  // namespace mimorx::detect::kbest_cuda::warp
