@@ -121,6 +121,79 @@ __device__ __forceinline__ int gray_position(int j) {
   return B * (2 * t + (b & 1)) + (B - 1 - (b >> 1));
 }
 
+// nway::flip_level(log2 L, ib, jj, value) for every argument, a nibble each (index
+// (value B + jj) L + ib), in 64-bit words that are selected without an indexed array.
+template <int L>
+struct FlipTable {
+  static constexpr int B = nway::log2_pow2(L), kWords = (2 * B * L + 15) / 16;
+  unsigned long long w[kWords] = {};
+  constexpr FlipTable() {
+    for (unsigned v = 0; v < 2; ++v)
+      for (int jj = 0; jj < B; ++jj)
+        for (int ib = 0; ib < L; ++ib) {
+          const int x = (int(v) * B + jj) * L + ib;
+          w[x / 16] |= (unsigned long long)(nway::flip_level(B, ib, jj, v)) << (x % 16 * 4);
+        }
+  }
+};
+template <int L>
+__device__ __forceinline__ int flip_level_of(int ib, int jj, unsigned value) {
+  constexpr FlipTable<L> kTab;
+  constexpr int B = nway::log2_pow2(L);
+  const int x = (int(value) * B + jj) * L + ib;
+  unsigned long long word = kTab.w[0];
+#pragma unroll
+  for (int k = 1; k < FlipTable<L>::kWords; ++k) word = x / 16 == k ? kTab.w[k] : word;
+  return int((word >> (x % 16 * 4)) & 15u);
+}
+
+// nway::complete_minima for bit j = lane of the list whose best path is `best` (packed), with
+// the work shared by the warp: lane i < 2NT computes the best path's error e_i once
+// (nway::path_errors' operations), and each lane missing a counter-hypothesis takes e_0..e_p by
+// shuffles into nway::flip_metric's sums, in its order. Every lane calls it.
+template <int NT, int L>
+__device__ __forceinline__ void warp_complete_minima(const float* e, unsigned best, int lane,
+                                                     bool active, float& min0, float& min1) {
+  constexpr int B = nway::log2_pow2(L), D = 2 * NT;
+  constexpr nway::Layout lay(NT);
+  constexpr float kInf = __builtin_huge_valf();
+  const PackedLevels<L> lev{best};
+  const bool miss0 = min0 == kInf, miss1 = min1 == kInf;
+  const bool need = active && miss0 != miss1;
+  if (!__any_sync(kFull, need)) return;
+  const int i = lane < D ? lane : D - 1;
+  float z = e[lay.yhat(i)];
+#pragma unroll
+  for (int c = D - 1; c > 0; --c) {
+    const float a = float(nway::level_amplitude(L, lev[c]));
+    if (c > i) z = rounding::ffma(-e[lay.r(i, c)], a, z);
+  }
+  const float err = rounding::ffma(-e[lay.r(i, i)], float(nway::level_amplitude(L, lev[i])), z);
+  const int m = 2 * B, t = lane / m, b = lane - t * m;
+  const int p = (2 * t + (b & 1)) & (D - 1);
+  float sum_r2 = 0.f, sum_re = 0.f;
+#pragma unroll
+  for (int k = 0; k < D; ++k) {
+    const float ek = __shfl_sync(kFull, err, k);
+    if (k <= p) {
+      const float rkp = e[lay.r(k, p)];
+      sum_r2 = rounding::ffma(rkp, rkp, sum_r2);
+      sum_re = rounding::ffma(rkp, ek, sum_re);
+    }
+  }
+  if (!need) return;
+  const int to = flip_level_of<L>(lev[p], b >> 1, miss0 ? 0u : 1u);
+  const float delta = float(2 * (to - lev[p]));
+  const float d_b = miss0 ? min1 : min0;
+  const float d = rounding::fadd(
+      d_b, rounding::fmul(delta, rounding::ffma(delta, sum_r2, rounding::fmul(-2.f, sum_re))));
+  if (miss0) {
+    min0 = d;
+  } else {
+    min1 = d;
+  }
+}
+
 // Per-lane state of one vector's kept paths: path r in lane r % 32 of register r / 32.
 template <int PR>
 struct Paths {
@@ -346,10 +419,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
   }
   float m1 = first_distance(with1, dist), m0 = first_distance(with0, dist);
   const unsigned best = __shfl_sync(kFull, path[0], 0);
-  if (lane >= nb) return;
   // Path 0 of the sorted list is the best candidate (nway::complete_minima).
-  nway::PathErrors pe;
-  nway::complete_minima(e, lay, B, nt, 0, PackedLevels<L>{best}, lane, &m0, &m1, pe);
+  warp_complete_minima<NT, L>(e, best, lane, lane < nb, m0, m1);
+  if (lane >= nb) return;
   bits[v * nb + lane] = nway::hard_of_minima(m0, m1);
   if (llrs) {
     const float inv_n0 = rounding::fdiv(1.f, n0[n0_size == 1 ? 0 : v]);
