@@ -6,6 +6,7 @@
 // which orders exactly as the CPU reference's stable sort by distance. The per-bit minima come
 // from bit masks over the sorted list: the first listed path with a bit value has its minimum.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda_check.hpp"
 #include "detect/kbest_cuda.hpp"
@@ -353,6 +354,25 @@ __device__ __forceinline__ int search_levels(const float* e, int count, int kk, 
   }
 }
 
+// One vector's ES floats of E from global into shared memory: in 16- or 8-byte pieces where the
+// size and the address allow (kMaxEs is a multiple of 4, so every warp's copy is aligned), else
+// float by float.
+template <int ES>
+__device__ __forceinline__ void load_e(const float* __restrict__ src, float* dst, int lane) {
+  constexpr int W = ES % 4 == 0 ? 4 : ES % 2 == 0 ? 2 : 1;
+  static_assert(kMaxEs % 4 == 0);
+  if constexpr (W > 1) {
+    using Vec = std::conditional_t<W == 4, float4, float2>;
+    if ((reinterpret_cast<std::uintptr_t>(src) & (sizeof(Vec) - 1)) == 0) {
+      for (int i = lane; i < ES / W; i += 32) {
+        reinterpret_cast<Vec*>(dst)[i] = reinterpret_cast<const Vec*>(src)[i];
+      }
+      return;
+    }
+  }
+  for (int i = lane; i < ES; i += 32) dst[i] = src[i];
+}
+
 // NT streams, L levels per real dimension, KP >= k (a power of two) paths kept per level.
 template <int NT, int L, int KP>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
@@ -364,12 +384,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
   constexpr int PR = KP > 32 ? KP / 32 : 1;  // path registers per lane
   constexpr nway::Layout lay(NT);
   constexpr int nt = NT;
-  __shared__ float es_all[kWarps][kMaxEs];
+  __shared__ float4 es_all[kWarps][kMaxEs / 4];  // float4: 16-byte aligned copies
   const int lane = int(threadIdx.x) & 31, wid = int(threadIdx.x) >> 5;
   const std::int64_t v = std::int64_t(blockIdx.x) * kWarps + wid;
   if (v >= vectors) return;  // a whole warp leaves together
-  float* e = es_all[wid];
-  for (int i = lane; i < lay.es; i += 32) e[i] = e_in[v * lay.es + i];
+  float* e = reinterpret_cast<float*>(es_all[wid]);
+  load_e<lay.es>(e_in + v * lay.es, e, lane);
   __syncwarp();
 
   Paths<PR> st;
