@@ -200,7 +200,20 @@ template <int PR>
 struct Paths {
   unsigned path[PR];
   float dist[PR];
+  // With incremental_z: the path's observation of every level below the last fixed one, its
+  // multiply-adds over the fixed levels done (kbest::parent_z's order: level c's term is added
+  // when c is fixed, from the top down).
+  float zr[16];
 };
+
+// Whether the kept paths carry their partial observations (one register per remaining level,
+// moved with the path by a shuffle and one multiply-add per level) instead of recomputing
+// kbest::parent_z from the packed levels on every level (a level index extracted and converted
+// per fixed level): where one register holds the paths (no instantiation spills).
+template <int NT, int L, int KP>
+constexpr bool incremental_z() {
+  return KP <= 32;
+}
 
 // Slot `slot` of a per-slot quantity held in registers x[0..PR) (slot s: register s / 32, lane
 // s % 32); every lane calls it (the shuffles are warp-wide).
@@ -234,8 +247,8 @@ __device__ __noinline__ void select_exact(Key (&v)[R], int lane) {
 // kept one's. Then the kept children are exactly those nearer than every dropped one, in
 // distance order. Otherwise (ties, rare near-ties) the level is selected again on 64-bit keys
 // (distance bits << 32 | c) from any input order.
-template <int NT, int L, int KP, int RA, int CH, int PR>
-__device__ __forceinline__ void expand(const float* e, int l, int count, int kk, int lane,
+template <int NT, int L, int KP, int RA, int CH, int l, int PR>
+__device__ __forceinline__ void expand(const float* e, int count, int kk, int lane,
                                        const float (&z)[PR], Paths<PR>& st) {
   constexpr int B = nway::log2_pow2(L);
   constexpr nway::Layout lay(NT);
@@ -313,6 +326,16 @@ __device__ __forceinline__ void expand(const float* e, int l, int count, int kk,
     const unsigned parent = gather<PR>(st.path, kept_c[q] >> B);
     kept_path[q] = parent | ((kept_c[q] & unsigned(L - 1)) << (l * B));
   }
+  if constexpr (incremental_z<NT, L, KP>()) {
+    static_assert(PR == 1 && NQ == 1);
+    const float a = float(2 * int(kept_c[0] & unsigned(L - 1)) - (L - 1));
+#pragma unroll
+    for (int lp = 0; lp < l; ++lp) {
+      float zp = st.zr[lp];  // one parent: the same in every lane
+      if constexpr (CH > L) zp = __shfl_sync(kFull, st.zr[lp], int(kept_c[0] >> B) & 31);
+      st.zr[lp] = rounding::ffma(-e[lay.r(lp, l)], a, zp);
+    }
+  }
   // Registers NQ..SQ-1 hold no kept path yet (at most CS <= 32 children): left as they are.
 #pragma unroll
   for (int q = 0; q < NQ; ++q) {
@@ -343,9 +366,15 @@ __device__ __forceinline__ int search_levels(const float* e, int count, int kk, 
                                              Paths<PR>& st) {
   float z[PR];
 #pragma unroll
-  for (int q = 0; q < PR; ++q) z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
-  expand<NT, L, KP, level_registers<NT, L, KP, l>(), level_children<NT, L, KP, l>()>(
-      e, l, count, kk, lane, z, st);
+  for (int q = 0; q < PR; ++q) {
+    if constexpr (incremental_z<NT, L, KP>()) {
+      z[q] = st.zr[l];
+    } else {
+      z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
+    }
+  }
+  expand<NT, L, KP, level_registers<NT, L, KP, l>(), level_children<NT, L, KP, l>(), l>(
+      e, count, kk, lane, z, st);
   const int kept = count * L < kk ? count * L : kk;
   if constexpr (l > 0) {
     return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);
@@ -398,6 +427,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     st.path[q] = 0u;
     st.dist[q] = 0.f;
   }
+#pragma unroll
+  for (int i = 0; i < 2 * NT; ++i) st.zr[i] = e[lay.yhat(i)];
   const int count = search_levels<NT, L, KP, 2 * NT - 1>(e, 1, kk, lane, st);
   auto& path = st.path;
   auto& dist = st.dist;
