@@ -316,7 +316,7 @@ MIMORX_HD float key_metric(std::uint64_t key) {
 
 // The level of a 2^ka-PAM axis nearest to level ib whose axis bit c_jj is `value`; of two at
 // the same distance, the lower one.
-MIMORX_HD int flip_level(int ka, int ib, int jj, unsigned value) {
+MIMORX_HD constexpr int flip_level(int ka, int ib, int jj, unsigned value) {
   const int levels = 1 << ka;
   for (int s = 1; s < levels; ++s) {
     if (ib - s >= 0 && ((level_axis_bits(ka, ib - s) >> jj) & 1u) == value) return ib - s;

@@ -309,6 +309,35 @@ TEST(KbestGpu, TiedDistancesMatchCpu) {
   std::printf("[ cases    ] %d configurations compared\n", cases);
 }
 
+// Near-ties: one column per channel scaled by 1e-3 .. 1e-6, so that the children of a level
+// differ only in the low bits of their distances. The warp kernel's 32-bit keys then tie
+// although the distances differ, its network may misorder a parent's children, and its check
+// must send such levels to the 64-bit selection.
+TEST(KbestGpu, NearTiedDistancesMatchCpu) {
+  MIMORX_REQUIRE_GPU();
+  const auto seed = test::fresh_seed();
+  int cases = 0;
+  for (int nt : {2, 4, 8}) {
+    for (Modulation mod :
+         {Modulation::qpsk, Modulation::qam16, Modulation::qam64, Modulation::qam256}) {
+      const MimoShape s{nt, nt + 1, mod};
+      for (int k : {5, 16, 64}) {
+        if (k > KbestPlan::max_k(s)) continue;
+        const int per = s.nr * nt;
+        Problem p = make_problem(s, 24, 2, 5.0 + 2 * bits_per_symbol(mod), seed + 5 * cases++);
+        const float scales[] = {1e-3f, 3e-5f, 1e-6f};
+        for (std::int64_t c = 0; c < 12; ++c) {
+          cf32* col = &p.h[std::size_t(c * per + (c % nt) * s.nr)];
+          for (int i = 0; i < s.nr; ++i) col[i] = col[i] * scales[c % 3];
+        }
+        const std::string d = gpu_differs_from_cpu(p, k, 7.f);
+        ASSERT_EQ(d, "") << "nt " << nt << " " << to_string(mod) << " k " << k;
+      }
+    }
+  }
+  std::printf("[ cases    ] %d configurations compared\n", cases);
+}
+
 // Bits and LLRs of the kernel equal the CPU's bit for bit on inputs with zero channels and
 // missing counter-hypotheses (small k: k = 1 misses every one), the flip metrics included.
 TEST(KbestGpu, FlipCompletedLlrsAreBitIdenticalToCpu) {
