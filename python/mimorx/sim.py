@@ -43,7 +43,7 @@ def _detectors(detector):
 def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, backend="auto",
         seed=1, min_errors=0, early_stop=False, max_frames=2_500_000, batch=0, tbs=1024,
         rate=0.5, decoder="nms", iters=10, alpha=0.75, alpha_last=0.0, beta=0.5, int8=False,
-        early_termination=True, max_blocks=1000, batch_blocks=0, corr_tx=0.0, corr_rx=0.0,
+        half=False, early_termination=True, max_blocks=1000, batch_blocks=0, corr_tx=0.0, corr_rx=0.0,
         vectors_per_channel=1):
     """Simulates BER/SER (uncoded) or BER/BLER (ldpc=True) per SNR point and detector.
 
@@ -51,8 +51,8 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
     list or a list; default psd uncoded, mmse with ldpc), snr ("0:2:20", a number or a list,
     Es/N0 in dB), backend ("auto", "cpu", "cuda[:N]"), seed, min_errors (bit errors uncoded,
     block errors coded; 0 = never stop early), early_stop, max_frames and batch (uncoded),
-    tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, early_termination, max_blocks and
-    batch_blocks (coded); corr_tx, corr_rx (Kronecker exponential correlation, [0, 1)) and
+    tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, half (the half-precision decoder,
+    the CLI's --half), early_termination, max_blocks and batch_blocks (coded); corr_tx, corr_rx (Kronecker exponential correlation, [0, 1)) and
     vectors_per_channel (block fading), as the CLI's --corr-tx, --corr-rx, --vectors-per-channel.
     """
     nt, nr = _core.parse_mimo(mimo)
@@ -72,12 +72,12 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
         config.update({"max_blocks": max_blocks, "early_stop": early_stop, "tbs": tbs,
                        "target_rate": rate, "g": None, "rate": None, "decoder": decoder,
                        "alpha": alpha, "alpha_last": alpha_last, "beta": beta, "int8": int8,
-                       "iters": iters, "early_termination": early_termination})
+                       "half": half, "iters": iters, "early_termination": early_termination})
         for d in names:
             pts, g, r = _core.run_coded(nt, nr, mod, d, seed, tbs, rate, decoder, iters, alpha,
                                         alpha_last, beta, int8, early_termination, max_blocks,
                                         batch_blocks, min_errors, early_stop, backend, snrs,
-                                        *channel)
+                                        *channel, half=half)
             config["g"], config["rate"] = g, r
             points += [dict(p) for p in pts]
     else:

@@ -65,7 +65,7 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
                 float alpha, float alpha_last, float beta, bool int8, bool early_termination,
                 std::int64_t blocks, std::int64_t batch_blocks, std::int64_t min_block_errors,
                 bool early_stop, const std::string& backend, const std::vector<double>& snr_db,
-                double corr_tx, double corr_rx, std::int64_t vectors_per_channel) {
+                double corr_tx, double corr_rx, std::int64_t vectors_per_channel, bool half) {
   sim::CodedConfig c;
   c.shape = {nt, nr, parse_modulation(mod)};
   c.detector = detector;
@@ -75,6 +75,10 @@ nb::tuple coded(int nt, int nr, const std::string& mod, const std::string& detec
   c.decoder.algo = ldpc::parse_decoder_algo(decoder, "decoder");
   require(!(int8 && c.decoder.algo == ldpc::DecoderAlgo::bp), "int8",
           "bp has no integer form; use decoder='nms' or 'oms' with int8=True");
+  require(!(int8 && half), "half", "half=True and int8=True choose different decoder arithmetics");
+  require(!(half && c.decoder.algo == ldpc::DecoderAlgo::bp), "half",
+          "bp has no half-precision form; use decoder='nms' or 'oms' with half=True");
+  c.decoder.arithmetic = half ? ldpc::DecoderArithmetic::half : ldpc::DecoderArithmetic::automatic;
   c.decoder.max_iters = iters;
   c.decoder.alpha = alpha;
   c.decoder.alpha_last = alpha_last;
@@ -110,7 +114,8 @@ void bind_sim(nb::module_& m) {
         nb::arg("alpha"), nb::arg("alpha_last"), nb::arg("beta"), nb::arg("int8"),
         nb::arg("early_termination"), nb::arg("blocks"), nb::arg("batch_blocks"),
         nb::arg("min_block_errors"), nb::arg("early_stop"), nb::arg("backend"), nb::arg("snr_db"),
-        nb::arg("corr_tx") = 0.0, nb::arg("corr_rx") = 0.0, nb::arg("vectors_per_channel") = 1);
+        nb::arg("corr_tx") = 0.0, nb::arg("corr_rx") = 0.0, nb::arg("vectors_per_channel") = 1,
+        nb::arg("half") = false);
   m.def("parse_snr_list", &sim::parse_snr_list, nb::arg("text"));
   m.def(
       "parse_mimo",
