@@ -66,6 +66,8 @@ class Decoder:
         alpha_last: NMS ramps alpha to this value over the iterations (0: constant alpha).
         int8: the 8-bit integer decoder (6-bit channel LLRs; nms and oms); it takes float32 or
             pre-quantised int8 LLRs (quantize()).
+        half: the half-precision decoder (nms and oms; IEEE half pairs, two codewords per
+            thread on CUDA, its bit-exact model on the CPU; docs/ldpc_half.md).
         rows: base rows decoded (4..all, 0 = all): rates above the mother rate.
         layer_order: "extension-first" or "natural".
         check_input: reject NaN/Inf LLRs (on CUDA a synchronisation).
@@ -75,12 +77,12 @@ class Decoder:
     """
 
     def __init__(self, bg, z, *, algo="nms", max_iters=10, alpha=0.75, alpha_last=0.0, beta=0.5,
-                 early_termination=True, int8=False, rows=0, layer_order="extension-first",
-                 check_input=True, backend=None):
+                 early_termination=True, int8=False, half=False, rows=0,
+                 layer_order="extension-first", check_input=True, backend=None):
         args = (int(bg), int(z), algo, int(max_iters), float(alpha), float(alpha_last),
                 float(beta), bool(early_termination), bool(int8), int(rows), layer_order,
                 bool(check_input))
-        make = lambda b: _core.LdpcDecoder(*args, b)  # noqa: E731
+        make = lambda b: _core.LdpcDecoder(*args, b, bool(half))  # noqa: E731
         self._cpu = make("cpu") if backend is None else None
         self._plans = _arrays.PlanCache(make, backend)
         ref = self._cpu if self._cpu is not None else next(iter(self._plans._plans.values()))

@@ -102,10 +102,10 @@ class Decoder {
  public:
   Decoder(int bg, int z, const std::string& algo, int max_iters, float alpha, float alpha_last,
           float beta, bool early_termination, bool quantized, int rows, const std::string& order,
-          bool check_input, const std::string& backend)
+          bool check_input, const std::string& backend, bool half)
       : backend_(Backend::parse(backend)),
         plan_(config(bg, z, algo, max_iters, alpha, alpha_last, beta, early_termination, quantized,
-                     rows, order, check_input),
+                     rows, order, check_input, half),
               backend_),
         convert_(backend_) {}
   // Rate-matched float LLRs in, decided bits as floats out, in one call (mimorx.sionna's
@@ -190,7 +190,8 @@ class Decoder {
  private:
   static DecoderConfig config(int bg, int z, const std::string& algo, int max_iters, float alpha,
                               float alpha_last, float beta, bool early_termination, bool quantized,
-                              int rows, const std::string& order, bool check_input) {
+                              int rows, const std::string& order, bool check_input, bool half) {
+    require(!(quantized && half), "half", "half=True and int8=True choose different arithmetics");
     DecoderConfig c{base_graph(bg), z};
     c.algo = parse_decoder_algo(algo, "algo");
     c.max_iters = max_iters;
@@ -202,6 +203,7 @@ class Decoder {
     c.rows = rows;
     c.layer_order = parse_layer_order(order, "layer_order");
     c.check_input = check_input;
+    c.arithmetic = half ? DecoderArithmetic::half : DecoderArithmetic::automatic;
     return c;
   }
   Backend backend_;
@@ -377,11 +379,11 @@ void bind_ldpc(nb::module_& m) {
       .def_prop_ro("bg", &Encoder::bg);
   nb::class_<Decoder>(m, "LdpcDecoder")
       .def(nb::init<int, int, const std::string&, int, float, float, float, bool, bool, int,
-                    const std::string&, bool, const std::string&>(),
+                    const std::string&, bool, const std::string&, bool>(),
            nb::arg("bg"), nb::arg("z"), nb::arg("algo"), nb::arg("max_iters"), nb::arg("alpha"),
            nb::arg("alpha_last"), nb::arg("beta"), nb::arg("early_termination"),
            nb::arg("quantized"), nb::arg("rows"), nb::arg("layer_order"), nb::arg("check_input"),
-           nb::arg("backend"))
+           nb::arg("backend"), nb::arg("half") = false)
       .def("decode", &Decoder::decode, nb::arg("llrs"), nb::arg("out"),
            nb::arg("iterations").none(), nb::arg("syndrome_ok").none(), nb::arg("codeword"),
            nb::arg("stream"))

@@ -85,6 +85,16 @@ def test_torch_ldpc_equal_to_cpu(rng):
     np.testing.assert_array_equal(out.cpu().numpy(), dec(llr))
 
 
+def test_torch_half_decoder_equals_its_cpu_model(rng):
+    enc, dec = ldpc.Encoder(1, 128), ldpc.Decoder(1, 128, half=True)
+    info = rng.integers(0, 2, (64, enc.k), dtype=np.uint8)
+    cw = enc(info)
+    llr = ((1 - 2 * cw.astype(np.float32)) + rng.standard_normal(cw.shape).astype(np.float32)) * 2
+    llr[:, :256] = 0
+    out = dec(torch.from_numpy(llr).cuda())
+    np.testing.assert_array_equal(out.cpu().numpy(), dec(llr))
+
+
 def test_channel_and_modem_on_torch_bit_identical_to_cpu(rng):
     out = torch.empty((32, 2, 4), dtype=torch.complex64, device="cuda").transpose(1, 2)
     channel.Fading(4, 2)(seed=3, out=out)

@@ -45,6 +45,18 @@ def test_encoder_decoder_round_trip(rng, bg, z):
     assert (it >= 1).all() and (it <= 20).all()
 
 
+def test_half_decoder(rng):
+    enc = ldpc.Encoder(2, 20)
+    info = rng.integers(0, 2, (3, enc.k), dtype=np.uint8)
+    cw = enc(info)
+    llr = bpsk_llrs(rng, cw, 2.5)
+    llr[:, :40] = 0
+    dec = ldpc.Decoder(2, 20, half=True)
+    np.testing.assert_array_equal(dec(llr), info)
+    with pytest.raises(ValueError, match="half"):
+        ldpc.Decoder(2, 20, half=True, int8=True)
+
+
 def test_int8_decoder_and_quantizer(rng):
     enc = ldpc.Encoder(2, 20)
     info = rng.integers(0, 2, (3, enc.k), dtype=np.uint8)
