@@ -292,14 +292,20 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
     bad |= r >= 1 && r < nc && (prev | kIdx) >= sel[q];
   }
   // Padding keys (~0u) exceed every child's key; a padding key kept as the last makes the
-  // count all 32 RA slots, which differs from nc unless there is no padding.
-  const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
-  int below = 0;
+  // count all 32 RA slots, which differs from nc unless there is no padding. Where every one of
+  // the CS sorted slots is a kept child (kAll, nc = CS: no padding, and the sort permutes just
+  // these slots), the prefix check alone decides and the count is skipped.
+  bool exact = !__any_sync(kFull, bad);
+  if (!(kAll && nc == CS)) {
+    const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
+    int below = 0;
 #pragma unroll
-  for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+    for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+    exact = exact && below == nc;
+  }
   unsigned kept_c[NQ];
   float kept_d[NQ];
-  if (!__any_sync(kFull, bad) && below == nc) {
+  if (exact) {
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
       kept_c[q] = sel[q] & kIdx;
