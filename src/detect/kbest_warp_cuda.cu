@@ -69,14 +69,15 @@ __device__ __forceinline__ unsigned packed_path_bits(unsigned path) {
 }
 
 // Distance of the first listed path (lowest slot) whose bit is set in mask; +inf if none.
-// Every lane calls it (the shuffles are warp-wide).
+// Every lane calls it (the shuffles are warp-wide). A shuffle reads only the low 5 bits of its
+// source lane (PTX shfl.sync), so lane indices here and below pass unmasked (-1 reads lane 31).
 template <int PR>
 __device__ __forceinline__ float first_distance(const unsigned (&mask)[PR],
                                                 const float (&dist)[PR]) {
   float out = kInf;
 #pragma unroll
   for (int q = PR - 1; q >= 0; --q) {
-    const float dq = __shfl_sync(kFull, dist[q], (__ffs(int(mask[q])) - 1) & 31);
+    const float dq = __shfl_sync(kFull, dist[q], __ffs(int(mask[q])) - 1);
     if (mask[q] != 0u) out = dq;
   }
   return out;
@@ -216,14 +217,14 @@ constexpr bool incremental_z() {
 }
 
 // Slot `slot` of a per-slot quantity held in registers x[0..PR) (slot s: register s / 32, lane
-// s % 32); every lane calls it (the shuffles are warp-wide).
+// s % 32, the shuffle's low 5 bits of s); every lane calls it (the shuffles are warp-wide).
 template <int PR, class T, int M>
 __device__ __forceinline__ T gather(const T (&x)[M], unsigned slot) {
   static_assert(PR <= M);
-  T out = __shfl_sync(kFull, x[0], int(slot & 31u));
+  T out = __shfl_sync(kFull, x[0], int(slot));
 #pragma unroll
   for (int q = 1; q < PR; ++q) {
-    const T t = __shfl_sync(kFull, x[q], int(slot & 31u));
+    const T t = __shfl_sync(kFull, x[q], int(slot));
     out = (slot >> 5) == unsigned(q) ? t : out;
   }
   return out;
@@ -270,8 +271,8 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
       // Parent p = c / L sits in register r / L of lane p % 32.
       constexpr int kLast = PR - 1;
       const int pq = r / L < kLast ? r / L : kLast;
-      zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
-      dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+      zp = __shfl_sync(kFull, z[pq], c >> B);
+      dp = __shfl_sync(kFull, st.dist[pq], c >> B);
     }
     cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
     key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
@@ -338,7 +339,7 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
 #pragma unroll
     for (int lp = 0; lp < l; ++lp) {
       float zp = st.zr[lp];  // one parent: the same in every lane
-      if constexpr (CH > L) zp = __shfl_sync(kFull, st.zr[lp], int(kept_c[0] >> B) & 31);
+      if constexpr (CH > L) zp = __shfl_sync(kFull, st.zr[lp], int(kept_c[0] >> B));
       st.zr[lp] = rounding::ffma(-e[lay.r(lp, l)], a, zp);
     }
   }
@@ -466,7 +467,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     const int r = q * 32 + lane;
     valid[q] = __ballot_sync(kFull, r < count && dist[q] == dist[q]);
     const unsigned gray = transpose_bits(packed_gray<NT, L>(path[q]), lane);
-    ones[q] = ~__shfl_sync(kFull, gray, gray_position<L>(lane) & 31);
+    ones[q] = ~__shfl_sync(kFull, gray, gray_position<L>(lane));
   }
   unsigned with1[PR], with0[PR];
 #pragma unroll
