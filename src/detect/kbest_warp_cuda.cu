@@ -275,7 +275,7 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
       dp = __shfl_sync(kFull, st.dist[pq], c >> B);
     }
     cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
-    key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
+    key[r] = (kbest::key_of(cd[r]) & ~kIdx) | (c < children ? unsigned(c) : ~0u);
     sel[r] = key[r];
   }
   if constexpr (kAll) {
@@ -380,9 +380,12 @@ __device__ __forceinline__ int search_levels(const float* e, int count, int kk, 
       z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
     }
   }
+  // With at least KP >= kk paths above level l exactly kk are kept: the same count on every such
+  // level, so what depends on it (the padding slots) is computed once.
+  const int above = level_children<NT, L, KP, l>() == KP * L ? kk : count;
   expand<NT, L, KP, level_registers<NT, L, KP, l>(), level_children<NT, L, KP, l>(), l>(
-      e, count, kk, lane, z, st);
-  const int kept = count * L < kk ? count * L : kk;
+      e, above, kk, lane, z, st);
+  const int kept = above * L < kk ? above * L : kk;
   if constexpr (l > 0) {
     return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);
   } else {
