@@ -260,7 +260,8 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
   constexpr bool kAll = CH <= KP;
   constexpr int CS = kAll ? (CH <= 2 ? 2 : 1 << nway::log2_pow2(2 * CH - 1)) : CA;
   constexpr int NQ = (CS + 31) / 32;  // registers holding the slots that can be kept
-  const int children = count * L, nc = children < kk ? children : kk;
+  // CH = KP L: count is kk (search_levels), so kk of the kk L children are kept.
+  const int children = count * L, nc = CH == KP * L || children >= kk ? kk : children;
   float cd[RA];
   unsigned key[RA], sel[RA];
 #pragma unroll
