@@ -69,14 +69,15 @@ __device__ __forceinline__ unsigned packed_path_bits(unsigned path) {
 }
 
 // Distance of the first listed path (lowest slot) whose bit is set in mask; +inf if none.
-// Every lane calls it (the shuffles are warp-wide).
+// Every lane calls it (the shuffles are warp-wide). A shuffle reads only the low 5 bits of its
+// source lane (PTX shfl.sync), so lane indices here and below pass unmasked (-1 reads lane 31).
 template <int PR>
 __device__ __forceinline__ float first_distance(const unsigned (&mask)[PR],
                                                 const float (&dist)[PR]) {
   float out = kInf;
 #pragma unroll
   for (int q = PR - 1; q >= 0; --q) {
-    const float dq = __shfl_sync(kFull, dist[q], (__ffs(int(mask[q])) - 1) & 31);
+    const float dq = __shfl_sync(kFull, dist[q], __ffs(int(mask[q])) - 1);
     if (mask[q] != 0u) out = dq;
   }
   return out;
@@ -216,14 +217,14 @@ constexpr bool incremental_z() {
 }
 
 // Slot `slot` of a per-slot quantity held in registers x[0..PR) (slot s: register s / 32, lane
-// s % 32); every lane calls it (the shuffles are warp-wide).
+// s % 32, the shuffle's low 5 bits of s); every lane calls it (the shuffles are warp-wide).
 template <int PR, class T, int M>
 __device__ __forceinline__ T gather(const T (&x)[M], unsigned slot) {
   static_assert(PR <= M);
-  T out = __shfl_sync(kFull, x[0], int(slot & 31u));
+  T out = __shfl_sync(kFull, x[0], int(slot));
 #pragma unroll
   for (int q = 1; q < PR; ++q) {
-    const T t = __shfl_sync(kFull, x[q], int(slot & 31u));
+    const T t = __shfl_sync(kFull, x[q], int(slot));
     out = (slot >> 5) == unsigned(q) ? t : out;
   }
   return out;
@@ -259,7 +260,8 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
   constexpr bool kAll = CH <= KP;
   constexpr int CS = kAll ? (CH <= 2 ? 2 : 1 << nway::log2_pow2(2 * CH - 1)) : CA;
   constexpr int NQ = (CS + 31) / 32;  // registers holding the slots that can be kept
-  const int children = count * L, nc = children < kk ? children : kk;
+  // CH = KP L: count is kk (search_levels), so kk of the kk L children are kept.
+  const int children = count * L, nc = CH == KP * L || children >= kk ? kk : children;
   float cd[RA];
   unsigned key[RA], sel[RA];
 #pragma unroll
@@ -270,11 +272,11 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
       // Parent p = c / L sits in register r / L of lane p % 32.
       constexpr int kLast = PR - 1;
       const int pq = r / L < kLast ? r / L : kLast;
-      zp = __shfl_sync(kFull, z[pq], (c >> B) & 31);
-      dp = __shfl_sync(kFull, st.dist[pq], (c >> B) & 31);
+      zp = __shfl_sync(kFull, z[pq], c >> B);
+      dp = __shfl_sync(kFull, st.dist[pq], c >> B);
     }
     cd[r] = kbest::child_distance(e, lay, l, L, zp, c & (L - 1), dp);
-    key[r] = c < children ? (kbest::key_of(cd[r]) & ~kIdx) | unsigned(c) : ~0u;
+    key[r] = (kbest::key_of(cd[r]) & ~kIdx) | (c < children ? unsigned(c) : ~0u);
     sel[r] = key[r];
   }
   if constexpr (kAll) {
@@ -292,14 +294,20 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
     bad |= r >= 1 && r < nc && (prev | kIdx) >= sel[q];
   }
   // Padding keys (~0u) exceed every child's key; a padding key kept as the last makes the
-  // count all 32 RA slots, which differs from nc unless there is no padding.
-  const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
-  int below = 0;
+  // count all 32 RA slots, which differs from nc unless there is no padding. Where every one of
+  // the CS sorted slots is a kept child (kAll, nc = CS: no padding, and the sort permutes just
+  // these slots), the prefix check alone decides and the count is skipped.
+  bool exact = !__any_sync(kFull, bad);
+  if (!(kAll && nc == CS)) {
+    const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
+    int below = 0;
 #pragma unroll
-  for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+    for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+    exact = exact && below == nc;
+  }
   unsigned kept_c[NQ];
   float kept_d[NQ];
-  if (!__any_sync(kFull, bad) && below == nc) {
+  if (exact) {
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
       kept_c[q] = sel[q] & kIdx;
@@ -332,7 +340,7 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
 #pragma unroll
     for (int lp = 0; lp < l; ++lp) {
       float zp = st.zr[lp];  // one parent: the same in every lane
-      if constexpr (CH > L) zp = __shfl_sync(kFull, st.zr[lp], int(kept_c[0] >> B) & 31);
+      if constexpr (CH > L) zp = __shfl_sync(kFull, st.zr[lp], int(kept_c[0] >> B));
       st.zr[lp] = rounding::ffma(-e[lay.r(lp, l)], a, zp);
     }
   }
@@ -373,9 +381,12 @@ __device__ __forceinline__ int search_levels(const float* e, int count, int kk, 
       z[q] = packed_parent_z<NT, L, l>(e, st.path[q]);
     }
   }
+  // With at least KP >= kk paths above level l exactly kk are kept: the same count on every such
+  // level, so what depends on it (the padding slots) is computed once.
+  const int above = level_children<NT, L, KP, l>() == KP * L ? kk : count;
   expand<NT, L, KP, level_registers<NT, L, KP, l>(), level_children<NT, L, KP, l>(), l>(
-      e, count, kk, lane, z, st);
-  const int kept = count * L < kk ? count * L : kk;
+      e, above, kk, lane, z, st);
+  const int kept = above * L < kk ? above * L : kk;
   if constexpr (l > 0) {
     return search_levels<NT, L, KP, l - 1>(e, kept, kk, lane, st);
   } else {
@@ -460,7 +471,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     const int r = q * 32 + lane;
     valid[q] = __ballot_sync(kFull, r < count && dist[q] == dist[q]);
     const unsigned gray = transpose_bits(packed_gray<NT, L>(path[q]), lane);
-    ones[q] = ~__shfl_sync(kFull, gray, gray_position<L>(lane) & 31);
+    ones[q] = ~__shfl_sync(kFull, gray, gray_position<L>(lane));
   }
   unsigned with1[PR], with0[PR];
 #pragma unroll
