@@ -6,7 +6,22 @@
 
 #include <string>
 
+#include "mimorx/core/error.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+
 namespace mimorx::cli {
+
+// The decoder arithmetic of --int8 / --half for `algo`, refusing the combinations that have no
+// decoder (one line naming the flag).
+inline ldpc::DecoderArithmetic decoder_arithmetic(ldpc::DecoderAlgo algo, bool int8, bool half) {
+  require(!(int8 && algo == ldpc::DecoderAlgo::bp), "int8",
+          "bp has no integer form; use --decoder nms or oms with --int8");
+  require(!(int8 && half), "half",
+          "--half and --int8 choose different decoder arithmetics; give one");
+  require(!(half && algo == ldpc::DecoderAlgo::bp), "half",
+          "bp has no half-precision form; use --decoder nms or oms with --half");
+  return half ? ldpc::DecoderArithmetic::half : ldpc::DecoderArithmetic::automatic;
+}
 
 inline std::string decoder_params(const std::string& algo, float alpha, float alpha_last,
                                   float beta, bool int8, bool half = false) {

@@ -254,13 +254,7 @@ DecoderPlan make_decoder(const Code& c, const Options& o, const Backend& backend
           fmt::format("{}; allowed 1..{}", o.iters, kMaxDecoderIters));
   DecoderConfig dc{c.bg, c.z};
   dc.algo = parse_decoder_algo(o.algo);
-  require(!(o.int8 && dc.algo == DecoderAlgo::bp), "int8",
-          "bp has no integer form; use --decoder nms or oms with --int8");
-  require(!(o.int8 && o.half), "half",
-          "--half and --int8 choose different decoder arithmetics; give one");
-  require(!(o.half && dc.algo == DecoderAlgo::bp), "half",
-          "bp has no half-precision form; use --decoder nms or oms with --half");
-  dc.arithmetic = o.half ? DecoderArithmetic::half : DecoderArithmetic::automatic;
+  dc.arithmetic = mimorx::cli::decoder_arithmetic(dc.algo, o.int8, o.half);
   dc.layer_order = parse_layer_order(o.layer_order);
   dc.max_iters = o.iters;
   dc.alpha = o.alpha;

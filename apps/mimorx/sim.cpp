@@ -213,14 +213,7 @@ CurveMode uncoded_mode(const SimOptions& o, const std::vector<double>& snrs, con
 mimorx::ldpc::DecoderSettings decoder_settings(const SimOptions& o) {
   mimorx::ldpc::DecoderSettings d;
   d.algo = mimorx::ldpc::parse_decoder_algo(o.decoder, "decoder");
-  mimorx::require(!(o.int8 && d.algo == mimorx::ldpc::DecoderAlgo::bp), "int8",
-                  "bp has no integer form; use --decoder nms or oms with --int8");
-  mimorx::require(!(o.int8 && o.half), "half",
-                  "--half and --int8 choose different decoder arithmetics; give one");
-  mimorx::require(!(o.half && d.algo == mimorx::ldpc::DecoderAlgo::bp), "half",
-                  "bp has no half-precision form; use --decoder nms or oms with --half");
-  d.arithmetic =
-      o.half ? mimorx::ldpc::DecoderArithmetic::half : mimorx::ldpc::DecoderArithmetic::automatic;
+  d.arithmetic = mimorx::cli::decoder_arithmetic(d.algo, o.int8, o.half);
   d.max_iters = o.iters;
   d.alpha = o.alpha;
   d.alpha_last = o.alpha_last;
