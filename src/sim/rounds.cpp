@@ -43,11 +43,16 @@ std::vector<std::int64_t> RoundLayout::widths_from_speeds() const {
   if (std::any_of(speeds_.begin(), speeds_.end(), [](double s) { return s <= 0; })) return batches_;
   // The longest round every rank can hold in its batch at its speed, each rank's share of it.
   double seconds = std::numeric_limits<double>::infinity();
-  for (std::size_t r = 0; r < speeds_.size(); ++r)
-    seconds = std::min(seconds, double(batches_[r]) / speeds_[r]);
+  std::size_t limiting = 0;
+  for (std::size_t r = 0; r < speeds_.size(); ++r) {
+    const double s = double(batches_[r]) / speeds_[r];
+    if (s < seconds) seconds = s, limiting = r;
+  }
   std::vector<std::int64_t> w(batches_.size());
   for (std::size_t r = 0; r < w.size(); ++r)
     w[r] = std::clamp<std::int64_t>(std::int64_t(std::floor(speeds_[r] * seconds)), 1, batches_[r]);
+  // batch / speed * speed can round below the batch: the limiting rank holds its whole batch.
+  w[limiting] = batches_[limiting];
   return w;
 }
 
