@@ -7,11 +7,11 @@
 // instructions per compare-exchange stage and key register spread over lanes (shuffle, minimum,
 // maximum) and 1 per register pair within a lane (minimum, maximum), with the stage counts the
 // kernel runs per level (chunk sort, register merges, lane merges, the top levels in one
-// register). `floor Gbit/s` is the throughput if every scheduler of every SM issued one such
-// warp instruction per cycle at 1.98 GHz (the H100/H200 SXM boost clock); `fraction` is
-// measured / floor. The child distances, the exactness check, the path updates and the LLRs
-// come on top, so the fraction states how much of the issue rate the network gets.
-// Usage: gpubench_kbest_detect [out.jsonl]
+// register; nothing on the levels above the last that keep every child). `floor Gbit/s` is the
+// throughput if every scheduler of every SM issued one such warp instruction per cycle at 1.98 GHz
+// (the H100/H200 SXM boost clock); `fraction` is measured / floor. The child distances, the
+// exactness check, the path updates and the LLRs come on top, so the fraction states how much of
+// the issue rate the network gets. Usage: gpubench_kbest_detect [out.jsonl]
 #include <cstdio>
 #include <string>
 
@@ -56,7 +56,8 @@ double network_instructions(int nt, int levels, int k) {
     const int children = (paths < kp ? paths : kp) * levels;
     int regs = 1;
     while (regs * 32 < children) regs *= 2;
-    n += select_instructions(kp < regs * 32 ? kp : regs * 32, regs);
+    // Above the last level a list that keeps every child is not sorted.
+    if (l == 0 || children > k) n += select_instructions(kp < regs * 32 ? kp : regs * 32, regs);
     paths = paths < kp ? paths * levels : kp;
   }
   return n;

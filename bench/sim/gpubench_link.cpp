@@ -3,8 +3,8 @@
 // standalone LDPC decoder for the same code in the same process (the chain's bound), and the
 // floor of the chain's generation step (float64 Box-Muller per Gaussian pair over the GPU's
 // float64 rate).
-// Set-up (issue 33): 4x4, TBS 3824, rate 0.5, 10 iterations without early termination, the
-// integer decoder; MMSE, nway:4, and 64-QAM.
+// Set-up: 4x4, TBS 3824, rate 0.5, 10 iterations without early termination, the
+// integer decoder; MMSE, nway:4, and 64-QAM; the float decoder in single and half precision.
 // Usage: gpubench_link_sim [out.jsonl]
 #include <algorithm>
 #include <chrono>
@@ -33,6 +33,7 @@ namespace {
 struct Case {
   std::string name, detector;
   Modulation mod;
+  ldpc::DecoderArithmetic arithmetic;  // of the float path
   bool int8;
 };
 
@@ -81,7 +82,8 @@ nlohmann::json stage_profile(const sim::CodedConfig& c) {
   const std::int64_t vecs = blocks * vpb;
   const Backend gpu = Backend::cuda(0);
   ldpc::TransportBatchPlan plan(tc, gpu, {.max_blocks = blocks, .check_llrs = false});
-  auto det = sim::make_detector(c.detector, c.shape, gpu, {.soft = true, .check_device_values = false});
+  auto det =
+      sim::make_detector(c.detector, c.shape, gpu, {.soft = true, .check_device_values = false});
   auto tb = Buffer<std::uint8_t>::device(std::size_t(blocks) * c.tbs);
   auto out = Buffer<std::uint8_t>::device(tb.size());
   auto coded = Buffer<std::uint8_t>::device(std::size_t(blocks) * tc.g);
@@ -99,18 +101,25 @@ nlohmann::json stage_profile(const sim::CodedConfig& c) {
   in.h = ConstMatrixBatch<cf32>(h.data(), vecs, c.shape.nr, c.shape.nt, dm);
   in.y = ConstMatrixBatch<cf32>(y.data(), vecs, c.shape.nr, 1, dm);
   in.noise_var = View<const float>(n0.data(), 1, dm);
-  const std::vector<std::pair<std::string, std::function<void()>>> stages = {
+  const std::vector<std::pair<std::string, std::function<void()> > > stages = {
       {"bits", [&] { sim::detail::transport_bits_cuda(1, 0, blocks, c.tbs, tb.data(), nullptr); }},
-      {"encode", [&] { plan.encode(View<const std::uint8_t>(tb), blocks, View<std::uint8_t>(coded)); }},
-      {"channel", [&] {
+      {"encode",
+       [&] { plan.encode(View<const std::uint8_t>(tb), blocks, View<std::uint8_t>(coded)); }},
+      {"channel",
+       [&] {
          sim::detail::make_received_cuda(1, 0, vecs, c.shape.nt, c.shape.nr, c.shape.mod, n0v,
                                          coded.data(), h.data(), y.data(), nullptr);
        }},
       {"detect", [&] { det->run(in, View<std::uint8_t>(hard), View<float>(llrs)); }},
-      {"decode", [&] {
-         plan.decode(View<const float>(llrs), blocks, View<std::uint8_t>(out), View<std::uint8_t>(ok));
+      {"decode",
+       [&] {
+         plan.decode(View<const float>(llrs), blocks, View<std::uint8_t>(out),
+                     View<std::uint8_t>(ok));
        }},
-      {"count", [&] { sim::detail::block_errors_cuda(tb.data(), out.data(), blocks, c.tbs, errs.data(), nullptr); }},
+      {"count",
+       [&] {
+         sim::detail::block_errors_cuda(tb.data(), out.data(), blocks, c.tbs, errs.data(), nullptr);
+       }},
   };
   nlohmann::json j{{"blocks", blocks}, {"vectors", vecs}};
   double total = 0;
@@ -134,8 +143,10 @@ nlohmann::json stage_profile(const sim::CodedConfig& c) {
   // at the H200's 33.5e12 lane instructions per second (132 SMs x 128 lanes x 1.98 GHz).
   const double pairs = double(vecs) * (c.shape.nr * c.shape.nt + c.shape.nr);
   j["channel_floor_ms"] = pairs * 70 / 33.5e12 * 1e3;
-  std::printf("  stages of one batch (%d blocks, %lld vectors):", blocks, static_cast<long long>(vecs));
-  for (const auto& [name, fn] : stages) std::printf(" %s %.3f ms", name.c_str(), double(j[name + "_ms"]));
+  std::printf("  stages of one batch (%d blocks, %lld vectors):", blocks,
+              static_cast<long long>(vecs));
+  for (const auto& [name, fn] : stages)
+    std::printf(" %s %.3f ms", name.c_str(), double(j[name + "_ms"]));
   std::printf("; sum %.3f ms = %.0f Mbit/s; channel floor %.3f ms\n", total,
               double(j["stage_mbps"]), double(j["channel_floor_ms"]));
   return j;
@@ -152,10 +163,12 @@ int main(int argc, char** argv) {
   std::ofstream out;
   if (argc > 1) out.open(argv[1], std::ios::app);
   const std::vector<Case> cases = {
-      {"4x4 16-QAM mmse int8", "mmse", Modulation::qam16, true},
-      {"4x4 16-QAM nway:4 int8", "nway:4", Modulation::qam16, true},
-      {"4x4 64-QAM mmse int8", "mmse", Modulation::qam64, true},
-      {"4x4 16-QAM mmse float", "mmse", Modulation::qam16, false},
+      {"4x4 16-QAM mmse int8", "mmse", Modulation::qam16, ldpc::DecoderArithmetic::automatic, true},
+      {"4x4 16-QAM nway:4 int8", "nway:4", Modulation::qam16, ldpc::DecoderArithmetic::automatic,
+       true},
+      {"4x4 64-QAM mmse int8", "mmse", Modulation::qam64, ldpc::DecoderArithmetic::automatic, true},
+      {"4x4 16-QAM mmse float", "mmse", Modulation::qam16, ldpc::DecoderArithmetic::single, false},
+      {"4x4 16-QAM mmse half", "mmse", Modulation::qam16, ldpc::DecoderArithmetic::half, false},
   };
   std::printf("%-26s %8s %10s %10s %10s %10s %8s\n", "link", "blocks", "seconds", "Mbit/s",
               "dec Gbit/s", "fraction", "BLER");
@@ -167,6 +180,7 @@ int main(int argc, char** argv) {
     c.code_rate = 0.5;
     c.decoder.max_iters = 10;
     c.decoder.quantized = cs.int8;
+    c.decoder.arithmetic = cs.arithmetic;
     c.decoder.early_termination = false;
     c.seed = 1;
     // Warm-up (plans, tables, first launches), then a run of about a second.
@@ -197,6 +211,7 @@ int main(int argc, char** argv) {
                        {"tbs", c.tbs},
                        {"rate", c.code_rate},
                        {"int8", cs.int8},
+                       {"arithmetic", cs.int8 ? "int8" : cs.name.substr(cs.name.rfind(' ') + 1)},
                        {"iters", 10},
                        {"early_termination", false},
                        {"snr_db", 10.0},
@@ -223,9 +238,10 @@ int main(int argc, char** argv) {
     std::printf("uncoded 4x4 16-QAM %-6s %lld vectors in %.3f s: %.2f Gbit/s detected, BER %.3e\n",
                 d, static_cast<long long>(r[0].frames), r[0].seconds, gbps, r[0].ber());
     if (out) {
-      out << nlohmann::json{{"bench", "sim_uncoded"}, {"detector", d}, {"mod", "16qam"},
-                            {"snr_db", 20.0}, {"frames", r[0].frames}, {"seconds", r[0].seconds},
-                            {"gbps", gbps}, {"ber", r[0].ber()}}
+      out << nlohmann::json{{"bench", "sim_uncoded"}, {"detector", d},
+                            {"mod", "16qam"},         {"snr_db", 20.0},
+                            {"frames", r[0].frames},  {"seconds", r[0].seconds},
+                            {"gbps", gbps},           {"ber", r[0].ber()}}
                  .dump()
           << "\n";
     }

@@ -76,7 +76,8 @@ __global__ void __launch_bounds__(BLOCK)
         keys[j] = kbest::key_of(kbest::child_distance(e, lay, l, L, z[p], c - p * L, dc[p]));
       }
     }
-    Sort(sort_tmp).Sort(keys, vals);
+    // A list that keeps every child above the last level keeps child order (kbest_plan.cpp).
+    if (l == 0 || count * L > kk) Sort(sort_tmp).Sort(keys, vals);
     const int nc = min(kk, count * L);
 #pragma unroll
     for (int j = 0; j < IPT; ++j) {

@@ -99,10 +99,14 @@ struct KbestSearch final : detail::ListSearch {
                                 p * L + i);
         }
       }
-      // Stable by key: ties keep child order, as the kernel's stable radix sort does.
-      std::stable_sort(children.begin(), children.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // Stable by key: ties keep child order, as the kernel's stable radix sort does. Above the
+      // last level a list that keeps every child keeps child order: the next level's selection
+      // does not depend on its parents' order but for ties, and only the final list is sorted.
       const int nc = std::min(kk, int(children.size()));
+      if (l == 0 || nc < int(children.size())) {
+        std::stable_sort(children.begin(), children.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
       for (int r = 0; r < nc; ++r) {
         const int c = children[r].second, p = c / L;
         std::copy_n(&paths[std::size_t(p) * d], d, &next_paths[std::size_t(r) * d]);

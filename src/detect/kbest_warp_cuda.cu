@@ -25,10 +25,23 @@ using warp::kFull;
 using warp::kPad;
 
 constexpr float kInf = __builtin_huge_valf();
-constexpr int kWarps = 8;  // vectors (warps) per block
-// 4 blocks (32 warps) per SM, at most 64 registers a thread: the network's shuffle chains need
-// warps to hide their latency.
-constexpr int kMinBlocks = 4;
+// Warps (vectors) per block and blocks per SM asked of the register allocator (a thread's
+// registers at most 65536 / (blocks * 32 * warps), in steps of 8). The network's chains of
+// dependent shuffles need warps to hide their latency, and more warps win over the spills that
+// fewer registers cost, except for 256-QAM and the 8-stream trees with K >= 16. Chosen per shape
+// from measurements on an H200 (docs/kbest.md, GPU mapping).
+struct Occupancy {
+  int warps, blocks;
+};
+template <int NT, int L, int KP>
+constexpr Occupancy occupancy() {
+  if (L == 16) return {4, 8};              // 64 registers, 32 warps
+  if (L * KP >= 256) return {4, 16};       // 32 registers, 64 warps
+  if (NT == 8 && KP >= 16) return {8, 4};  // 64 registers, 32 warps
+  if (L * KP <= 64) return {4, 12};        // 40 registers, 48 warps
+  return {4, 10};                          // 48 registers, 40 warps
+}
+
 constexpr int kMaxEs = nway::Layout(8).es;
 
 // kbest::parent_z of level l on a packed path: the same ffma sequence, so the same rounding.
@@ -247,7 +260,8 @@ __device__ __noinline__ void select_exact(Key (&v)[R], int lane) {
 // kept keys' prefixes strictly increase and exactly nc children have a prefix at most the last
 // kept one's. Then the kept children are exactly those nearer than every dropped one, in
 // distance order. Otherwise (ties, rare near-ties) the level is selected again on 64-bit keys
-// (distance bits << 32 | c) from any input order.
+// (distance bits << 32 | c) from any input order. Above the last level, where every child is
+// kept, nothing is selected: the list keeps child order.
 template <int NT, int L, int KP, int RA, int CH, int l, int PR>
 __device__ __forceinline__ void expand(const float* e, int count, int kk, int lane,
                                        const float (&z)[PR], Paths<PR>& st) {
@@ -279,52 +293,66 @@ __device__ __forceinline__ void expand(const float* e, int count, int kk, int la
     key[r] = (kbest::key_of(cd[r]) & ~kIdx) | (c < children ? unsigned(c) : ~0u);
     sel[r] = key[r];
   }
-  if constexpr (kAll) {
-    warp::sort_first<CS, L>(sel, lane);
-  } else {
-    warp::select_smallest<CA, L>(sel, lane);
-  }
-  bool bad = false;
-#pragma unroll
-  for (int q = 0; q < NQ; ++q) {
-    const unsigned up = __shfl_up_sync(kFull, sel[q], 1);
-    const unsigned wrap = __shfl_sync(kFull, sel[q > 0 ? q - 1 : 0], 31);
-    const unsigned prev = q > 0 && lane == 0 ? wrap : up;
-    const int r = q * 32 + lane;
-    bad |= r >= 1 && r < nc && (prev | kIdx) >= sel[q];
-  }
-  // Padding keys (~0u) exceed every child's key; a padding key kept as the last makes the
-  // count all 32 RA slots, which differs from nc unless there is no padding. Where every one of
-  // the CS sorted slots is a kept child (kAll, nc = CS: no padding, and the sort permutes just
-  // these slots), the prefix check alone decides and the count is skipped.
-  bool exact = !__any_sync(kFull, bad);
-  if (!(kAll && nc == CS)) {
-    const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
-    int below = 0;
-#pragma unroll
-    for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
-    exact = exact && below == nc;
-  }
+  static_assert(!kAll || NQ <= RA);
   unsigned kept_c[NQ];
   float kept_d[NQ];
-  if (exact) {
+  // Above the last level a list that keeps every child keeps them in child order (the CPU
+  // reference's order too): the next level's selection takes any order, and only the final
+  // list is sorted.
+  bool in_order = false;
+  if constexpr (kAll && l > 0) in_order = children <= kk;
+  if (in_order) {
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      kept_c[q] = sel[q] & kIdx;
-      kept_d[q] = gather<RA>(cd, kept_c[q]);
+      kept_c[q] = unsigned(q * 32 + lane);
+      kept_d[q] = cd[q];
     }
   } else {
-    Key exact[RA];
-#pragma unroll
-    for (int r = 0; r < RA; ++r) {
-      const int c = r * 32 + lane;
-      exact[r] = c < children ? (Key(kbest::key_of(cd[r])) << 32) | unsigned(c) : kPad;
+    if constexpr (kAll) {
+      warp::sort_first<CS, L>(sel, lane);
+    } else {
+      warp::select_smallest<CA, L>(sel, lane);
     }
-    select_exact<CA>(exact, lane);
+    bool bad = false;
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      kept_c[q] = unsigned(exact[q]);
-      kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
+      const unsigned up = __shfl_up_sync(kFull, sel[q], 1);
+      const unsigned wrap = __shfl_sync(kFull, sel[q > 0 ? q - 1 : 0], 31);
+      const unsigned prev = q > 0 && lane == 0 ? wrap : up;
+      const int r = q * 32 + lane;
+      bad |= r >= 1 && r < nc && (prev | kIdx) >= sel[q];
+    }
+    // Padding keys (~0u) exceed every child's key; a padding key kept as the last makes the
+    // count all 32 RA slots, which differs from nc unless there is no padding. Where every one
+    // of the CS sorted slots is a kept child (kAll, nc = CS: no padding, and the sort permutes
+    // just these slots), the prefix check alone decides and the count is skipped.
+    bool exact = !__any_sync(kFull, bad);
+    if (!(kAll && nc == CS)) {
+      const unsigned last = gather<NQ>(sel, unsigned(nc - 1)) | kIdx;
+      int below = 0;
+#pragma unroll
+      for (int r = 0; r < RA; ++r) below += __popc(__ballot_sync(kFull, key[r] <= last));
+      exact = exact && below == nc;
+    }
+    if (exact) {
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) {
+        kept_c[q] = sel[q] & kIdx;
+        kept_d[q] = gather<RA>(cd, kept_c[q]);
+      }
+    } else {
+      Key exact[RA];
+#pragma unroll
+      for (int r = 0; r < RA; ++r) {
+        const int c = r * 32 + lane;
+        exact[r] = c < children ? (Key(kbest::key_of(cd[r])) << 32) | unsigned(c) : kPad;
+      }
+      select_exact<CA>(exact, lane);
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) {
+        kept_c[q] = unsigned(exact[q]);
+        kept_d[q] = kbest::distance_of_key(unsigned(exact[q] >> 32));
+      }
     }
   }
   static_assert(NQ <= SQ);
@@ -415,7 +443,7 @@ __device__ __forceinline__ void load_e(const float* __restrict__ src, float* dst
 
 // NT streams, L levels per real dimension, KP >= k (a power of two) paths kept per level.
 template <int NT, int L, int KP>
-__global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
+__global__ void __launch_bounds__(occupancy<NT, L, KP>().warps * 32, occupancy<NT, L, KP>().blocks)
     kbest_warp_kernel(const float* __restrict__ e_in, std::int64_t vectors, int kk,
                       const float* __restrict__ n0, std::int64_t n0_size, float clip,
                       std::uint8_t* __restrict__ bits, float* __restrict__ llrs,
@@ -424,6 +452,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
   constexpr int PR = KP > 32 ? KP / 32 : 1;  // path registers per lane
   constexpr nway::Layout lay(NT);
   constexpr int nt = NT;
+  constexpr int kWarps = occupancy<NT, L, KP>().warps;
   __shared__ float4 es_all[kWarps][kMaxEs / 4];  // float4: 16-byte aligned copies
   const int lane = int(threadIdx.x) & 31, wid = int(threadIdx.x) >> 5;
   const std::int64_t v = std::int64_t(blockIdx.x) * kWarps + wid;
@@ -495,6 +524,7 @@ template <int NT, int L, int KP>
 void launch_nt(const float* e, std::int64_t vectors, int k, const float* n0, std::int64_t n0_size,
                float clip, std::uint8_t* bits, float* llrs, float* cand_d, std::uint8_t* cand_sym,
                cudaStream_t s) {
+  constexpr int kWarps = occupancy<NT, L, KP>().warps;
   const std::int64_t blocks = (vectors + kWarps - 1) / kWarps;
   kbest_warp_kernel<NT, L, KP><<<unsigned(blocks), kWarps * 32, 0, s>>>(
       e, vectors, k, n0, n0_size, clip, bits, llrs, cand_d, cand_sym);

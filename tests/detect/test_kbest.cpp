@@ -5,10 +5,13 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "detect/kbest_math.hpp"
+#include "detect/nway_math.hpp"
 #include "mimorx/detect/kbest.hpp"
 #include "support/gpu.hpp"
 #include "support/list_detect.hpp"
@@ -113,6 +116,64 @@ TEST(Kbest, ListIsSortedDistinctAndHoldsTrueDistances) {
   for (int v = 0; v < 3; ++v) {
     EXPECT_TRUE(std::isfinite(d[v * 20 + 15]));
     for (int r = 16; r < 20; ++r) EXPECT_TRUE(std::isinf(d[v * 20 + r]));
+  }
+}
+
+// The textbook breadth-first search, every level sorted (stable, by distance), on the same
+// triangular problem and arithmetic: the final list's distances of vector v.
+std::vector<float> sorted_every_level(const Problem& p, std::int64_t v, int k) {
+  const MimoShape& s = p.shape;
+  const nway::Layout lay(s.nt);
+  const int d = lay.d, L = axis_levels(s.mod);
+  std::vector<float> e(std::size_t(lay.es)), work(std::size_t(2 * s.nr) * (d + 1));
+  nway::qr_problem(&p.h[std::size_t((v / p.vpc) * s.nr * s.nt)], &p.y[std::size_t(v * s.nr)], s.nr,
+                   s.nt, 0, qam_scale(s.mod), work.data(), e.data());
+  std::vector<std::vector<std::uint8_t>> paths{std::vector<std::uint8_t>(std::size_t(d), 0)};
+  std::vector<float> dist{0.f};
+  for (int l = d - 1; l >= 0; --l) {
+    std::vector<std::pair<std::uint32_t, int>> children;
+    for (std::size_t q = 0; q < paths.size(); ++q) {
+      const float z = kbest::parent_z(e.data(), lay, l, L, paths[q].data());
+      for (int i = 0; i < L; ++i) {
+        children.emplace_back(
+            kbest::key_of(kbest::child_distance(e.data(), lay, l, L, z, i, dist[q])),
+            int(q) * L + i);
+      }
+    }
+    std::stable_sort(children.begin(), children.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::vector<std::uint8_t>> next;
+    std::vector<float> next_dist;
+    for (int r = 0; r < std::min(k, int(children.size())); ++r) {
+      next.push_back(paths[std::size_t(children[r].second / L)]);
+      next.back()[std::size_t(l)] = std::uint8_t(children[r].second % L);
+      next_dist.push_back(kbest::distance_of_key(children[r].first));
+    }
+    paths = std::move(next);
+    dist = std::move(next_dist);
+  }
+  dist.resize(std::size_t(k), std::numeric_limits<float>::infinity());
+  return dist;
+}
+
+// Above the last level a list that keeps every child keeps child order instead of sorting
+// (docs/kbest.md): the next level's selection does not depend on that order but for exact ties,
+// so on inputs without ties the final lists are those of the search that sorts every level.
+TEST(Kbest, FinalListsEqualTheSearchThatSortsEveryLevel) {
+  const auto seed = test::fresh_seed();
+  for (Modulation mod : {Modulation::qpsk, Modulation::qam16, Modulation::qam64}) {
+    for (int k : {4, 16, 24, 64}) {
+      const MimoShape s{4, 4, mod};
+      const Problem p = make_problem(s, 12, 2, 12.0, seed + int(mod) * 131 + k);
+      const List got = cpu_list(p, k);
+      for (std::int64_t v = 0; v < p.vectors; ++v) {
+        const std::vector<float> want = sorted_every_level(p, v, k);
+        for (int r = 0; r < k; ++r) {
+          ASSERT_EQ(got.d[std::size_t(v * k + r)], want[std::size_t(r)])
+              << to_string(mod) << " k " << k << " vector " << v << " rank " << r;
+        }
+      }
+    }
   }
 }
 
