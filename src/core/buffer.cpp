@@ -13,7 +13,8 @@ namespace mimorx::detail {
 #if MIMORX_HAS_CUDA
 namespace {
 cudaMemcpyKind kind_of(Memory dst, Memory src) {
-  if (dst == Memory::host) return src == Memory::host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost;
+  if (dst == Memory::host)
+    return src == Memory::host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost;
   return src == Memory::host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
 }
 }  // namespace
@@ -72,9 +73,14 @@ void copy_bytes(void* dst, Memory dst_mem, const void* src, Memory src_mem, std:
   }
 #if MIMORX_HAS_CUDA
   if (stream) {
-    MIMORX_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind_of(dst_mem, src_mem), as_stream(stream)));
+    MIMORX_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, bytes, kind_of(dst_mem, src_mem), as_stream(stream)));
   } else {
+    // Without a stream the copy has ended on return. cudaMemcpy alone may return before its DMA
+    // ends (pageable host to device, device to device), and work on non-blocking streams (every
+    // Stream::create) does not wait for the legacy stream it ran on.
     MIMORX_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind_of(dst_mem, src_mem)));
+    MIMORX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
 #else
   (void)stream;
@@ -87,7 +93,8 @@ void device_memset(void* p, int value, std::size_t bytes, void* stream) {
   if (stream) {
     MIMORX_CUDA_CHECK(cudaMemsetAsync(p, value, bytes, as_stream(stream)));
   } else {
-    MIMORX_CUDA_CHECK(cudaMemset(p, value, bytes));
+    MIMORX_CUDA_CHECK(cudaMemset(p, value, bytes));  // asynchronous: ended below, as a copy
+    MIMORX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
 #else
   (void)p;
@@ -156,7 +163,8 @@ void Event::record(const Stream& s) {
     MIMORX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     handle_ = e;
   }
-  MIMORX_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(handle_), detail::as_stream(s.handle())));
+  MIMORX_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(handle_), detail::as_stream(s.handle())));
 #else
   (void)s;
 #endif
@@ -203,8 +211,8 @@ float GpuTimer::elapsed_ms() const {
   float ms = 0.f;
 #if MIMORX_HAS_CUDA
   MIMORX_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
-  MIMORX_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_),
-                                         static_cast<cudaEvent_t>(stop_)));
+  MIMORX_CUDA_CHECK(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
 #endif
   return ms;
 }

@@ -1,11 +1,10 @@
-#include "mimorx/core/buffer.hpp"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
 #include <vector>
 
 #include "mimorx/core/backend.hpp"
+#include "mimorx/core/buffer.hpp"
 #include "mimorx/core/tensor.hpp"
 #include "support/gpu.hpp"
 
@@ -79,6 +78,29 @@ TEST(BufferGpu, RoundTripsThroughDeviceAndPinnedMemory) {
   stream.synchronize();
   for (int i = 0; i < n; ++i) ASSERT_EQ(back[i], float(i) * 0.5f) << i;
   EXPECT_THROW(dev.span(), InvalidArgument);
+}
+
+// A copy or fill without a stream has ended when it returns, also for work queued next on a
+// non-blocking stream (plans upload their tables so, and run on such streams): a large
+// pageable upload, then at once a device copy and a download on another stream.
+TEST(BufferGpu, CopiesWithoutAStreamHaveEndedForOtherStreams) {
+  MIMORX_REQUIRE_GPU();
+  const std::size_t n = std::size_t(1) << 24;  // 64 MiB
+  std::vector<float> host(n);
+  auto dev = Buffer<float>::device(n);
+  auto copy = Buffer<float>::device(n);
+  auto back = Buffer<float>::pinned(n);
+  auto stream = Stream::create(0);
+  for (int round = 0; round < 8; ++round) {
+    dev.fill_bytes(0);
+    for (std::size_t i = 0; i < n; ++i) host[i] = float(round + 1) + float(i % 1024);
+    dev.copy_from_host(host.data(), n);
+    copy.copy_from(dev, stream);
+    back.copy_from(copy, stream);
+    stream.synchronize();
+    for (std::size_t i = n; i-- > 0;)
+      ASSERT_EQ(back[i], host[i]) << "round " << round << " i " << i;
+  }
 }
 
 // Its own test so that scripts/device-check can leave it out of compute-sanitizer, which

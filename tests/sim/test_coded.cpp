@@ -214,6 +214,27 @@ TEST(CodedGpu, CountsEqualTheCpu) {
   EXPECT_EQ(cpu[2].block_errors, gpu[2].block_errors);
 }
 
+// Every run builds fresh plans (tables uploaded, then used at once on the steps' own streams):
+// at an SNR where nothing fails, no run may lose a batch, its first ones included.
+TEST(CodedGpu, FreshPlansDeliverTheirFirstBatches) {
+  MIMORX_REQUIRE_GPU();
+  CodedConfig c = small_config(test::fresh_seed());
+  c.shape = {4, 4, Modulation::qam16};
+  c.tbs = 3824;
+  c.detector = "mmse";
+  c.decoder.max_iters = 10;
+  c.blocks = 64;
+  c.batch_blocks = 16;
+  for (const auto arithmetic : {ldpc::DecoderArithmetic::single, ldpc::DecoderArithmetic::half}) {
+    c.decoder.arithmetic = arithmetic;
+    for (int run = 0; run < 12; ++run) {
+      const auto r = run_coded(c, Backend::cuda(0), {30.0});
+      ASSERT_EQ(r[0].blocks, 64);
+      ASSERT_EQ(r[0].block_errors, 0) << "run " << run << " arithmetic " << int(arithmetic);
+    }
+  }
+}
+
 TEST(CodedGpu, MinBlockErrorsCutsAsOnTheCpu) {
   MIMORX_REQUIRE_GPU();
   CodedConfig c = small_config(test::fresh_seed());
