@@ -58,6 +58,7 @@ struct Options {
   // ber (the stop rules and files of curve_run.hpp)
   std::string mod = "bpsk", snr, ebn0, json, csv;  // no --snr/--ebn0: from the capacity limit
   std::int64_t blocks = 1000, min_errors = 100;
+  std::int64_t batch = 0;  // ldpc ber: code blocks per call (0 = automatic)
   bool early_stop = false, resume = false;
   bool no_early_termination = false;
   std::uint64_t seed = 1;
@@ -291,7 +292,7 @@ sim::CodedPointResult ber_point(
   r.ebn0_db = esn0 - 10.0 * std::log10(rate * qm);
   const float n0 = float(std::pow(10.0, -esn0 / 10.0));
   const float sd = std::sqrt(n0 / 2.f);
-  const std::int64_t batch = std::min<std::int64_t>(o.blocks, 256);
+  const std::int64_t batch = std::min<std::int64_t>(o.blocks, o.batch > 0 ? o.batch : 256);
   bool stopped = false;
   while (!stopped && r.blocks < o.blocks) {
     const int num = int(std::min<std::int64_t>(batch, o.blocks - r.blocks));
@@ -341,6 +342,7 @@ void run_ber(const Options& o) {
           fmt::format("{} bits per block are not a multiple of Qm = {}; pick --e", c.tx, qm));
   require(o.blocks >= 1, "max-blocks", fmt::format("{}; must be >= 1", o.blocks));
   require(o.min_errors >= 0, "min-errors", fmt::format("{}; must be >= 0", o.min_errors));
+  require(o.batch >= 0, "batch", fmt::format("{}; must be >= 0 (0 = automatic)", o.batch));
   const double rate = double(c.k_prime) / c.tx;
   const double limit = mimorx::cli::awgn_capacity_snr_db(rate * qm);
   const auto snrs = mimorx::cli::esn0_points(
@@ -365,6 +367,7 @@ void run_ber(const Options& o) {
                    {"half", o.half},
                    {"iters", o.iters},
                    {"early_termination", !o.no_early_termination},
+                   {"batch", o.batch},
                    {"bg", int(c.bg)},
                    {"z", c.z},
                    {"k", c.k_prime},
@@ -517,6 +520,9 @@ void add_ldpc(CLI::App& app) {
       ->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
   snr->check(CLI::Validator(mimorx::cli::check_snr_text, "", ""));
   ber->add_option("--max-blocks,--blocks,--frames", o->blocks, "Code blocks per SNR point, at most")
+      ->capture_default_str();
+  ber->add_option("--batch", o->batch,
+                  "Code blocks per call (0 = automatic; the counts do not depend on it)")
       ->capture_default_str();
   ber->add_option("--min-errors", o->min_errors,
                   "Stop an SNR point once this many block errors are seen (0 = never)")

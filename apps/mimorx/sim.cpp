@@ -14,6 +14,8 @@
 #include "decoder_params.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
+#include "mimorx/ldpc/decoder.hpp"
+#include "mimorx/sim/channel_model.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "mimorx/sim/link.hpp"
@@ -235,6 +237,7 @@ mimorx::sim::CodedConfig coded_config(const SimOptions& o, const Comm& comm) {
   c.code_rate = o.rate;
   c.decoder = decoder_settings(o);
   c.blocks = o.blocks;
+  c.batch_blocks = o.batch;
   c.min_block_errors = o.min_errors;
   c.early_stop = o.early_stop;
   c.channel = channel_model(o);
@@ -263,7 +266,8 @@ CurveMode coded_mode(const SimOptions& o, const mimorx::sim::CodedConfig& c,
                    {"int8", o.int8},
                    {"half", o.half},
                    {"iters", c.decoder.max_iters},
-                   {"early_termination", c.decoder.early_termination}});
+                   {"early_termination", c.decoder.early_termination},
+                   {"batch", c.batch_blocks}});
   m.identity = kCommonIdentity;
   for (const char* k : {"tbs", "target_rate", "decoder", "alpha", "alpha_last", "beta", "int8",
                         "half", "iters", "early_termination"})
@@ -349,9 +353,31 @@ struct SimCurves {
   std::vector<double> snrs;
 };
 
+// The numeric options, checked under the names the user typed (the library's own checks name
+// its config fields).
+void check_numbers(const SimOptions& o) {
+  using mimorx::require;
+  require(o.frames >= 1, "max-frames", fmt::format("{}; must be >= 1", o.frames));
+  require(o.blocks >= 1, "max-blocks", fmt::format("{}; must be >= 1", o.blocks));
+  require(o.nr.slots >= 1, "slots", fmt::format("{}; must be >= 1", o.nr.slots));
+  require(o.min_errors >= 0, "min-errors",
+          fmt::format("{}; must be >= 0 (0 = never)", o.min_errors));
+  require(o.batch >= 0, "batch", fmt::format("{}; must be >= 0 (0 = automatic)", o.batch));
+  require(o.iters >= 1 && o.iters <= mimorx::ldpc::kMaxDecoderIters, "iters",
+          fmt::format("{}; allowed 1..{}", o.iters, mimorx::ldpc::kMaxDecoderIters));
+  require(
+      o.vectors_per_channel >= 1 && o.vectors_per_channel <= mimorx::sim::kMaxVectorsPerChannel,
+      "vectors-per-channel",
+      fmt::format("{}; allowed 1..{}", o.vectors_per_channel, mimorx::sim::kMaxVectorsPerChannel));
+  for (const auto& [name, rho] : {std::pair{"corr-tx", o.corr_tx}, std::pair{"corr-rx", o.corr_rx}})
+    require(rho >= 0.0 && rho < 1.0, name,
+            fmt::format("{:g}; the correlation coefficient must be in [0, 1)", rho));
+}
+
 SimCurves sim_curves(const SimOptions& o, const Comm& comm) {
   const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
   mimorx::cli::check_curve_files(files);
+  check_numbers(o);
   const auto detectors = parse_detector_list(o.detector_set           ? o.detector
                                              : o.ldpc || o.nr.enabled ? std::string("mmse")
                                                                       : o.detector);
@@ -453,7 +479,9 @@ void add_sim(CLI::App& app) {
   auto* frames = cmd->add_option("--max-frames,--frames", opts->frames,
                                  "Received vectors per SNR point, at most (uncoded mode)")
                      ->capture_default_str();
-  cmd->add_option("--batch", opts->batch, "Vectors per detector call (0 = automatic)")
+  cmd->add_option("--batch", opts->batch,
+                  "Received vectors per call; with --ldpc and --nr transport blocks per call "
+                  "(0 = automatic; the counts do not depend on it)")
       ->capture_default_str();
   cmd->add_option(
          "--min-errors", opts->min_errors,

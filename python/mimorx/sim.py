@@ -50,10 +50,13 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
     Args mirror the CLI's options: mimo "<nt>x<nr>", mod, detector (a name, a comma-separated
     list or a list; default psd uncoded, mmse with ldpc), snr ("0:2:20", a number or a list,
     Es/N0 in dB), backend ("auto", "cpu", "cuda[:N]"), seed, min_errors (bit errors uncoded,
-    block errors coded; 0 = never stop early), early_stop, max_frames and batch (uncoded),
-    tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, half (the half-precision decoder,
-    the CLI's --half), early_termination, max_blocks and batch_blocks (coded); corr_tx, corr_rx (Kronecker exponential correlation, [0, 1)) and
-    vectors_per_channel (block fading), as the CLI's --corr-tx, --corr-rx, --vectors-per-channel.
+    block errors coded; 0 = never stop early), early_stop, batch (as the CLI's --batch:
+    received vectors per call uncoded, transport blocks per call coded; 0 = automatic),
+    max_frames (uncoded), tbs, rate, decoder, iters, alpha, alpha_last, beta, int8, half (the
+    half-precision decoder, the CLI's --half), early_termination, max_blocks and batch_blocks
+    (coded; batch_blocks, where not 0, is the coded batch in place of batch); corr_tx, corr_rx
+    (Kronecker exponential correlation, [0, 1)) and vectors_per_channel (block fading), as the
+    CLI's --corr-tx, --corr-rx, --vectors-per-channel.
     """
     nt, nr = _core.parse_mimo(mimo)
     snrs = _snr_list(snr)
@@ -72,11 +75,13 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
         config.update({"max_blocks": max_blocks, "early_stop": early_stop, "tbs": tbs,
                        "target_rate": rate, "g": None, "rate": None, "decoder": decoder,
                        "alpha": alpha, "alpha_last": alpha_last, "beta": beta, "int8": int8,
-                       "half": half, "iters": iters, "early_termination": early_termination})
+                       "half": half, "iters": iters, "early_termination": early_termination,
+                       "batch": batch_blocks or batch})
         for d in names:
             pts, g, r = _core.run_coded(nt, nr, mod, d, seed, tbs, rate, decoder, iters, alpha,
                                         alpha_last, beta, int8, early_termination, max_blocks,
-                                        batch_blocks, min_errors, early_stop, backend, snrs,
+                                        batch_blocks or batch, min_errors, early_stop, backend,
+                                        snrs,
                                         *channel, half=half)
             config["g"], config["rate"] = g, r
             points += [dict(p) for p in pts]

@@ -110,6 +110,25 @@ TEST(CurvesCli, LdpcBerTakesTheStopRules) {
   EXPECT_EQ(run_json(kBer + "--snr 20 --blocks 9")["points"][0]["blocks"], 9);
 }
 
+// --batch (code blocks per call) is recorded and changes no count, the exact cut of
+// --min-errors included; a negative one is refused.
+TEST(CurvesCli, LdpcBerBatchDoesNotChangeTheCounts) {
+  const std::string args = kBer + "--snr -6,1 --max-blocks 40 --min-errors 7 ";
+  const json base = run_json(args);
+  ASSERT_EQ(base["points"].size(), 2u) << base.dump();
+  EXPECT_EQ(base["points"][0]["block_errors"], 7);
+  EXPECT_EQ(base["config"]["batch"], 0);
+  for (int batch : {1, 6, 500}) {
+    json j = run_json(args + "--batch " + std::to_string(batch));
+    EXPECT_EQ(j["config"]["batch"], batch);
+    for (std::size_t p = 0; p < 2; ++p) {
+      for (const char* k : {"blocks", "block_errors", "bit_errors", "bits"})
+        EXPECT_EQ(j["points"][p][k], base["points"][p][k]) << "batch " << batch << " " << k;
+    }
+  }
+  expect_refused(kBer + "--snr 1 --batch -2", "batch");
+}
+
 TEST(CurvesCli, LdpcBerResumesLikeSim) {
   const auto full = temp_path("full.json"), part = temp_path("part.json");
   const std::string args = kBer + "--snr -4:1:-1 --max-blocks 40 --backend cpu ";
@@ -207,10 +226,10 @@ TEST(CurvesCli, ChannelOptionsAreRecordedAndChecked) {
   const json corr = run_json(kSim + "--snr 12 --max-frames 4000 --corr-tx 0.9 --corr-rx 0.9");
   EXPECT_GT(corr["points"][0]["bit_errors"].get<int>(), iid["points"][0]["bit_errors"].get<int>());
   for (const std::string& sub : {kSim, kCoded}) {
-    expect_refused(sub + "--snr 1 --backend cpu --corr-tx 1", "corr_tx");
-    expect_refused(sub + "--snr 1 --backend cpu --corr-rx -0.2", "corr_rx");
+    expect_refused(sub + "--snr 1 --backend cpu --corr-tx 1", "corr-tx: 1");
+    expect_refused(sub + "--snr 1 --backend cpu --corr-rx -0.2", "corr-rx: -0.2");
     expect_refused(sub + "--snr 1 --backend cpu --corr-rx nan", "corr");
-    expect_refused(sub + "--snr 1 --backend cpu --vectors-per-channel 0", "vectors_per_channel");
+    expect_refused(sub + "--snr 1 --backend cpu --vectors-per-channel 0", "vectors-per-channel: 0");
     expect_refused(sub + "--snr 1 --backend cpu --vectors-per-channel x", "vectors-per-channel");
   }
 }

@@ -157,6 +157,33 @@ TEST(SimCli, MinErrorsCutsAPointAndMaxBlocksCapsIt) {
   std::remove(path.c_str());
 }
 
+// --batch sets the transport blocks per call of --ldpc, is recorded, and leaves the counts as
+// they are, the stop rule's exact cut included; a negative one is refused.
+TEST(SimCli, CodedBatchIsAppliedAndDoesNotChangeTheCounts) {
+  const auto path = temp_path("batch.json");
+  json points;
+  for (int batch : {0, 3, 64}) {
+    const auto r =
+        test::run_cli(kCoded + "--detector mmse --snr -5,2 --max-blocks 40 " +
+                      "--min-errors 7 --batch " + std::to_string(batch) + " --json " + path);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto j = read_json(path);
+    EXPECT_EQ(j["config"]["batch"], batch);
+    if (batch == 0) {
+      points = counts_of(j["points"]);
+      EXPECT_EQ(points[0]["block_errors"], 7);
+    } else {
+      EXPECT_EQ(counts_of(j["points"]), points) << "batch " << batch;
+    }
+  }
+  std::remove(path.c_str());
+  const auto bad =
+      test::run_cli_split(kCoded + "--detector mmse --snr 2 --max-blocks 5 --batch -3");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("batch"), std::string::npos) << bad.err;
+}
+
 TEST(SimCli, UncodedMinErrorsCountsBitErrors) {
   const auto path = temp_path("stop_uncoded.json");
   const auto r = test::run_cli(kUncoded + "--detector zf --snr 0 --max-frames 100000 " +
@@ -408,6 +435,31 @@ TEST(SimCli, WriteFailureExitsTwoNamingTheFile) {
   const auto r = test::run_cli(kCoded + "--snr 0 --max-blocks 2 --json /no/such/dir/x.json");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_EQ(lines(r.out), 1) << r.out;
+}
+
+// Out-of-range numbers are refused under the option's own name, in every mode, not under the
+// library field that holds it.
+TEST(SimCli, BadNumbersAreNamedAsTyped) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"sim --ldpc --max-blocks 0", "max-blocks: 0"},
+      {"sim --max-frames 0", "max-frames: 0"},
+      {"sim --nr --slots 0", "slots: 0"},
+      {"sim --ldpc --iters 0", "iters: 0"},
+      {"sim --vectors-per-channel 0", "vectors-per-channel: 0"},
+      {"sim --min-errors -1", "min-errors: -1"},
+      {"sim --ldpc --min-errors -1", "min-errors: -1"},
+      {"sim --nr --min-errors -1", "min-errors: -1"},
+      {"sim --batch -1", "batch: -1"},
+      {"sim --ldpc --batch -1", "batch: -1"},
+      {"sim --nr --batch -1", "batch: -1"},
+      {"sim --corr-tx 1", "corr-tx: 1"},
+      {"sim --corr-rx -0.5", "corr-rx: -0.5"}};
+  for (const auto& [args, needle] : cases) {
+    const auto r = test::run_cli_split(args + " --backend cpu");
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("error: " + needle), std::string::npos) << args << ": " << r.err;
+  }
 }
 
 TEST(SimCli, BadInputExitsTwoWithOneLine) {
