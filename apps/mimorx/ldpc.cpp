@@ -38,6 +38,7 @@
 #include "mimorx/modem/demap.hpp"
 #include "mimorx/modem/modulation.hpp"
 #include "mimorx/sim/coded.hpp"
+#include "option_names.hpp"
 #include "sim/point_json.hpp"
 #include "snr_range.hpp"
 
@@ -497,7 +498,7 @@ void add_ldpc(CLI::App& app) {
   dec->add_option("-o,--output", o->out, "Output file ('-': stdout)")->capture_default_str();
   dec->add_flag("--binary", o->binary, "Input LLRs are float32 little-endian, blocks back to back");
   add_decoder_options(dec, o.get());
-  dec->callback([o] { run_decode(*o); });
+  dec->callback([o] { mimorx::cli::naming_options([&] { run_decode(*o); }); });
   auto* ber = ldpc->add_subcommand(
       "ber",
       "BER/BLER of one code block over AWGN (one antenna, max-log demapper): the columns, JSON "
@@ -537,7 +538,7 @@ void add_ldpc(CLI::App& app) {
   ber->add_flag("--resume", o->resume,
                 "Keep the points already in the --json file (same configuration) and simulate "
                 "only the missing ones");
-  ber->callback([o] { run_ber(*o); });
+  ber->callback([o] { mimorx::cli::naming_options([&] { run_ber(*o); }); });
 }
 
 }  // namespace

@@ -14,12 +14,11 @@
 #include "decoder_params.hpp"
 #include "mimorx/config.hpp"
 #include "mimorx/core/error.hpp"
-#include "mimorx/ldpc/decoder.hpp"
-#include "mimorx/sim/channel_model.hpp"
 #include "mimorx/sim/coded.hpp"
 #include "mimorx/sim/detector.hpp"
 #include "mimorx/sim/link.hpp"
 #include "mimorx/sim/sweep.hpp"
+#include "option_names.hpp"
 #include "sim/point_json.hpp"
 #include "sim_nr.hpp"
 #include "sim_ranks.hpp"
@@ -353,31 +352,9 @@ struct SimCurves {
   std::vector<double> snrs;
 };
 
-// The numeric options, checked under the names the user typed (the library's own checks name
-// its config fields).
-void check_numbers(const SimOptions& o) {
-  using mimorx::require;
-  require(o.frames >= 1, "max-frames", fmt::format("{}; must be >= 1", o.frames));
-  require(o.blocks >= 1, "max-blocks", fmt::format("{}; must be >= 1", o.blocks));
-  require(o.nr.slots >= 1, "slots", fmt::format("{}; must be >= 1", o.nr.slots));
-  require(o.min_errors >= 0, "min-errors",
-          fmt::format("{}; must be >= 0 (0 = never)", o.min_errors));
-  require(o.batch >= 0, "batch", fmt::format("{}; must be >= 0 (0 = automatic)", o.batch));
-  require(o.iters >= 1 && o.iters <= mimorx::ldpc::kMaxDecoderIters, "iters",
-          fmt::format("{}; allowed 1..{}", o.iters, mimorx::ldpc::kMaxDecoderIters));
-  require(
-      o.vectors_per_channel >= 1 && o.vectors_per_channel <= mimorx::sim::kMaxVectorsPerChannel,
-      "vectors-per-channel",
-      fmt::format("{}; allowed 1..{}", o.vectors_per_channel, mimorx::sim::kMaxVectorsPerChannel));
-  for (const auto& [name, rho] : {std::pair{"corr-tx", o.corr_tx}, std::pair{"corr-rx", o.corr_rx}})
-    require(rho >= 0.0 && rho < 1.0, name,
-            fmt::format("{:g}; the correlation coefficient must be in [0, 1)", rho));
-}
-
 SimCurves sim_curves(const SimOptions& o, const Comm& comm) {
   const mimorx::cli::CurveFiles files{o.json, o.csv, o.resume};
   mimorx::cli::check_curve_files(files);
-  check_numbers(o);
   const auto detectors = parse_detector_list(o.detector_set           ? o.detector
                                              : o.ldpc || o.nr.enabled ? std::string("mmse")
                                                                       : o.detector);
@@ -427,7 +404,11 @@ SimCurves sim_curves(const SimOptions& o, const Comm& comm) {
 void run_sim(const SimOptions& o, const Comm& comm) {
   SimCurves run;
   // Bad options fail on every rank alike: one line from rank 0, no abort.
-  mimorx::cli::run_agreed(comm.get(), [&] { run = sim_curves(o, comm); });
+  mimorx::cli::run_agreed(
+      comm.get(), [&] { run = mimorx::cli::naming_options([&] { return sim_curves(o, comm); }); });
+  run.mode.validate = [validate = run.mode.validate](const std::string& detector) {
+    return mimorx::cli::naming_options([&] { return validate(detector); });
+  };
   mimorx::cli::run_curves(run.files, run.mode, run.detectors, run.snrs);
 }
 

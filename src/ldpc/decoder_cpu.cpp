@@ -179,14 +179,14 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   require(c.max_iters >= 1 && c.max_iters <= kMaxDecoderIters, "max_iters",
           std::to_string(c.max_iters) + "; allowed 1.." + std::to_string(kMaxDecoderIters));
   require(std::isfinite(c.alpha) && c.alpha > 0.f && c.alpha <= 1.f, "alpha",
-          std::to_string(c.alpha) + "; the NMS scaling must be in (0, 1]");
-  require(c.alpha_last == 0.f ||
-              (std::isfinite(c.alpha_last) && c.alpha_last > 0.f && c.alpha_last <= 1.f),
-          "alpha_last",
-          std::to_string(c.alpha_last) +
-              "; allowed 0 (constant alpha) or a final NMS scaling in (0, 1]");
+          value_text(c.alpha) + "; the NMS scaling must be in (0, 1]");
+  require(
+      c.alpha_last == 0.f ||
+          (std::isfinite(c.alpha_last) && c.alpha_last > 0.f && c.alpha_last <= 1.f),
+      "alpha_last",
+      value_text(c.alpha_last) + "; allowed 0 (constant alpha) or a final NMS scaling in (0, 1]");
   require(std::isfinite(c.beta) && c.beta >= 0.f && c.beta < 100.f, "beta",
-          std::to_string(c.beta) + "; the OMS offset must be finite and in [0, 100)");
+          value_text(c.beta) + "; the OMS offset must be finite and in [0, 100)");
   require(c.rows == 0 || (c.rows >= 4 && c.rows <= g.base_rows()), "rows",
           std::to_string(c.rows) + "; allowed 0 (all) or 4.." + std::to_string(g.base_rows()) +
               " (the 4 core rows are always needed)");

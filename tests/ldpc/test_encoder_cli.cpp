@@ -114,7 +114,7 @@ TEST(LdpcCli, BadInputExitsTwoWithOneLine) {
   r = run_cli("ldpc ber --bg 2 --z 16 --snr 2 --frames 2 --alpha-last 1.5 --backend cpu");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(line_count(r.out), 1) << r.out;
-  EXPECT_NE(r.out.find("alpha_last"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("alpha-last"), std::string::npos) << r.out;
   // A valid ramp runs and is named in the header.
   r = run_cli(
       "ldpc ber --bg 2 --z 16 --snr 8 --frames 4 --alpha 0.5 --alpha-last 0.875 "

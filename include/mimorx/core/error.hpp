@@ -1,6 +1,7 @@
 #pragma once
 // One exception hierarchy for the whole library. Messages name the argument, the value that
 // was given and what is allowed, so that the CLI can print them as its one-line diagnosis.
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -64,6 +65,13 @@ class OutOfMemory : public Error {
  public:
   using Error::Error;
 };
+
+// A real value as a message shows it: shortest form, "0.75" and "1e+20", not "0.750000".
+inline std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 // require(cond, "argument", "what was wrong; what is allowed") throws InvalidArgument.
 inline void require(bool cond, const std::string& argument, const std::string& message) {
