@@ -40,6 +40,23 @@ def _detectors(detector):
     return names
 
 
+# Library fields -> the run() parameters that set them, in the messages of ValueError.
+_PARAMETERS = {"min_bit_errors": "min_errors", "min_block_errors": "min_errors",
+               "code_rate": "rate", "max_iters": "iters", "frames": "max_frames",
+               "blocks": "max_blocks", "batch_blocks": "batch"}
+
+
+def _named(fn, *args, **kwargs):
+    """fn(*args, **kwargs); a ValueError from it names run()'s parameter, not the library field."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as e:
+        field, sep, rest = str(e).partition(": ")
+        if sep and field in _PARAMETERS:
+            raise ValueError(_PARAMETERS[field] + ": " + rest) from None
+        raise
+
+
 def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, backend="auto",
         seed=1, min_errors=0, early_stop=False, max_frames=2_500_000, batch=0, tbs=1024,
         rate=0.5, decoder="nms", iters=10, alpha=0.75, alpha_last=0.0, beta=0.5, int8=False,
@@ -78,18 +95,17 @@ def run(mimo="4x4", mod="16qam", detector=None, snr="0:2:20", *, ldpc=False, bac
                        "half": half, "iters": iters, "early_termination": early_termination,
                        "batch": batch_blocks or batch})
         for d in names:
-            pts, g, r = _core.run_coded(nt, nr, mod, d, seed, tbs, rate, decoder, iters, alpha,
-                                        alpha_last, beta, int8, early_termination, max_blocks,
-                                        batch_blocks or batch, min_errors, early_stop, backend,
-                                        snrs,
-                                        *channel, half=half)
+            pts, g, r = _named(_core.run_coded, nt, nr, mod, d, seed, tbs, rate, decoder, iters,
+                               alpha, alpha_last, beta, int8, early_termination, max_blocks,
+                               batch_blocks or batch, min_errors, early_stop, backend, snrs,
+                               *channel, half=half)
             config["g"], config["rate"] = g, r
             points += [dict(p) for p in pts]
     else:
         config.update({"max_frames": max_frames, "early_stop": early_stop, "batch": batch})
         for d in names:
-            points += [dict(p) for p in _core.run_uncoded(nt, nr, mod, d, seed, max_frames, batch,
-                                                          min_errors, early_stop, backend, snrs,
-                                                          *channel)]
+            points += [dict(p) for p in _named(_core.run_uncoded, nt, nr, mod, d, seed,
+                                               max_frames, batch, min_errors, early_stop,
+                                               backend, snrs, *channel)]
     return {"mimorx": {"version": _core.version, "command": "mimorx.sim.run"},
             "config": config, "points": points}

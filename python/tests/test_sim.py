@@ -48,6 +48,17 @@ def test_sim_errors():
         sim.run("2x2", "qpsk", "mmse", "0:x")
 
 
+@pytest.mark.parametrize("kwargs, name", [
+    ({"min_errors": -1}, "min_errors: "), ({"ldpc": True, "min_errors": -1}, "min_errors: "),
+    ({"ldpc": True, "rate": 1.5}, "rate: 1.5"), ({"ldpc": True, "iters": 0}, "iters: 0"),
+    ({"max_frames": 0}, "max_frames: 0"), ({"ldpc": True, "max_blocks": 0}, "max_blocks: 0"),
+    ({"ldpc": True, "batch": -1}, "batch: -1"), ({"batch": -1}, "batch: -1")])
+def test_sim_errors_name_the_parameter(kwargs, name):
+    with pytest.raises(ValueError) as e:
+        sim.run("2x2", "qpsk", "mmse", [5], backend="cpu", **kwargs)
+    assert str(e.value).startswith(name), str(e.value)
+
+
 def test_channel_options_equal_cli(cli, tmp_path):
     ref = cli_sim(cli, tmp_path, "--mimo", "2x2", "--mod", "qpsk", "--detector", "mmse",
                   "--snr", "0,6", "--max-frames", "2000", "--seed", "5", "--corr-tx", "0.5",
