@@ -211,7 +211,9 @@ int main(int argc, char** argv) {
                        {"tbs", c.tbs},
                        {"rate", c.code_rate},
                        {"int8", cs.int8},
-                       {"arithmetic", cs.int8 ? "int8" : cs.name.substr(cs.name.rfind(' ') + 1)},
+                       {"arithmetic", cs.int8                                          ? "int8"
+                                      : cs.arithmetic == ldpc::DecoderArithmetic::half ? "half"
+                                                                                       : "single"},
                        {"iters", 10},
                        {"early_termination", false},
                        {"snr_db", 10.0},
