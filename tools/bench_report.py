@@ -159,7 +159,11 @@ def rows_ldpc_decoder(r, ref):
     # The automatic block shape only (the benchmark also runs forced variants).
     if r.get("requested_max_block_threads", 0) != 0 or not r.get("packed", True):
         return None
-    w = f"{r['code']}, {r['path']}, {r['iterations']} it"
+    place = ""
+    if "c2v_shared" in r:
+        place = ", C2V smem" if r["c2v_shared"] else (
+            ", C2V L2 records" if r.get("c2v_records") else ", C2V L2")
+    w = f"{r['code']}, {r['path']}{place}, {r['iterations']} it"
     floor_ms = max(r.get("hbm_floor_ms") or 0, r.get("smem_floor_ms") or 0)
     floor = r["info_gbps"] * r["kernel_ms"] / floor_ms if floor_ms else None
     return [Row("ldpc_decoder", r, w, r["info_gbps"], "Gbit/s", floor)]

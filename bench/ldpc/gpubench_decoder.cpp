@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       "|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto run_case = [&](const Case& c, bool quantized, int np, bool packed, bool e2e, int c2v = -1,
                       int lb = 0, int per_thread = 0,
-                      DecoderArithmetic arith = DecoderArithmetic::automatic) {
+                      DecoderArithmetic arith = DecoderArithmetic::automatic, int records = -1) {
     DecoderConfig cfg{c.bg, c.z};
     cfg.rows = c.rows;
     cfg.max_iters = iters;
@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
     cfg.max_block_threads = lb;
     cfg.codewords_per_thread = per_thread;
     cfg.arithmetic = arith;
+    cfg.c2v_records = records;
     DecoderPlan plan(cfg, Backend::cuda());
     // Enough words for ~8 waves of resident blocks, at most ~1.5 GB of LLRs.
     const int resident = plan.codewords_per_block() * plan.blocks_per_sm() * dev.sm_count;
@@ -194,9 +195,10 @@ int main(int argc, char** argv) {
     const auto fmt_gbps = [](double v) { return v > 0 ? std::to_string(v).substr(0, 6) : "-"; };
     std::printf("| %s | %s%s, C2V %s%s | %d | %d | %d | %.3f | %.1f | %.3f | %.3f | %s | %s |\n",
                 c.name.c_str(), path, packed ? "" : " unpacked",
-                plan.c2v_in_shared() ? "smem" : "L2", lb == 512 ? ", 512-thread blocks" : "",
-                plan.codewords_per_block(), plan.blocks_per_sm(), num, kms, gbps, f.hbm_ms,
-                f.smem_ms, fmt_gbps(e2e_gbps).c_str(), fmt_gbps(e2e_int8_gbps).c_str());
+                plan.c2v_in_shared() ? "smem" : (plan.c2v_records() ? "L2 records" : "L2"),
+                lb == 512 ? ", 512-thread blocks" : "", plan.codewords_per_block(),
+                plan.blocks_per_sm(), num, kms, gbps, f.hbm_ms, f.smem_ms,
+                fmt_gbps(e2e_gbps).c_str(), fmt_gbps(e2e_int8_gbps).c_str());
     std::fflush(stdout);
     if (json.is_open()) {
       nlohmann::json j = {{"bench", "ldpc_decoder"},
@@ -212,6 +214,7 @@ int main(int argc, char** argv) {
                           {"np", plan.codewords_per_block()},
                           {"codewords_per_thread", plan.codewords_per_thread()},
                           {"c2v_shared", plan.c2v_in_shared()},
+                          {"c2v_records", plan.c2v_records()},
                           {"requested_max_block_threads", lb},  // 0: automatic
                           {"blocks_per_sm", plan.blocks_per_sm()},
                           {"words", num},
@@ -280,6 +283,17 @@ int main(int argc, char** argv) {
         run_case(cases[ci], false, 0, true, false, placement, 0, 0, DecoderArithmetic::half);
       } catch (const std::exception& e) {
         std::printf("| %s | f16x2 C2V %d | error: %s |\n", cases[ci].name.c_str(), placement,
+                    e.what());
+      }
+    }
+  }
+  // The half path's global workspace: one half pair per edge against compressed records.
+  for (int ci : {1, 2, 3, 5, 6, 7}) {
+    for (int records : {0, 1}) {
+      try {
+        run_case(cases[ci], false, 0, true, false, 0, 0, 0, DecoderArithmetic::half, records);
+      } catch (const std::exception& e) {
+        std::printf("| %s | f16x2 records %d | error: %s |\n", cases[ci].name.c_str(), records,
                     e.what());
       }
     }

@@ -202,6 +202,12 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
           std::to_string(c.max_block_threads) + "; allowed 0 (automatic), 512 or 1024");
   require(c.c2v_shared >= -1 && c.c2v_shared <= 1, "c2v_shared",
           std::to_string(c.c2v_shared) + "; allowed -1 (automatic), 0 (global) or 1 (shared)");
+  require(c.c2v_records >= -1 && c.c2v_records <= 1, "c2v_records",
+          std::to_string(c.c2v_records) +
+              "; allowed -1 (automatic), 0 (full messages) or 1 (compressed records)");
+  require(c.c2v_records != 1 || c.c2v_shared != 1, "c2v_records",
+          "1 (compressed records) lives in the global workspace; c2v_shared = 1 asks for shared "
+          "memory");
   require(c.codewords_per_block >= 0 && c.codewords_per_block <= 512, "codewords_per_block",
           std::to_string(c.codewords_per_block) + "; allowed 0 (automatic) or 1..512");
   require(c.codewords_per_thread >= 0 && c.codewords_per_thread <= 2, "codewords_per_thread",
@@ -273,6 +279,7 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
   t.early_termination = c.early_termination;
   t.np_override = c.codewords_per_block;
   t.c2v_shared = c.c2v_shared;
+  t.c2v_records = c.c2v_records;
   t.max_block_threads = c.max_block_threads;
   t.codewords_per_thread = c.codewords_per_thread != 0
                                ? c.codewords_per_thread
@@ -284,6 +291,10 @@ DecoderPlan::DecoderPlan(const DecoderConfig& c, Backend b) : impl_(std::make_un
                                                   : DecoderArithmetic::single;
   t.half = arith == DecoderArithmetic::half && !c.quantized && c.algo != DecoderAlgo::bp;
   if (t.half) t.codewords_per_thread = 2;
+  require(c.c2v_records == -1 || t.half, "c2v_records",
+          std::to_string(c.c2v_records) +
+              ": only the f16x2 kernel (arithmetic = half) has a choice of message layout; use "
+              "-1");
   t.device = b.is_cuda() ? b.device() : 0;
   impl_->edge_count = std::int64_t(t.edges.size()) * c.z;
   if (b.is_cuda()) {
@@ -314,6 +325,12 @@ int DecoderPlan::codewords_per_block() const {
 bool DecoderPlan::c2v_in_shared() const {
 #if MIMORX_HAS_CUDA
   if (impl_->cuda) return impl_->cuda->c2v_in_shared();
+#endif
+  return false;
+}
+bool DecoderPlan::c2v_records() const {
+#if MIMORX_HAS_CUDA
+  if (impl_->cuda) return impl_->cuda->c2v_records();
 #endif
   return false;
 }

@@ -149,15 +149,19 @@ struct CudaDecoder::Impl {
   int np = 1, bps = 1, grid_max = 1, sms = 1, lb = 1024;
   bool paired = false;
   bool c2v_shared = true;
+  bool c2v_records = false;  // f16x2 kernel: compressed records in the global workspace
   std::size_t smem = 0;
 
   // Chooses the block shape. `kernel_for(shared)` is the kernel's symbol (for C2V data in shared
   // or global memory), `bytes(units, shared)` its dynamic
   // shared memory for `units` codewords (or pairs) per block, `global_bytes` the global workspace
   // one unit needs when its C2V data is not in shared memory.
+  // records_bytes (the f16x2 kernel only, else 0): the workspace one unit needs with compressed
+  // records, taken instead of global_bytes when the full messages of the resident blocks do not
+  // fit in two thirds of L2.
   template <class KernelFor, class SmemBytes>
   void configure(KernelFor kernel_for, SmemBytes bytes, std::size_t global_bytes,
-                 int override_units, int words_per_unit) {
+                 int override_units, int words_per_unit, std::size_t records_bytes = 0) {
     MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
     int optin = 0;
     MIMORX_CUDA_CHECK(
@@ -187,6 +191,7 @@ struct CudaDecoder::Impl {
     for (int pass = 0; pass < 2; ++pass) {
       const bool shared = pass == 0;
       if (t.c2v_shared == (shared ? 0 : 1)) continue;
+      if (shared && records_bytes > 0 && t.c2v_records == 1) continue;  // records are global
       for (int cand = 1; cand <= units_max; ++cand) {
         if (override_units && cand != override_units) continue;
         const std::size_t b = bytes(cand, shared);
@@ -194,11 +199,13 @@ struct CudaDecoder::Impl {
         int nb = 0;
         MIMORX_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
-        // Ties: fewer units for one codeword per thread; more for the paired kernel (measured
-        // ~10 % faster on (2080,1760): docs/ldpc_decoder.md).
+        // Ties: fewer units for one codeword per thread; more for the paired kernels with
+        // messages in shared memory (measured ~10 % faster on (2080,1760)), fewer (more blocks)
+        // with a global workspace (the f16x2 kernel 10-15 % faster at Z = 384, 1.8x on
+        // (2080,1760); docs/ldpc_half.md).
         const int resident = nb * cand * t.z;
         if (resident > best[pass] ||
-            (words_per_unit == 2 && resident > 0 && resident == best[pass])) {
+            (words_per_unit == 2 && shared && resident > 0 && resident == best[pass])) {
           best[pass] = resident;
           best_units[pass] = cand;
           best_nb[pass] = nb;
@@ -210,17 +217,36 @@ struct CudaDecoder::Impl {
       throw Unsupported("z: " + std::to_string(t.z) + " with " + std::to_string(t.rows) +
                         " rows needs more shared memory than this GPU offers per block");
     }
-    // The paired kernel keeps its messages in shared memory whenever they fit: its global
-    // variant waits on L2 for every message, which costs more than a second resident block
-    // gains.
-    const int pick = (best[0] > 0 && (words_per_unit == 2 || best[1] < 2 * best[0])) ? 0 : 1;
+    int l2 = 0;
+    MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, t.device));
+    const bool full_in_l2 =
+        best[1] > 0 &&
+        std::size_t(best_nb[1]) * sms * best_units[1] * global_bytes <= std::size_t(l2) / 3 * 2;
+    // The integer paired kernel keeps its messages in shared memory whenever they fit: its
+    // global variant waits on L2 for every message, which costs more than a second resident
+    // block gains. The f16x2 kernel's messages take twice the bytes and often leave one block
+    // per SM in shared memory: it takes the global workspace when that at least doubles the
+    // resident threads and the messages stay in L2 (docs/ldpc_half.md).
+    int pick = 1;
+    if (best[0] > 0) {
+      if (words_per_unit == 1) {
+        pick = best[1] < 2 * best[0] ? 0 : 1;
+      } else if (records_bytes > 0) {
+        pick = best[1] >= 2 * best[0] && full_in_l2 ? 1 : 0;
+      } else {
+        pick = 0;
+      }
+    }
     c2v_shared = pick == 0;
+    c2v_records = !c2v_shared && records_bytes > 0 &&
+                  (t.c2v_records == -1 ? !full_in_l2 : t.c2v_records == 1);
     np = best_units[pick];
     bps = best_nb[pick];
     smem = best_smem[pick];
     grid_max = bps * sms;
     if (!c2v_shared) {
-      c2v = Buffer<unsigned char>::device(std::size_t(grid_max) * np * global_bytes, t.device);
+      c2v = Buffer<unsigned char>::device(
+          std::size_t(grid_max) * np * (c2v_records ? records_bytes : global_bytes), t.device);
     }
   }
 
@@ -244,8 +270,20 @@ struct CudaDecoder::Impl {
   void configure_paired() {
     if (t.half) {
       auto bytes = [&](int pairs, bool shared) { return half_smem_bytes(t, pairs, shared); };
-      configure([&](bool shared) { return half_kernel_symbol(lb, shared); }, bytes,
-                half_msg_bytes_per_pair(t), t.np_override / 2, 2);
+      // The records kernel has the shared memory and registers of the global-message kernel
+      // (ptxas: 64 registers for both), so the occupancy of one stands for the other.
+      int optin = 0;
+      MIMORX_CUDA_CHECK(
+          cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, t.device));
+      MIMORX_CUDA_CHECK(cudaFuncSetAttribute(half_kernel_symbol(lb, HalfLayout::global_records),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+      configure(
+          [&](bool shared) {
+            return half_kernel_symbol(
+                lb, shared ? HalfLayout::shared_messages : HalfLayout::global_messages);
+          },
+          bytes, half_msg_bytes_per_pair(t, HalfLayout::global_messages), t.np_override / 2, 2,
+          half_msg_bytes_per_pair(t, HalfLayout::global_records));
       return;
     }
     auto bytes = [&](int pairs, bool shared) { return paired_smem_bytes(t, pairs, shared); };
@@ -263,7 +301,10 @@ struct CudaDecoder::Impl {
     const int grid = std::min(groups, grid_max);
     if constexpr (std::is_same_v<A, FloatArith>) {
       if (t.half) {
-        launch_half(p, t, lb, grid, int(smem), s);
+        const HalfLayout layout = c2v_shared    ? HalfLayout::shared_messages
+                                  : c2v_records ? HalfLayout::global_records
+                                                : HalfLayout::global_messages;
+        launch_half(p, t, layout, lb, grid, int(smem), s);
         return;
       }
     }
@@ -321,6 +362,9 @@ int CudaDecoder::codewords_per_block() const { return impl_->paired ? 2 * impl_-
 int CudaDecoder::codewords_per_thread() const { return impl_->paired ? 2 : 1; }
 int CudaDecoder::blocks_per_sm() const { return impl_->bps; }
 bool CudaDecoder::c2v_in_shared() const { return impl_->c2v_shared; }
+bool CudaDecoder::c2v_records() const {
+  return impl_->t.half ? impl_->c2v_records : !impl_->paired;
+}
 
 bool CudaDecoder::run(const float* llrs, const std::int8_t* llrs8, int num, OutMode mode,
                       std::uint8_t* out, int* iterations, std::uint8_t* syndrome_ok, void* stream,

@@ -32,6 +32,7 @@ struct DecodeTables {
   bool early_termination = true;
   int np_override = 0;
   int c2v_shared = -1;
+  int c2v_records = -1;  // the f16x2 kernel's global workspace (DecoderConfig::c2v_records)
   int max_block_threads = 0;
   int codewords_per_thread = 1;  // 2: the paired integer kernel (decoder_pair_cuda.cu)
   // The float path in half-precision pairs (decoder_half.hpp; codewords_per_thread is 2): the
@@ -72,6 +73,7 @@ class CudaDecoder {
   int codewords_per_thread() const;
   int blocks_per_sm() const;
   bool c2v_in_shared() const;
+  bool c2v_records() const;
 
  private:
   struct Impl;

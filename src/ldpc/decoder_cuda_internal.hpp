@@ -41,12 +41,18 @@ std::size_t paired_msg_bytes_per_pair(const DecodeTables& t);
 const void* paired_kernel_symbol(int lb, bool msg_shared);
 void launch_paired(const KParams& p, const IntArith& a, int lb, int grid, int smem, cudaStream_t s);
 
-// The f16x2 kernel (decoder_half_cuda.cu), the same entry points: p.np = pairs per block, the
-// scaling (alpha, beta, offset; p.alpha_iter per iteration) from the tables.
+// The f16x2 kernel (decoder_half_cuda.cu), the same entry points with the place of its
+// messages: p.np = pairs per block, the scaling (alpha, beta, offset; p.alpha_iter per
+// iteration) from the tables. half_msg_bytes_per_pair: the global workspace one pair needs.
+enum class HalfLayout {
+  shared_messages,  // one half pair per edge, in shared memory
+  global_messages,  // one half pair per edge, in the global workspace
+  global_records,   // compressed records per row (decoder_half_records.cuh), global workspace
+};
 std::size_t half_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared);
-std::size_t half_msg_bytes_per_pair(const DecodeTables& t);
-const void* half_kernel_symbol(int lb, bool msg_shared);
-void launch_half(const KParams& p, const DecodeTables& t, int lb, int grid, int smem,
-                 cudaStream_t s);
+std::size_t half_msg_bytes_per_pair(const DecodeTables& t, HalfLayout layout);
+const void* half_kernel_symbol(int lb, HalfLayout layout);
+void launch_half(const KParams& p, const DecodeTables& t, HalfLayout layout, int lb, int grid,
+                 int smem, cudaStream_t s);
 
 }  // namespace mimorx::ldpc::detail

@@ -1,6 +1,7 @@
 // The f16x2 kernel: the paired kernel's layout (decoder_pair_cuda.cu: Z threads per codeword
 // pair, thread r updates row r of every layer, APP in shared memory, full messages per edge in
-// shared memory or a per-block global workspace), but each lane of a 32-bit word an IEEE half
+// shared memory or compressed records per row in a per-block global workspace,
+// decoder_half_records.cuh), but each lane of a 32-bit word an IEEE half
 // (decoder_half.hpp): float channel LLRs clamped to +-16384 and rounded to half, the
 // check-node minimum and sign product by min.xorsign.abs.f16x2. Bit-exact with the CPU model
 // (decoder_half_cpu.cpp).
@@ -13,24 +14,40 @@
 #include "core/cuda_check.hpp"
 #include "ldpc/decoder_cuda_internal.hpp"
 #include "ldpc/decoder_half.hpp"
+#include "ldpc/decoder_half_records.cuh"
 #include "ldpc/decoder_kernel_common.cuh"
+#include "mimorx/core/error.hpp"
 
 namespace mimorx::ldpc::detail {
 namespace {
 
 using hpair::u32;
 
-// Edges, layer starts, padded message offsets of the layers (shared-memory layout) and the
-// per-lane failure flags.
+// Edges, layer starts, the layers' message offsets (padded messages in shared memory, records
+// in the global workspace) and the per-lane failure flags.
 __host__ __device__ inline std::size_t half_header_bytes(int nedges, int rows, int pairs) {
   return align16(sizeof(hpair::HalfEdge) * nedges + sizeof(int) * 2 * (rows + 1) +
                  sizeof(int) * 2 * pairs);
 }
 
-// Message words of one pair in shared memory: every row's degree padded to odd.
+// Message words of one pair and row of Z in shared memory: every row's degree padded to odd.
 int padded_edges(const DecodeTables& t) {
   int n = 0;
   for (int l = 0; l < t.rows; ++l) n += hpair::padded_degree(t.row_start[l + 1] - t.row_start[l]);
+  return n;
+}
+
+// Record words of one pair and row of Z in the global workspace.
+int record_words(const DecodeTables& t) {
+  int n = 0;
+  for (int l = 0; l < t.rows; ++l) {
+    const int deg = t.row_start[l + 1] - t.row_start[l];
+    if (!hrec::record_degree(deg)) {
+      throw Unsupported("the half decoder's records hold rows of degree 3..10 and 19, not " +
+                        std::to_string(deg));
+    }
+    n += hrec::record_words(deg);
+  }
   return n;
 }
 
@@ -54,14 +71,17 @@ __device__ void flag_unsatisfied_half(const u32* app, const hpair::HalfEdge* edg
   __syncthreads();
 }
 
-// MSG_SHARED: the messages live in shared memory (thread r's words of a row contiguous, odd
-// stride), else in the global workspace (edge-major, coalesced over r).
-template <int LB, bool MSG_SHARED>
+// LAYOUT: full messages in shared memory (thread r's words of a row contiguous, odd stride),
+// full messages in the global workspace (edge-major, coalesced over r), or compressed records
+// in the global workspace (word-major, coalesced over r).
+template <int LB, HalfLayout LAYOUT>
 __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
+  constexpr bool kShared = LAYOUT == HalfLayout::shared_messages;
+  constexpr bool kRecords = LAYOUT == HalfLayout::global_records;
   extern __shared__ __align__(16) unsigned char smem[];
   auto* s_edges = reinterpret_cast<hpair::HalfEdge*>(smem);
   int* s_rs = reinterpret_cast<int*>(s_edges + p.nedges);
-  int* s_prs = s_rs + (p.rows + 1);    // padded message offset of each layer
+  int* s_prs = s_rs + (p.rows + 1);    // message (or record) offset of each layer
   int* s_fail = s_prs + (p.rows + 1);  // per lane: a row of the pair is unsatisfied
   u32* s_app = reinterpret_cast<u32*>(smem + half_header_bytes(p.nedges, p.rows, p.np));
   u32* s_msg = s_app + std::size_t(p.n_used) * p.np;
@@ -75,15 +95,18 @@ __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
     s_rs[0] = s_prs[0] = 0;
     for (int l = 0; l < p.rows; ++l) {
       s_rs[l + 1] = p.row_start[l + 1];
-      s_prs[l + 1] = s_prs[l] + hpair::padded_degree(p.row_start[l + 1] - p.row_start[l]);
+      const int deg = p.row_start[l + 1] - p.row_start[l];
+      s_prs[l + 1] = s_prs[l] + (kShared    ? hpair::padded_degree(deg)
+                                 : kRecords ? hrec::record_words(deg)
+                                            : deg);
     }
   }
   __syncthreads();
   u32* app = s_app + std::size_t(w) * p.n_used;
-  const std::size_t msg_words = std::size_t(MSG_SHARED ? s_prs[p.rows] : p.nedges) * z;
-  u32* msg = MSG_SHARED ? s_msg + std::size_t(w) * msg_words
-                        : static_cast<u32*>(p.c2v_global) +
-                              (std::size_t(blockIdx.x) * p.np + w) * msg_words;
+  const std::size_t msg_words = std::size_t(s_prs[p.rows]) * z;
+  u32* msg =
+      kShared ? s_msg + std::size_t(w) * msg_words
+              : static_cast<u32*>(p.c2v_global) + (std::size_t(blockIdx.x) * p.np + w) * msg_words;
   int bad = 0;
   for (int g = blockIdx.x; g * p.np * 2 < p.num; g += gridDim.x) {
     const int cw0 = 2 * (g * p.np + w);
@@ -103,9 +126,12 @@ __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
       if (p.alpha_iter) sc.alpha = hpair::hsplat(p.alpha_iter[it - 1]);
       for (int l = 0; l < p.rows; ++l) {
         const int e0 = s_rs[l], deg = s_rs[l + 1] - e0;
-        if constexpr (MSG_SHARED) {
+        if constexpr (kShared) {
           hpair::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r * (deg | 1), 1,
                                          s_edges + e0, deg, r, z, sc);
+        } else if constexpr (kRecords) {
+          hrec::row_update(app, msg + std::size_t(s_prs[l]) * z + r, z, s_edges + e0, deg, r, z,
+                           sc);
         } else {
           hpair::row_update<(LB <= 512), true>(app, msg + std::size_t(e0) * z + r, z, s_edges + e0,
                                                deg, r, z, sc);
@@ -153,33 +179,57 @@ std::size_t half_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared) {
   return b;
 }
 
-std::size_t half_msg_bytes_per_pair(const DecodeTables& t) {
-  return sizeof(u32) * t.edges.size() * std::size_t(t.z);
-}
-
-const void* half_kernel_symbol(int lb, bool msg_shared) {
-  if (msg_shared) {
-    return lb == 1024 ? reinterpret_cast<const void*>(half_kernel<1024, true>)
-                      : reinterpret_cast<const void*>(half_kernel<512, true>);
+std::size_t half_msg_bytes_per_pair(const DecodeTables& t, HalfLayout layout) {
+  switch (layout) {
+    case HalfLayout::global_messages:
+      return sizeof(u32) * t.edges.size() * std::size_t(t.z);
+    case HalfLayout::global_records:
+      return sizeof(u32) * std::size_t(record_words(t)) * t.z;
+    default:
+      return 0;  // in shared memory: no workspace
   }
-  return lb == 1024 ? reinterpret_cast<const void*>(half_kernel<1024, false>)
-                    : reinterpret_cast<const void*>(half_kernel<512, false>);
 }
 
-void launch_half(const KParams& p, const DecodeTables& t, int lb, int grid, int smem,
-                 cudaStream_t s) {
-  const hpair::Scale sc = hpair::make_scale(t.alpha, t.beta, t.offset);
+namespace {
+template <int LB>
+const void* half_symbol(HalfLayout layout) {
+  switch (layout) {
+    case HalfLayout::shared_messages:
+      return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::shared_messages>);
+    case HalfLayout::global_messages:
+      return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::global_messages>);
+    default:
+      return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::global_records>);
+  }
+}
+template <int LB>
+void launch_half_lb(const KParams& p, const hpair::Scale& sc, HalfLayout layout, int grid, int smem,
+                    cudaStream_t s) {
   const dim3 block(p.z, p.np);
-  if (p.c2v_global == nullptr) {
-    if (lb == 1024) {
-      half_kernel<1024, true><<<grid, block, smem, s>>>(p, sc);
-    } else {
-      half_kernel<512, true><<<grid, block, smem, s>>>(p, sc);
-    }
-  } else if (lb == 1024) {
-    half_kernel<1024, false><<<grid, block, smem, s>>>(p, sc);
+  switch (layout) {
+    case HalfLayout::shared_messages:
+      half_kernel<LB, HalfLayout::shared_messages><<<grid, block, smem, s>>>(p, sc);
+      break;
+    case HalfLayout::global_messages:
+      half_kernel<LB, HalfLayout::global_messages><<<grid, block, smem, s>>>(p, sc);
+      break;
+    default:
+      half_kernel<LB, HalfLayout::global_records><<<grid, block, smem, s>>>(p, sc);
+  }
+}
+}  // namespace
+
+const void* half_kernel_symbol(int lb, HalfLayout layout) {
+  return lb == 1024 ? half_symbol<1024>(layout) : half_symbol<512>(layout);
+}
+
+void launch_half(const KParams& p, const DecodeTables& t, HalfLayout layout, int lb, int grid,
+                 int smem, cudaStream_t s) {
+  const hpair::Scale sc = hpair::make_scale(t.alpha, t.beta, t.offset);
+  if (lb == 1024) {
+    launch_half_lb<1024>(p, sc, layout, grid, smem, s);
   } else {
-    half_kernel<512, false><<<grid, block, smem, s>>>(p, sc);
+    launch_half_lb<512>(p, sc, layout, grid, smem, s);
   }
   MIMORX_CUDA_CHECK_LAUNCH();
 }

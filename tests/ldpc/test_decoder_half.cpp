@@ -327,6 +327,19 @@ TEST(DecoderHalf, BadInputIsRejected) {
   cfg.codewords_per_block = 3;
   expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "codewords_per_block");
   cfg.codewords_per_block = 0;
+  cfg.c2v_records = 2;
+  expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "c2v_records");
+  cfg.c2v_records = 1;
+  cfg.c2v_shared = 1;  // records live in the global workspace
+  expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "c2v_records");
+  cfg.c2v_shared = -1;
+  EXPECT_FALSE(DecoderPlan(cfg, Backend::cpu()).c2v_records());  // the CPU has no workspace
+  DecoderConfig single_path = cfg;
+  single_path.arithmetic = DecoderArithmetic::single;  // one layout: no choice to make
+  expect_msg([&] { DecoderPlan p(single_path, Backend::cpu()); }, "c2v_records");
+  single_path.c2v_records = 0;
+  expect_msg([&] { DecoderPlan p(single_path, Backend::cpu()); }, "c2v_records");
+  cfg.c2v_records = -1;
   cfg.arithmetic = DecoderArithmetic(7);
   expect_msg([&] { DecoderPlan p(cfg, Backend::cpu()); }, "arithmetic");
   EXPECT_THROW(DecoderPlan(half_cfg(c, DecoderAlgo::bp), Backend::cpu()), Unsupported);
@@ -389,21 +402,34 @@ Decoded run_gpu(const DecoderConfig& cfg, const std::vector<float>& llr, int num
 // The f16x2 kernel reproduces the CPU half model bit for bit: hard decisions (unpacked, packed,
 // whole codeword), iteration counts and syndrome flags, on noisy words near the waterfall, NMS,
 // OMS and the alpha ramp, with and without early termination; BG1 and BG2, Z from 3 to 384 (odd
-// ones too), full and partial rows (odd-degree rows in both graphs), both block sizes, messages
-// in shared and in global memory, and odd batch sizes (a lone codeword in the last pair).
+// ones too), full and partial rows (odd-degree rows in both graphs), both block sizes, the
+// three message layouts (full messages in shared memory, full messages and compressed records
+// in the global workspace), and odd batch sizes (a lone codeword in the last pair).
 TEST(DecoderGpu, HalfPathBitExactWithCpuModel) {
   MIMORX_REQUIRE_GPU();
   const std::uint64_t seed = mimorx::test::fresh_seed();
   struct Case {
     Code c;
-    int max_block_threads, c2v_shared;
+    int max_block_threads, c2v_shared, c2v_records;
   };
   const std::vector<Case> cases = {
-      {{BaseGraph::bg1, 384, 0}, 0, -1},     {{BaseGraph::bg1, 384, 4}, 0, -1},
-      {{BaseGraph::bg1, 384, 13}, 1024, -1}, {{BaseGraph::bg1, 80, 6}, 0, -1},
-      {{BaseGraph::bg1, 80, 6}, 1024, 0},    {{BaseGraph::bg2, 384, 0}, 0, -1},
-      {{BaseGraph::bg2, 384, 7}, 0, -1},     {{BaseGraph::bg2, 15, 0}, 0, 1},
-      {{BaseGraph::bg1, 3, 0}, 512, -1},     {{BaseGraph::bg1, 13, 20}, 0, 0}};
+      {{BaseGraph::bg1, 384, 0}, 0, -1, -1},
+      {{BaseGraph::bg1, 384, 4}, 0, -1, -1},
+      {{BaseGraph::bg1, 384, 13}, 1024, -1, -1},
+      {{BaseGraph::bg1, 80, 6}, 0, -1, -1},
+      {{BaseGraph::bg1, 80, 6}, 1024, 0, -1},
+      {{BaseGraph::bg2, 384, 0}, 0, -1, -1},
+      {{BaseGraph::bg2, 384, 7}, 0, -1, -1},
+      {{BaseGraph::bg2, 15, 0}, 0, 1, -1},
+      {{BaseGraph::bg1, 3, 0}, 512, -1, -1},
+      {{BaseGraph::bg1, 13, 20}, 0, 0, -1},
+      // Both global layouts forced, whatever the L2 size: degree-19 rows in both block sizes.
+      {{BaseGraph::bg1, 384, 0}, 0, -1, 0},
+      {{BaseGraph::bg1, 384, 4}, 0, -1, 1},
+      {{BaseGraph::bg1, 80, 6}, 1024, 0, 1},
+      {{BaseGraph::bg1, 13, 20}, 512, 0, 1},
+      {{BaseGraph::bg2, 384, 7}, 0, 0, 0},
+      {{BaseGraph::bg2, 40, 0}, 0, 0, 1}};
   for (const Case& k : cases) {
     const Code& c = k.c;
     const LiftedGraph g(c.bg, c.z);
@@ -417,8 +443,9 @@ TEST(DecoderGpu, HalfPathBitExactWithCpuModel) {
     for (int variant = 0; variant < 3; ++variant) {
       for (bool et : {true, false}) {
         SCOPED_TRACE(name(c) + " block " + std::to_string(k.max_block_threads) + " c2v_shared " +
-                     std::to_string(k.c2v_shared) + " variant " + std::to_string(variant) + " et " +
-                     std::to_string(et));
+                     std::to_string(k.c2v_shared) + " c2v_records " +
+                     std::to_string(k.c2v_records) + " variant " + std::to_string(variant) +
+                     " et " + std::to_string(et));
         DecoderConfig cfg = half_cfg(c, variant == 1 ? DecoderAlgo::oms : DecoderAlgo::nms, et);
         if (variant == 2) {
           cfg.alpha = 0.5f;
@@ -426,6 +453,12 @@ TEST(DecoderGpu, HalfPathBitExactWithCpuModel) {
         }
         cfg.max_block_threads = k.max_block_threads;
         cfg.c2v_shared = k.c2v_shared;
+        cfg.c2v_records = k.c2v_records;
+        if (k.c2v_records != -1) {
+          const DecoderPlan probe(cfg, Backend::cuda());
+          EXPECT_FALSE(probe.c2v_in_shared());
+          EXPECT_EQ(probe.c2v_records(), k.c2v_records == 1);
+        }
         const Decoded cpu = run_cpu(cfg, llr, num);
         const Decoded gpu = run_gpu(cfg, llr, num);
         EXPECT_EQ(gpu.iters, cpu.iters);

@@ -116,6 +116,12 @@ struct DecoderConfig {
   // CUDA: where the C2V messages live (compressed records, or full messages for the paired
   // kernel): 1 shared memory, 0 a global (L2) workspace, -1 chosen by the plan (docs/ldpc.md).
   int c2v_shared = -1;
+  // CUDA, the f16x2 kernel (arithmetic = half): how its global workspace holds the messages:
+  // 0 one half pair per edge, 1 compressed records per row (two minima, an index and the signs:
+  // 3 words instead of the row's degree), -1 chosen by the plan (records when the full messages
+  // of the resident blocks would not fit in two thirds of L2; docs/ldpc_half.md). Other
+  // kernels have one layout each: any value but -1 is an error there.
+  int c2v_records = -1;
   // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread); 0 = 1024,
   // or 512 for the paired kernel on codes with degree-19 rows (BG1). Bounds the threads per
   // block: Np Z (one codeword per thread) or Np Z / 2 (paired).
@@ -204,6 +210,9 @@ class DecoderPlan {
   // the integer path and bp.
   DecoderArithmetic arithmetic() const;
   bool c2v_in_shared() const;  // CUDA: where the plan put the C2V records
+  // CUDA: the C2V data are compressed records per row (the one-codeword kernel, the f16x2 kernel
+  // when c2v_records resolves to 1), not one message per edge; false on the CPU.
+  bool c2v_records() const;
   // Check-to-variable edges per iteration per codeword (base edges of the decoded rows x Z).
   std::int64_t edges() const;
 
