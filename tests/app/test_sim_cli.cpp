@@ -126,7 +126,7 @@ TEST(SimCli, StsBlerIsAtMostNwayAndKbest) {
 }
 
 TEST(SimCli, TableIsOneHeaderLineAndOneRowPerPoint) {
-  const std::string cli = MIMORX_CLI_PATH;
+  const std::string cli = test::cli_path();
   const auto out = temp_path("table.txt");
   const std::string cmd = cli + " " + kUncoded +
                           "--detector mmse,zf --snr 0,10,20 --max-frames 500 2>/dev/null >" + out;
@@ -385,7 +385,7 @@ std::string run_on_terminal(const std::string& args) {
     if (slave < 0 || null < 0) ::_exit(127);
     ::dup2(null, STDOUT_FILENO);
     ::dup2(slave, STDERR_FILENO);
-    const std::string cmd = "OMP_NUM_THREADS=1 " + std::string(MIMORX_CLI_PATH) + " " + args;
+    const std::string cmd = "OMP_NUM_THREADS=1 " + test::cli_path() + " " + args;
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }

@@ -5,11 +5,21 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 namespace mimorx::test {
+
+#ifdef MIMORX_CLI_PATH
+// The CLI under test: $MIMORX_CLI when set (a build tree carried to another machine, as
+// scripts/device-check runs it), else the one this test was built with.
+inline std::string cli_path() {
+  const char* env = std::getenv("MIMORX_CLI");
+  return env && *env ? std::string(env) : std::string(MIMORX_CLI_PATH);
+}
+#endif
 
 struct CliResult {
   int status = -1;
@@ -20,7 +30,7 @@ struct CliResult {
 inline CliResult run_cli_with(const std::string& args, const std::string& redirect) {
   CliResult r;
 #ifdef MIMORX_CLI_PATH
-  const std::string cmd = std::string(MIMORX_CLI_PATH) + " " + args + " " + redirect;
+  const std::string cmd = cli_path() + " " + args + " " + redirect;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
