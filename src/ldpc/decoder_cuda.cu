@@ -199,13 +199,19 @@ struct CudaDecoder::Impl {
         int nb = 0;
         MIMORX_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
-        // Ties: fewer units for one codeword per thread; more for the paired kernels with
-        // messages in shared memory (measured ~10 % faster on (2080,1760)), fewer (more blocks)
-        // with a global workspace (the f16x2 kernel 10-15 % faster at Z = 384, 1.8x on
-        // (2080,1760); docs/ldpc_half.md).
+        // Ties: fewer units for one codeword per thread. Paired kernels with messages in
+        // shared memory: two or more blocks per SM first (a barrier of one block leaves the
+        // SM to the other), then more units (on (2080,1760), 480 resident threads each: f16x2
+        // 3 pairs x 2 blocks 32.1 Gbit/s, 6 x 1 30.9, 2 x 3 30.9, 1 x 6 28.0; int8 6 x 2
+        // 23.4, 4 x 3 22.6). With a global workspace fewer units, more blocks (the f16x2
+        // kernel 10-15 % faster at Z = 384, 1.8x on (2080,1760); docs/ldpc_half.md).
         const int resident = nb * cand * t.z;
-        if (resident > best[pass] ||
-            (words_per_unit == 2 && shared && resident > 0 && resident == best[pass])) {
+        bool take = resident > best[pass];
+        if (words_per_unit == 2 && shared && resident > 0 && resident == best[pass]) {
+          const bool two = nb >= 2, best_two = best_nb[pass] >= 2;
+          take = two || !best_two;
+        }
+        if (take) {
           best[pass] = resident;
           best_units[pass] = cand;
           best_nb[pass] = nb;
