@@ -15,6 +15,7 @@
 // 3 words instead of deg (4 instead of 19): at BG1 R=1/3 (316 edges in 46 rows) 0.45 of the
 // bytes of full messages, so that the workspace of the resident blocks stays in L2.
 #include "ldpc/decoder_half.hpp"
+#include "ldpc/decoder_pair.hpp"
 
 namespace mimorx::ldpc::detail::hrec {
 
@@ -25,13 +26,6 @@ __host__ __device__ constexpr bool record_degree(int deg) {
   return (deg >= 3 && deg <= 10) || deg == 19;
 }
 __host__ __device__ constexpr int record_words(int deg) { return deg <= 10 ? 3 : 4; }
-
-// 0xffff in the lanes whose bit 15 (31) is set.
-__device__ __forceinline__ u32 lane_mask(u32 x) {
-  u32 r;
-  asm("prmt.b32 %0, %1, 0, 0xbb99;" : "=r"(r) : "r"(x));
-  return r;
-}
 
 // Row r of one layer for a codeword pair, exactly DEG edges: reads the row's record, updates
 // the APP as hpair::row_update_fixed<DEG> does with the messages the record holds, and writes
@@ -58,7 +52,7 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
     if constexpr (kKeepAddresses) v[j] = vj;
     // index ^ j is 0 exactly where edge j received scale(m2); 0 - 1 sets the lane's top bit.
     const u32 at_index =
-        lane_mask(__vadd2(index ^ ((u32(j) << kIndexShift) * 0x00010001u), 0xffffffffu));
+        pair::sign_mask(__vadd2(index ^ ((u32(j) << kIndexShift) * 0x00010001u), 0xffffffffu));
     const u32 sign = (j < 16 ? (w0 << (15 - j)) : (w3 << (31 - j))) & hpair::kSignBits;
     q[j] = hpair::hsub(*vj, (s1 ^ (at_index & s1_xor_s2)) | sign);
     scan.add(q[j]);
