@@ -232,13 +232,15 @@ struct CudaDecoder::Impl {
     // global variant waits on L2 for every message, which costs more than a second resident
     // block gains. The f16x2 kernel's messages take twice the bytes and often leave one block
     // per SM in shared memory: it takes the global workspace when that at least doubles the
-    // resident threads and the messages stay in L2 (docs/ldpc_half.md).
+    // resident threads and the messages stay in L2, or when it triples them (small Z, where
+    // shared memory holds few pairs: BG1 Z=80 R=1/3 6.5 against 3.1 Gbit/s; BG2 Z=104 R=1/3,
+    // twice the threads, full messages beyond L2: 7.7 against 8.8; docs/ldpc_half.md).
     int pick = 1;
     if (best[0] > 0) {
       if (words_per_unit == 1) {
         pick = best[1] < 2 * best[0] ? 0 : 1;
       } else if (records_bytes > 0) {
-        pick = best[1] >= 2 * best[0] && full_in_l2 ? 1 : 0;
+        pick = best[1] >= 3 * best[0] || (best[1] >= 2 * best[0] && full_in_l2) ? 1 : 0;
       } else {
         pick = 0;
       }
@@ -277,7 +279,7 @@ struct CudaDecoder::Impl {
     if (t.half) {
       auto bytes = [&](int pairs, bool shared) { return half_smem_bytes(t, pairs, shared); };
       // The records kernel has the shared memory and registers of the global-message kernel
-      // (ptxas: 64 registers for both), so the occupancy of one stands for the other.
+      // (ptxas: 80 or 64 registers for both), so the occupancy of one stands for the other.
       int optin = 0;
       MIMORX_CUDA_CHECK(
           cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, t.device));
@@ -351,11 +353,13 @@ CudaDecoder::CudaDecoder(const DecodeTables& t) : impl_(std::make_unique<Impl>()
   // Automatic block limit: 1024 threads (64 registers), except for the paired kernel on codes
   // with rows longer than 10 (BG1 rows 0-3, degree 19): the 512-thread variant's 128 registers
   // hold those rows in registers instead of updating them in place, which is worth more than
-  // the lost occupancy (10-15 % on BG1 codes). The f16x2 kernel follows the paired one.
-  impl_->lb = t.max_block_threads == 512           ? 512
-              : t.max_block_threads == 1024        ? 1024
-              : (impl_->paired && max_degree > 10) ? 512
-                                                   : 1024;
+  // the lost occupancy (10-15 % on BG1 codes). The f16x2 kernel takes the 512-thread variant
+  // (80 registers) on every code: as fast or faster than the 1024-thread one on BG1 and BG2
+  // from R = 1/5 to 0.92 (BG2 Z=384 R=2/3: 25.9 against 23.8 Gbit/s; docs/ldpc_half.md).
+  impl_->lb = t.max_block_threads == 512                     ? 512
+              : t.max_block_threads == 1024                  ? 1024
+              : t.half || (impl_->paired && max_degree > 10) ? 512
+                                                             : 1024;
   if (impl_->paired) {
     impl_->configure_paired();
   } else {

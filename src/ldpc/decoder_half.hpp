@@ -267,41 +267,34 @@ MIMORX_HD EdgeOut edge_out(u32 q, const RowMins& rm) {
 }
 
 // One row r of one layer for a codeword pair: app holds half pairs per variable, msg the pair
-// of edge j at msg[j * mstride]. Exactly DEG edges; q_j stays in registers between the passes,
-// and the addresses too for DEG <= 10 (longer rows recompute them: fewer registers).
-// OPAQUE_MSG (global messages, a run-time stride): long rows recompute the message addresses
-// too, from an opaque copy of the base pointer; otherwise the compiler keeps DEG 64-bit
-// addresses live between the passes (127 instead of 84 registers in the 512-thread kernel).
-// Not for shared memory: the copy would lose the address space (generic stores).
+// of edge j at msg[j * mstride]. Exactly DEG edges; q_j and the APP addresses stay in registers
+// between the passes (recomputing an address costs three ALU instructions: a third of a
+// degree-19 row's ALU work).
+// OPAQUE_MSG (global messages, a run-time stride): rows longer than 10 recompute the message
+// addresses, from an opaque copy of the base pointer; otherwise the compiler keeps DEG 64-bit
+// addresses live between the passes (128 registers in the 512-thread kernel). Not for shared
+// memory: the copy would lose the address space (generic stores).
 template <int DEG, bool OPAQUE_MSG = false>
 MIMORX_HD void row_update_fixed(u32* app, u32* msg, int mstride, const HalfEdge* e, int r, int z,
                                 const Scale& sc) {
-  constexpr bool kKeepAddresses = DEG <= 10;
-  u32* v[kKeepAddresses ? DEG : 1];
+  u32* v[DEG];
   u32 q[DEG];
   RowScan scan;
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    u32* const vj = app_word(app, e[j], r, z);
-    if constexpr (kKeepAddresses) v[j] = vj;
-    q[j] = hsub(*vj, msg[j * mstride]);
+    v[j] = app_word(app, e[j], r, z);
+    q[j] = hsub(*v[j], msg[j * mstride]);
     scan.add(q[j]);
   }
   const RowMins rm = row_mins(scan, sc);
   u32* msg2 = msg;
 #if defined(__CUDA_ARCH__)
-  if constexpr (OPAQUE_MSG && !kKeepAddresses) asm("" : "+l"(msg2));
+  if constexpr (OPAQUE_MSG && DEG > 10) asm("" : "+l"(msg2));
 #endif
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
-    u32* vj;
-    if constexpr (kKeepAddresses) {
-      vj = v[j];
-    } else {
-      vj = app_word(app, e[j], r, z);
-    }
     const EdgeOut o = edge_out(q[j], rm);
-    *vj = o.app;
+    *v[j] = o.app;
     msg2[j * mstride] = o.msg;
   }
 }

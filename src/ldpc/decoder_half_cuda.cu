@@ -74,8 +74,11 @@ __device__ void flag_unsatisfied_half(const u32* app, const hpair::HalfEdge* edg
 // LAYOUT: full messages in shared memory (thread r's words of a row contiguous, odd stride),
 // full messages in the global workspace (edge-major, coalesced over r), or compressed records
 // in the global workspace (word-major, coalesced over r).
+// The 512-thread kernel keeps degree-19 rows in registers (values and APP addresses) within 80
+// registers: two 384-thread blocks (one pair at Z = 384) per SM.
 template <int LB, HalfLayout LAYOUT>
-__global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
+__global__ void __launch_bounds__(LB) __maxnreg__(LB <= 512 ? 80 : 64)
+    half_kernel(KParams p, hpair::Scale sc) {
   constexpr bool kShared = LAYOUT == HalfLayout::shared_messages;
   constexpr bool kRecords = LAYOUT == HalfLayout::global_records;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -130,8 +133,8 @@ __global__ void __launch_bounds__(LB) half_kernel(KParams p, hpair::Scale sc) {
           hpair::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r * (deg | 1), 1,
                                          s_edges + e0, deg, r, z, sc);
         } else if constexpr (kRecords) {
-          hrec::row_update(app, msg + std::size_t(s_prs[l]) * z + r, z, s_edges + e0, deg, r, z,
-                           sc);
+          hrec::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r, z, s_edges + e0,
+                                        deg, r, z, sc);
         } else {
           hpair::row_update<(LB <= 512), true>(app, msg + std::size_t(e0) * z + r, z, s_edges + e0,
                                                deg, r, z, sc);

@@ -30,13 +30,13 @@ __host__ __device__ constexpr int record_words(int deg) { return deg <= 10 ? 3 :
 // Row r of one layer for a codeword pair, exactly DEG edges: reads the row's record, updates
 // the APP as hpair::row_update_fixed<DEG> does with the messages the record holds, and writes
 // the new record. q_j stays in registers between the passes, the APP addresses too for
-// DEG <= 10.
-template <int DEG>
+// DEG <= 10 and, with KEEP_LONG (the 512-thread kernel's register budget), for degree 19.
+template <int DEG, bool KEEP_LONG>
 __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
                                                  const hpair::HalfEdge* e, int r, int z,
                                                  const hpair::Scale& sc) {
   static_assert(record_degree(DEG), "no record layout for this degree");
-  constexpr bool kKeepAddresses = DEG <= 10;
+  constexpr bool kKeepAddresses = DEG <= 10 || KEEP_LONG;
   constexpr int kIndexShift = DEG <= 10 ? 10 : 8;
   constexpr u32 kIndexBits = DEG <= 10 ? 0x7c007c00u : 0x1f001f00u;
   u32* v[kKeepAddresses ? DEG : 1];
@@ -90,27 +90,28 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
 }
 
 // Dispatch on the row's degree (record_degree(deg) holds: the plan checks the tables).
+template <bool KEEP_LONG>
 __device__ __forceinline__ void row_update(u32* app, u32* rec, int stride, const hpair::HalfEdge* e,
                                            int deg, int r, int z, const hpair::Scale& sc) {
   switch (deg) {
     case 3:
-      return hrec::row_update_fixed<3>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<3, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 4:
-      return hrec::row_update_fixed<4>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<4, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 5:
-      return hrec::row_update_fixed<5>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<5, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 6:
-      return hrec::row_update_fixed<6>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<6, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 7:
-      return hrec::row_update_fixed<7>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<7, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 8:
-      return hrec::row_update_fixed<8>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<8, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 9:
-      return hrec::row_update_fixed<9>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<9, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     case 10:
-      return hrec::row_update_fixed<10>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<10, KEEP_LONG>(app, rec, stride, e, r, z, sc);
     default:
-      return hrec::row_update_fixed<19>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<19, KEEP_LONG>(app, rec, stride, e, r, z, sc);
   }
 }
 

@@ -122,9 +122,10 @@ struct DecoderConfig {
   // of the resident blocks would not fit in two thirds of L2; docs/ldpc_half.md). Other
   // kernels have one layout each: any value but -1 is an error there.
   int c2v_records = -1;
-  // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread); 0 = 1024,
-  // or 512 for the paired kernel on codes with degree-19 rows (BG1). Bounds the threads per
-  // block: Np Z (one codeword per thread) or Np Z / 2 (paired).
+  // CUDA: largest thread block, 512 or 1024 (register budget 128 or 64 per thread, the f16x2
+  // kernel 80 or 64); 0 = 1024, or 512 for the paired kernel on codes with degree-19 rows (BG1)
+  // and for the f16x2 kernel. Bounds the threads per block: Np Z (one codeword per thread) or
+  // Np Z / 2 (paired).
   int max_block_threads = 0;
   // CUDA: codewords per thread. 2 = the paired integer kernel (two codewords in the 16-bit lanes
   // of each register, messages stored in full; needs quantized and an even
