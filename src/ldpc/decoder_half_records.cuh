@@ -11,11 +11,12 @@
 //   degree <= 10: w0 = sign bit of edge j's message at bit j of the lane, index at bits 10-14;
 //                 w1 = |scale(m1)|, w2 = |scale(m2)| as half pairs.
 //   degree 19:    w0 = sign bits of edges 0-15, w1, w2 as above, w3 = sign bits of edges 16-18
-//                 at bits 0-2 and the index at bits 8-12.
+//                 at bits 0-2 and the index at bits 10-14.
+// The index field alone (bits 10-14, the rest cleared) is the half 2^(index - 15), or +0 for
+// index 0: one half compare per edge (HSET2) tells the edge that took scale(m2).
 // 3 words instead of deg (4 instead of 19): at BG1 R=1/3 (316 edges in 46 rows) 0.45 of the
 // bytes of full messages, so that the workspace of the resident blocks stays in L2.
 #include "ldpc/decoder_half.hpp"
-#include "ldpc/decoder_pair.hpp"
 
 namespace mimorx::ldpc::detail::hrec {
 
@@ -37,8 +38,8 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
                                                  const hpair::Scale& sc) {
   static_assert(record_degree(DEG), "no record layout for this degree");
   constexpr bool kKeepAddresses = DEG <= 10 || KEEP_LONG;
-  constexpr int kIndexShift = DEG <= 10 ? 10 : 8;
-  constexpr u32 kIndexBits = DEG <= 10 ? 0x7c007c00u : 0x1f001f00u;
+  constexpr int kIndexShift = 10;
+  constexpr u32 kIndexBits = 0x7c007c00u;
   u32* v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
   const u32 w0 = rec[0], s1 = rec[stride], s2 = rec[2 * stride];
@@ -50,14 +51,16 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
   for (int j = 0; j < DEG; ++j) {
     u32* const vj = hpair::app_word(app, e[j], r, z);
     if constexpr (kKeepAddresses) v[j] = vj;
-    // index ^ j is 0 exactly where edge j received scale(m2); 0 - 1 sets the lane's top bit.
-    const u32 at_index =
-        pair::sign_mask(__vadd2(index ^ ((u32(j) << kIndexShift) * 0x00010001u), 0xffffffffu));
+    // The index field equals edge j's as halves exactly where edge j received scale(m2).
+    const u32 at_index = hpair::heq_mask(index, (u32(j) << kIndexShift) * 0x00010001u);
     const u32 sign = (j < 16 ? (w0 << (15 - j)) : (w3 << (31 - j))) & hpair::kSignBits;
     q[j] = hpair::hsub(*vj, (s1 ^ (at_index & s1_xor_s2)) | sign);
     scan.add(q[j]);
   }
-  const hpair::RowMins rm = hpair::row_mins(scan, sc);
+  hpair::RowMins rm = hpair::row_mins(scan, sc);
+  // The signed minima once per row: otherwise the compiler folds their sign into every edge's
+  // select (4 logic instructions per edge instead of 2).
+  asm("" : "+r"(rm.s1), "+r"(rm.s2));
   u32 new_index = 0, signs_lo = 0, signs_hi = 0;
   MIMORX_UNROLL
   for (int j = 0; j < DEG; ++j) {
