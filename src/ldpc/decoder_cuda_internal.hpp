@@ -45,9 +45,11 @@ void launch_paired(const KParams& p, const IntArith& a, int lb, int grid, int sm
 // messages: p.np = pairs per block, the scaling (alpha, beta, offset; p.alpha_iter per
 // iteration) from the tables. half_msg_bytes_per_pair: the global workspace one pair needs.
 enum class HalfLayout {
-  shared_messages,  // one half pair per edge, in shared memory
-  global_messages,  // one half pair per edge, in the global workspace
-  global_records,   // compressed records per row (decoder_half_records.cuh), global workspace
+  shared_messages,       // one half pair per edge, in shared memory
+  global_messages,       // one half pair per edge, in the global workspace
+  global_records,        // compressed records per row (decoder_half_records.cuh), global workspace
+  global_records_ahead,  // the same, each layer's records loaded one layer ahead (for
+                         // workspaces beyond L2: the load latency passes under a layer's work)
 };
 std::size_t half_smem_bytes(const DecodeTables& t, int pairs, bool msg_shared);
 std::size_t half_msg_bytes_per_pair(const DecodeTables& t, HalfLayout layout);

@@ -80,7 +80,8 @@ template <int LB, HalfLayout LAYOUT>
 __global__ void __launch_bounds__(LB) __maxnreg__(LB <= 512 ? 80 : 64)
     half_kernel(KParams p, hpair::Scale sc) {
   constexpr bool kShared = LAYOUT == HalfLayout::shared_messages;
-  constexpr bool kRecords = LAYOUT == HalfLayout::global_records;
+  constexpr bool kAhead = LAYOUT == HalfLayout::global_records_ahead;
+  constexpr bool kRecords = LAYOUT == HalfLayout::global_records || kAhead;
   extern __shared__ __align__(16) unsigned char smem[];
   auto* s_edges = reinterpret_cast<hpair::HalfEdge*>(smem);
   int* s_rs = reinterpret_cast<int*>(s_edges + p.nedges);
@@ -122,6 +123,7 @@ __global__ void __launch_bounds__(LB) __maxnreg__(LB <= 512 ? 80 : 64)
       app[i] = hpair::pack_halves(hpair::clamp_channel(x0), hpair::clamp_channel(x1));
     }
     for (std::size_t i = r; i < msg_words; i += z) msg[i] = 0;
+    hrec::Record cur;  // kAhead: the current layer's record, loaded one layer ahead (zero here)
     bool done[2] = {!valid[0], !valid[1]};
     int iters[2] = {p.max_iters, p.max_iters};
     __syncthreads();
@@ -133,8 +135,20 @@ __global__ void __launch_bounds__(LB) __maxnreg__(LB <= 512 ? 80 : 64)
           hpair::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r * (deg | 1), 1,
                                          s_edges + e0, deg, r, z, sc);
         } else if constexpr (kRecords) {
-          hrec::row_update<(LB <= 512)>(app, msg + std::size_t(s_prs[l]) * z + r, z, s_edges + e0,
-                                        deg, r, z, sc);
+          u32* const rec = msg + std::size_t(s_prs[l]) * z + r;
+          if constexpr (kAhead) {
+            // The next layer's record (layer 0 of the next iteration after the last); with one
+            // layer that is the record this update writes, loaded after it.
+            const int ln = l + 1 < p.rows ? l + 1 : 0;
+            u32* const rec_next = msg + std::size_t(s_prs[ln]) * z + r;
+            const int deg_next = s_rs[ln + 1] - s_rs[ln];
+            hrec::Record next;
+            if (p.rows > 1) next = hrec::load_record(rec_next, z, deg_next);
+            hrec::row_update<(LB <= 512), true>(app, rec, z, s_edges + e0, deg, r, z, sc, cur);
+            cur = p.rows > 1 ? next : hrec::load_record(rec_next, z, deg_next);
+          } else {
+            hrec::row_update<(LB <= 512), false>(app, rec, z, s_edges + e0, deg, r, z, sc, cur);
+          }
         } else {
           hpair::row_update<(LB <= 512), true>(app, msg + std::size_t(e0) * z + r, z, s_edges + e0,
                                                deg, r, z, sc);
@@ -187,6 +201,7 @@ std::size_t half_msg_bytes_per_pair(const DecodeTables& t, HalfLayout layout) {
     case HalfLayout::global_messages:
       return sizeof(u32) * t.edges.size() * std::size_t(t.z);
     case HalfLayout::global_records:
+    case HalfLayout::global_records_ahead:
       return sizeof(u32) * std::size_t(record_words(t)) * t.z;
     default:
       return 0;  // in shared memory: no workspace
@@ -201,6 +216,8 @@ const void* half_symbol(HalfLayout layout) {
       return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::shared_messages>);
     case HalfLayout::global_messages:
       return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::global_messages>);
+    case HalfLayout::global_records_ahead:
+      return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::global_records_ahead>);
     default:
       return reinterpret_cast<const void*>(half_kernel<LB, HalfLayout::global_records>);
   }
@@ -215,6 +232,9 @@ void launch_half_lb(const KParams& p, const hpair::Scale& sc, HalfLayout layout,
       break;
     case HalfLayout::global_messages:
       half_kernel<LB, HalfLayout::global_messages><<<grid, block, smem, s>>>(p, sc);
+      break;
+    case HalfLayout::global_records_ahead:
+      half_kernel<LB, HalfLayout::global_records_ahead><<<grid, block, smem, s>>>(p, sc);
       break;
     default:
       half_kernel<LB, HalfLayout::global_records><<<grid, block, smem, s>>>(p, sc);

@@ -28,22 +28,41 @@ __host__ __device__ constexpr bool record_degree(int deg) {
 }
 __host__ __device__ constexpr int record_words(int deg) { return deg <= 10 ? 3 : 4; }
 
-// Row r of one layer for a codeword pair, exactly DEG edges: reads the row's record, updates
-// the APP as hpair::row_update_fixed<DEG> does with the messages the record holds, and writes
-// the new record. q_j stays in registers between the passes, the APP addresses too for
-// DEG <= 10 and, with KEEP_LONG (the 512-thread kernel's register budget), for degree 19.
-template <int DEG, bool KEEP_LONG>
+// The words of one row's record, loaded ahead of the row's update: a row's record is read and
+// written only by its own thread, so the kernel loads the next layer's record before it
+// updates the current one, and the load's latency (an L2 or DRAM access) passes under a
+// layer's work instead of stalling it.
+struct Record {
+  u32 w0 = 0, s1 = 0, s2 = 0, w3 = 0;
+};
+__device__ __forceinline__ Record load_record(const u32* rec, int stride, int deg) {
+  Record c;
+  c.w0 = rec[0];
+  c.s1 = rec[stride];
+  c.s2 = rec[2 * stride];
+  if (deg > 10) c.w3 = rec[3 * stride];
+  return c;
+}
+
+// Row r of one layer for a codeword pair, exactly DEG edges: updates the APP as
+// hpair::row_update_fixed<DEG> does with the messages the row's record holds (`cur` with AHEAD,
+// else loaded from rec), and writes the new record to rec. q_j stays in registers between the
+// passes, the APP addresses too for DEG <= 10 and, with KEEP_LONG (the 512-thread kernel's register
+// budget), for degree 19.
+template <int DEG, bool KEEP_LONG, bool AHEAD>
 __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
                                                  const hpair::HalfEdge* e, int r, int z,
-                                                 const hpair::Scale& sc) {
+                                                 const hpair::Scale& sc, const Record& cur) {
   static_assert(record_degree(DEG), "no record layout for this degree");
   constexpr bool kKeepAddresses = DEG <= 10 || KEEP_LONG;
   constexpr int kIndexShift = 10;
   constexpr u32 kIndexBits = 0x7c007c00u;
   u32* v[kKeepAddresses ? DEG : 1];
   u32 q[DEG];
-  const u32 w0 = rec[0], s1 = rec[stride], s2 = rec[2 * stride];
-  const u32 w3 = DEG > 10 ? rec[3 * stride] : 0u;
+  const u32 w0 = AHEAD ? cur.w0 : rec[0];
+  const u32 s1 = AHEAD ? cur.s1 : rec[stride];
+  const u32 s2 = AHEAD ? cur.s2 : rec[2 * stride];
+  const u32 w3 = DEG <= 10 ? 0u : AHEAD ? cur.w3 : rec[3 * stride];
   const u32 s1_xor_s2 = s1 ^ s2;
   const u32 index = (DEG <= 10 ? w0 : w3) & kIndexBits;
   hpair::RowScan scan;
@@ -93,28 +112,29 @@ __device__ __forceinline__ void row_update_fixed(u32* app, u32* rec, int stride,
 }
 
 // Dispatch on the row's degree (record_degree(deg) holds: the plan checks the tables).
-template <bool KEEP_LONG>
+template <bool KEEP_LONG, bool AHEAD>
 __device__ __forceinline__ void row_update(u32* app, u32* rec, int stride, const hpair::HalfEdge* e,
-                                           int deg, int r, int z, const hpair::Scale& sc) {
+                                           int deg, int r, int z, const hpair::Scale& sc,
+                                           const Record& cur) {
   switch (deg) {
     case 3:
-      return hrec::row_update_fixed<3, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<3, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 4:
-      return hrec::row_update_fixed<4, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<4, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 5:
-      return hrec::row_update_fixed<5, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<5, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 6:
-      return hrec::row_update_fixed<6, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<6, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 7:
-      return hrec::row_update_fixed<7, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<7, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 8:
-      return hrec::row_update_fixed<8, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<8, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 9:
-      return hrec::row_update_fixed<9, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<9, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     case 10:
-      return hrec::row_update_fixed<10, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<10, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
     default:
-      return hrec::row_update_fixed<19, KEEP_LONG>(app, rec, stride, e, r, z, sc);
+      return hrec::row_update_fixed<19, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
   }
 }
 
