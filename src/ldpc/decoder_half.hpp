@@ -25,6 +25,7 @@
 #endif
 
 #include "ldpc/decoder_quant.hpp"
+#include "ldpc/decoder_row_degree.hpp"
 #include "mimorx/core/hd.hpp"
 
 namespace mimorx::ldpc::detail::hpair {
@@ -325,31 +326,12 @@ MIMORX_HD void row_update_inplace(u32* app, u32* msg, int mstride, const HalfEdg
 template <bool LONG_IN_REGISTERS, bool OPAQUE_MSG = false>
 MIMORX_HD void row_update(u32* app, u32* msg, int mstride, const HalfEdge* e, int deg, int r, int z,
                           const Scale& sc) {
-  switch (deg) {
-    case 3:
-      return row_update_fixed<3>(app, msg, mstride, e, r, z, sc);
-    case 4:
-      return row_update_fixed<4>(app, msg, mstride, e, r, z, sc);
-    case 5:
-      return row_update_fixed<5>(app, msg, mstride, e, r, z, sc);
-    case 6:
-      return row_update_fixed<6>(app, msg, mstride, e, r, z, sc);
-    case 7:
-      return row_update_fixed<7>(app, msg, mstride, e, r, z, sc);
-    case 8:
-      return row_update_fixed<8>(app, msg, mstride, e, r, z, sc);
-    case 9:
-      return row_update_fixed<9>(app, msg, mstride, e, r, z, sc);
-    case 10:
-      return row_update_fixed<10>(app, msg, mstride, e, r, z, sc);
-    case 19:
-      if constexpr (LONG_IN_REGISTERS) {
-        return row_update_fixed<19, OPAQUE_MSG>(app, msg, mstride, e, r, z, sc);
-      }
-      [[fallthrough]];
-    default:
-      return row_update_inplace(app, msg, mstride, e, deg, r, z, sc);
-  }
+  with_row_degree<LONG_IN_REGISTERS>(
+      deg,
+      [&](auto d) {
+        row_update_fixed<decltype(d)::value, OPAQUE_MSG>(app, msg, mstride, e, r, z, sc);
+      },
+      [&] { row_update_inplace(app, msg, mstride, e, deg, r, z, sc); });
 }
 
 // Parity of the hard decisions (sign bits) of both codewords on row r: bit 15 codeword 2p,

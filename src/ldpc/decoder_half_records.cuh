@@ -116,26 +116,13 @@ template <bool KEEP_LONG, bool AHEAD>
 __device__ __forceinline__ void row_update(u32* app, u32* rec, int stride, const hpair::HalfEdge* e,
                                            int deg, int r, int z, const hpair::Scale& sc,
                                            const Record& cur) {
-  switch (deg) {
-    case 3:
-      return hrec::row_update_fixed<3, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 4:
-      return hrec::row_update_fixed<4, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 5:
-      return hrec::row_update_fixed<5, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 6:
-      return hrec::row_update_fixed<6, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 7:
-      return hrec::row_update_fixed<7, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 8:
-      return hrec::row_update_fixed<8, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 9:
-      return hrec::row_update_fixed<9, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    case 10:
-      return hrec::row_update_fixed<10, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-    default:
-      return hrec::row_update_fixed<19, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
-  }
+  // Degree 19 is the only one with_row_degree leaves to `other` here.
+  with_row_degree<false>(
+      deg,
+      [&](auto d) {
+        row_update_fixed<decltype(d)::value, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur);
+      },
+      [&] { row_update_fixed<19, KEEP_LONG, AHEAD>(app, rec, stride, e, r, z, sc, cur); });
 }
 
 }  // namespace mimorx::ldpc::detail::hrec

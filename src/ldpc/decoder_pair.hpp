@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "ldpc/decoder_quant.hpp"
+#include "ldpc/decoder_row_degree.hpp"
 #include "mimorx/core/hd.hpp"
 
 namespace mimorx::ldpc::detail::pair {
@@ -226,29 +227,9 @@ MIMORX_HD void row_update_inplace(Word* app, Word* msg, int mstride, const PairE
 template <bool LONG_IN_REGISTERS, class Word>
 MIMORX_HD void row_update(Word* app, Word* msg, int mstride, const PairEdge* e, int deg, int r,
                           int z, const Scale& sc) {
-  switch (deg) {
-    case 3:
-      return row_update_fixed<3>(app, msg, mstride, e, r, z, sc);
-    case 4:
-      return row_update_fixed<4>(app, msg, mstride, e, r, z, sc);
-    case 5:
-      return row_update_fixed<5>(app, msg, mstride, e, r, z, sc);
-    case 6:
-      return row_update_fixed<6>(app, msg, mstride, e, r, z, sc);
-    case 7:
-      return row_update_fixed<7>(app, msg, mstride, e, r, z, sc);
-    case 8:
-      return row_update_fixed<8>(app, msg, mstride, e, r, z, sc);
-    case 9:
-      return row_update_fixed<9>(app, msg, mstride, e, r, z, sc);
-    case 10:
-      return row_update_fixed<10>(app, msg, mstride, e, r, z, sc);
-    case 19:
-      if constexpr (LONG_IN_REGISTERS) return row_update_fixed<19>(app, msg, mstride, e, r, z, sc);
-      [[fallthrough]];
-    default:
-      return row_update_inplace(app, msg, mstride, e, deg, r, z, sc);
-  }
+  with_row_degree<LONG_IN_REGISTERS>(
+      deg, [&](auto d) { row_update_fixed<decltype(d)::value>(app, msg, mstride, e, r, z, sc); },
+      [&] { row_update_inplace(app, msg, mstride, e, deg, r, z, sc); });
 }
 
 // Parity of the hard decisions of both codewords on row r: bit 7 codeword 2p, bit 15 codeword
