@@ -6,6 +6,7 @@
 // a per-block global workspace (L2-resident) otherwise, hard decisions leave packed 8 per byte.
 // The row arithmetic is the CPU reference's (layer_row in decoder_quant.hpp).
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -159,10 +160,12 @@ struct CudaDecoder::Impl {
   // one unit needs when its C2V data is not in shared memory.
   // records_bytes (the f16x2 kernel only, else 0): the workspace one unit needs with compressed
   // records, taken instead of global_bytes when the full messages of the resident blocks do not
-  // fit in two thirds of L2.
+  // fit in two thirds of L2; records_kernels: the kernels that run them, with the shared memory
+  // and registers of kernel_for(false), so that its occupancy stands for theirs.
   template <class KernelFor, class SmemBytes>
   void configure(KernelFor kernel_for, SmemBytes bytes, std::size_t global_bytes,
-                 int override_units, int words_per_unit, std::size_t records_bytes = 0) {
+                 int override_units, int words_per_unit, std::size_t records_bytes = 0,
+                 std::initializer_list<const void*> records_kernels = {}) {
     MIMORX_CUDA_CHECK(cudaSetDevice(t.device));
     int optin = 0;
     MIMORX_CUDA_CHECK(
@@ -171,6 +174,10 @@ struct CudaDecoder::Impl {
     for (bool shared : {true, false}) {
       MIMORX_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(shared),
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    }
+    for (const void* k : records_kernels) {
+      MIMORX_CUDA_CHECK(
+          cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     }
     const int units_max = std::max(1, lb / t.z);
     require(t.z <= lb, "z", std::to_string(t.z) + " exceeds the block size " + std::to_string(lb));
@@ -202,10 +209,8 @@ struct CudaDecoder::Impl {
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel_for(shared), t.z * cand, b));
         // Ties: fewer units for one codeword per thread. Paired kernels with messages in
         // shared memory: two or more blocks per SM first (a barrier of one block leaves the
-        // SM to the other), then more units (on (2080,1760), 480 resident threads each: f16x2
-        // 3 pairs x 2 blocks 32.1 Gbit/s, 6 x 1 30.9, 2 x 3 30.9, 1 x 6 28.0; int8 6 x 2
-        // 23.4, 4 x 3 22.6). With a global workspace fewer units, more blocks (the f16x2
-        // kernel 10-15 % faster at Z = 384, 1.8x on (2080,1760); docs/ldpc_half.md).
+        // SM to the other), then more units. With a global workspace fewer units, more blocks
+        // (docs/ldpc_half.md).
         const int resident = nb * cand * t.z;
         bool take = resident > best[pass];
         if (words_per_unit == 2 && shared && resident > 0 && resident == best[pass]) {
@@ -226,16 +231,17 @@ struct CudaDecoder::Impl {
     }
     int l2 = 0;
     MIMORX_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, t.device));
-    const bool full_in_l2 =
-        best[1] > 0 &&
-        std::size_t(best_nb[1]) * sms * best_units[1] * global_bytes <= std::size_t(l2) / 3 * 2;
+    // The workspace of the resident blocks, `unit_bytes` per unit, within two thirds of L2.
+    auto in_l2_budget = [&](std::size_t unit_bytes) {
+      return std::size_t(best_nb[1]) * sms * best_units[1] * unit_bytes <= std::size_t(l2) / 3 * 2;
+    };
+    const bool full_in_l2 = best[1] > 0 && in_l2_budget(global_bytes);
     // The integer paired kernel keeps its messages in shared memory whenever they fit: its
     // global variant waits on L2 for every message, which costs more than a second resident
     // block gains. The f16x2 kernel's messages take twice the bytes and often leave one block
     // per SM in shared memory: it takes the global workspace when that at least doubles the
     // resident threads and the messages stay in L2, or when it triples them (small Z, where
-    // shared memory holds few pairs: BG1 Z=80 R=1/3 6.5 against 3.1 Gbit/s; BG2 Z=104 R=1/3,
-    // twice the threads, full messages beyond L2: 7.7 against 8.8; docs/ldpc_half.md).
+    // shared memory holds few pairs; docs/ldpc_half.md).
     int pick = 1;
     if (best[0] > 0) {
       if (words_per_unit == 1) {
@@ -250,10 +256,8 @@ struct CudaDecoder::Impl {
     c2v_records = !c2v_shared && records_bytes > 0 &&
                   (t.c2v_records == -1 ? !full_in_l2 : t.c2v_records == 1);
     // Records beyond the L2 budget are loaded a layer ahead, so that their latency passes under
-    // a layer's work (BG1 Z=384 R=1/3, 58 MB: 8.0 against 7.2 Gbit/s; BG2 R=1/5 4.9 against
-    // 4.2); within it the early loads cost more than they hide (BG2 R=1/3 8.7 against 9.7).
-    records_ahead = c2v_records && std::size_t(best_nb[1]) * sms * best_units[1] * records_bytes >
-                                       std::size_t(l2) / 3 * 2;
+    // a layer's work; within it the early loads cost more than they hide (docs/ldpc_half.md).
+    records_ahead = c2v_records && !in_l2_budget(records_bytes);
     np = best_units[pick];
     bps = best_nb[pick];
     smem = best_smem[pick];
@@ -284,22 +288,17 @@ struct CudaDecoder::Impl {
   void configure_paired() {
     if (t.half) {
       auto bytes = [&](int pairs, bool shared) { return half_smem_bytes(t, pairs, shared); };
-      // The records kernel has the shared memory and registers of the global-message kernel
-      // (ptxas: 80 or 64 registers for both), so the occupancy of one stands for the other.
-      int optin = 0;
-      MIMORX_CUDA_CHECK(
-          cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, t.device));
-      for (HalfLayout records : {HalfLayout::global_records, HalfLayout::global_records_ahead}) {
-        MIMORX_CUDA_CHECK(cudaFuncSetAttribute(half_kernel_symbol(lb, records),
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-      }
+      // The record kernels have the shared memory and registers (ptxas: 80 or 64) of the
+      // global-message kernel.
       configure(
           [&](bool shared) {
             return half_kernel_symbol(
                 lb, shared ? HalfLayout::shared_messages : HalfLayout::global_messages);
           },
           bytes, half_msg_bytes_per_pair(t, HalfLayout::global_messages), t.np_override / 2, 2,
-          half_msg_bytes_per_pair(t, HalfLayout::global_records));
+          half_msg_bytes_per_pair(t, HalfLayout::global_records),
+          {half_kernel_symbol(lb, HalfLayout::global_records),
+           half_kernel_symbol(lb, HalfLayout::global_records_ahead)});
       return;
     }
     auto bytes = [&](int pairs, bool shared) { return paired_smem_bytes(t, pairs, shared); };

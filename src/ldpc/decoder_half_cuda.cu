@@ -137,15 +137,13 @@ __global__ void __launch_bounds__(LB) __maxnreg__(LB <= 512 ? 80 : 64)
         } else if constexpr (kRecords) {
           u32* const rec = msg + std::size_t(s_prs[l]) * z + r;
           if constexpr (kAhead) {
-            // The next layer's record (layer 0 of the next iteration after the last); with one
-            // layer that is the record this update writes, loaded after it.
+            // The next layer's record (layer 0 of the next iteration after the last): never the
+            // one this update writes, as a plan decodes at least 4 rows.
             const int ln = l + 1 < p.rows ? l + 1 : 0;
-            u32* const rec_next = msg + std::size_t(s_prs[ln]) * z + r;
-            const int deg_next = s_rs[ln + 1] - s_rs[ln];
-            hrec::Record next;
-            if (p.rows > 1) next = hrec::load_record(rec_next, z, deg_next);
+            const hrec::Record next =
+                hrec::load_record(msg + std::size_t(s_prs[ln]) * z + r, z, s_rs[ln + 1] - s_rs[ln]);
             hrec::row_update<(LB <= 512), true>(app, rec, z, s_edges + e0, deg, r, z, sc, cur);
-            cur = p.rows > 1 ? next : hrec::load_record(rec_next, z, deg_next);
+            cur = next;
           } else {
             hrec::row_update<(LB <= 512), false>(app, rec, z, s_edges + e0, deg, r, z, sc, cur);
           }
